@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Joi from 'joi';
+import { repoRoot } from './paths';
+
+/**
+ * The one place that reads process.env. Values are validated once at start-up and frozen, so a
+ * bad value stops the process with a message naming the variable instead of failing later.
+ */
+const schema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'test', 'staging', 'production').default('development'),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  SERVICE_VERSION: Joi.string().default('0.1.0'),
+
+  API_HOST: Joi.string().hostname().default('127.0.0.1'),
+  API_PORT: Joi.number().port().default(8080),
+  GRPC_PORT: Joi.number().port().default(50051),
+  PROBLEM_BASE: Joi.string().uri({ scheme: ['http', 'https'] }).default('https://problems.platform.local'),
+  GRPC_CALL_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(5000),
+  RESPONSE_VALIDATION: Joi.string().valid('auto', 'on', 'off').default('auto'),
+
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] })
+    .default('postgres://platform_app:platform_app@127.0.0.1:5432/platform'),
+  DATABASE_OWNER_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] })
+    .default('postgres://platform_owner:platform_owner@127.0.0.1:5432/platform'),
+  DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(10),
+
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379/0'),
+
+  KAFKA_BROKERS: Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'),
+  KAFKA_CLIENT_ID: Joi.string().default('platform'),
+  BROKER_RETENTION_HOURS: Joi.number().integer().min(1).default(168),
+  BROKER_AUDIT_RETENTION_HOURS: Joi.number().integer().min(1).default(720),
+  BROKER_PARTITIONS: Joi.number().integer().min(1).max(128).default(6),
+
+  TEMPORAL_ADDRESS: Joi.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: Joi.string().default('default'),
+  TEMPORAL_UI_URL: Joi.string().uri().default('http://127.0.0.1:8233'),
+
+  S3_ENDPOINT: Joi.string().default('127.0.0.1'),
+  S3_PORT: Joi.number().port().default(9000),
+  S3_USE_SSL: Joi.boolean().default(false),
+  S3_ACCESS_KEY: Joi.string().default('platform'),
+  S3_SECRET_KEY: Joi.string().default('platform-secret'),
+  S3_BUCKET: Joi.string().pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/).default('platform'),
+  S3_REGION: Joi.string().default('us-east-1'),
+
+  CLAMAV_HOST: Joi.string().default('127.0.0.1'),
+  CLAMAV_PORT: Joi.number().port().default(3310),
+
+  SMTP_HOST: Joi.string().default('127.0.0.1'),
+  SMTP_PORT: Joi.number().port().default(1025),
+  MAIL_FROM: Joi.string().default('Platform <no-reply@platform.local>'),
+  MAILPIT_API_URL: Joi.string().uri().default('http://127.0.0.1:8025'),
+
+  OUTBOX_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
+  OUTBOX_IDLE_POLL_MS: Joi.number().integer().min(10).max(60_000).default(1000),
+
+  IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
+  MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
+
+  BILLING_STRIPE_WEBHOOK_SECRET: Joi.string().default('whsec_local_stripe_secret'),
+  BILLING_PADDLE_WEBHOOK_SECRET: Joi.string().default('pdl_local_paddle_secret'),
+}).unknown(true);
+
+export interface Config {
+  env: 'development' | 'test' | 'staging' | 'production';
+  logLevel: string;
+  version: string;
+  api: { host: string; port: number; grpcPort: number; problemBase: string; downstreamTimeoutMs: number; validateResponses: boolean };
+  db: { url: string; ownerUrl: string; poolSize: number };
+  redis: { url: string };
+  kafka: { brokers: string[]; clientId: string; retentionHours: number; auditRetentionHours: number; partitions: number };
+  temporal: { address: string; namespace: string; uiUrl: string };
+  s3: { endPoint: string; port: number; useSSL: boolean; accessKey: string; secretKey: string; bucket: string; region: string };
+  clamav: { host: string; port: number };
+  mail: { smtpHost: string; smtpPort: number; from: string; mailpitApiUrl: string };
+  outbox: { batchSize: number; idlePollMs: number };
+  maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number };
+  billing: { stripeWebhookSecret: string; paddleWebhookSecret: string };
+}
+
+export class ConfigError extends Error {}
+
+/** Reads `.env` (if present) beneath the real environment: the real environment always wins. */
+function readDotEnv(): Record<string, string> {
+  try {
+    const text = readFileSync(join(repoRoot, '.env'), 'utf8');
+    const entries = text.split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#') && line.includes('='))
+      .map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1).trim()]);
+    return Object.fromEntries(entries);
+  } catch {
+    return {};
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...process.env }): Readonly<Config> {
+  const { value: v, error } = schema.validate(env, { abortEarly: false, convert: true });
+  if (error) {
+    const lines = error.details.map((d) => `  ${d.path.join('.')}: ${d.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const validateResponses = v.RESPONSE_VALIDATION === 'on'
+    || (v.RESPONSE_VALIDATION === 'auto' && ['development', 'staging', 'test'].includes(v.NODE_ENV));
+  return deepFreeze<Config>({
+    env: v.NODE_ENV,
+    logLevel: v.LOG_LEVEL,
+    version: v.SERVICE_VERSION,
+    api: {
+      host: v.API_HOST, port: v.API_PORT, grpcPort: v.GRPC_PORT, problemBase: v.PROBLEM_BASE.replace(/\/+$/, ''),
+      downstreamTimeoutMs: v.GRPC_CALL_TIMEOUT_MS, validateResponses,
+    },
+    db: { url: v.DATABASE_URL, ownerUrl: v.DATABASE_OWNER_URL, poolSize: v.DATABASE_POOL_SIZE },
+    redis: { url: v.REDIS_URL },
+    kafka: {
+      brokers: v.KAFKA_BROKERS.split(','), clientId: v.KAFKA_CLIENT_ID, retentionHours: v.BROKER_RETENTION_HOURS,
+      auditRetentionHours: v.BROKER_AUDIT_RETENTION_HOURS, partitions: v.BROKER_PARTITIONS,
+    },
+    temporal: { address: v.TEMPORAL_ADDRESS, namespace: v.TEMPORAL_NAMESPACE, uiUrl: v.TEMPORAL_UI_URL },
+    s3: {
+      endPoint: v.S3_ENDPOINT, port: v.S3_PORT, useSSL: v.S3_USE_SSL, accessKey: v.S3_ACCESS_KEY,
+      secretKey: v.S3_SECRET_KEY, bucket: v.S3_BUCKET, region: v.S3_REGION,
+    },
+    clamav: { host: v.CLAMAV_HOST, port: v.CLAMAV_PORT },
+    mail: { smtpHost: v.SMTP_HOST, smtpPort: v.SMTP_PORT, from: v.MAIL_FROM, mailpitApiUrl: v.MAILPIT_API_URL },
+    outbox: { batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS },
+    maintenance: { idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES },
+    billing: { stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET },
+  });
+}
+
+function deepFreeze<T>(value: T): Readonly<T> {
+  for (const child of Object.values(value as object)) {
+    if (child && typeof child === 'object') deepFreeze(child);
+  }
+  return Object.freeze(value);
+}
+
+let cached: Readonly<Config> | undefined;
+
+/** The process-wide configuration; entry points call it once so a bad value fails at start-up. */
+export function config(): Readonly<Config> {
+  cached ??= loadConfig();
+  return cached;
+}

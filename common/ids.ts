@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+import { v7 as uuidv7, validate as uuidValidate, version as uuidVersion } from 'uuid';
+
+/** Identifiers are UUID v7: time-ordered, so primary-key indexes stay append-mostly. */
+export function newId(): string {
+  return uuidv7();
+}
+
+/** A UUID of version 4 or 7, the forms the documents accept for ids and idempotency keys. */
+export function isUuid(value: string): boolean {
+  return uuidValidate(value) && [4, 7].includes(uuidVersion(value));
+}
+
+/** W3C trace ids are 16 random bytes in hex; span ids 8. */
+export function newTraceId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export function newSpanId(): string {
+  return randomBytes(8).toString('hex');
+}

@@ -1,0 +1,129 @@
+/**
+ * The closed registry of problem types (RFC 9457). Every error the platform answers with is built
+ * here, so a type suffix, its status and its title are written once. Routes throw
+ * `problems.notFound(...)`; the problem middleware renders it with `type`, `instance` and `traceId`.
+ */
+
+export interface FieldError {
+  field: string;
+  message: string;
+  code: string;
+}
+
+export interface PlanLimit {
+  resource: string;
+  allowed: number;
+  current: number;
+  planId: string;
+}
+
+/** Members beyond the standard five that some problem types carry (document 1, problem object). */
+export interface ProblemExtensions {
+  errors?: FieldError[];
+  retryAfter?: number;
+  limit?: PlanLimit;
+  code?: string;
+  [member: string]: unknown;
+}
+
+const registry = {
+  'validation-error': { status: 400, title: 'Validation error' },
+  'unauthorized': { status: 401, title: 'Unauthorized' },
+  'token-expired': { status: 401, title: 'Token expired' },
+  'forbidden': { status: 403, title: 'Forbidden' },
+  'not-found': { status: 404, title: 'Not found' },
+  'module-not-found': { status: 404, title: 'Module not installed' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'conflict': { status: 409, title: 'Conflict' },
+  'idempotency-conflict': { status: 409, title: 'Idempotency key reused with another request' },
+  'payload-too-large': { status: 413, title: 'Payload too large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'rate-limit-exceeded': { status: 429, title: 'Rate limit exceeded' },
+  'internal-error': { status: 500, title: 'Internal error' },
+  'bad-gateway': { status: 502, title: 'Bad gateway' },
+  'service-unavailable': { status: 503, title: 'Service unavailable' },
+  'gateway-timeout': { status: 504, title: 'Gateway timeout' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemType = keyof typeof registry;
+
+export class Problem extends Error {
+  readonly status: number;
+  readonly title: string;
+
+  constructor(
+    readonly type: ProblemType,
+    readonly detail: string,
+    readonly extensions: ProblemExtensions = {},
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
+    this.name = 'Problem';
+    this.status = registry[type].status;
+    this.title = registry[type].title;
+  }
+
+  /** The RFC 9457 body; `instance` and `traceId` come from the request being answered. */
+  toJSON(base: string, instance: string, traceId: string): Record<string, unknown> {
+    return {
+      type: `${base}/${this.type}`,
+      title: this.title,
+      status: this.status,
+      detail: this.detail,
+      instance,
+      traceId,
+      ...this.extensions,
+    };
+  }
+}
+
+export function isProblem(value: unknown): value is Problem {
+  return value instanceof Problem;
+}
+
+/** Builders, one per type; callers never spell a suffix themselves. */
+export const problems = {
+  validation: (errors: FieldError[], detail = 'The request does not match its schema') =>
+    new Problem('validation-error', detail, { errors }),
+  unauthorized: (detail = 'A valid bearer token is required') => new Problem('unauthorized', detail),
+  tokenExpired: (detail = 'The token has expired') => new Problem('token-expired', detail),
+  forbidden: (detail = 'You do not have permission for this action') => new Problem('forbidden', detail),
+  notFound: (what = 'resource') => new Problem('not-found', `The ${what} was not found`),
+  routeNotFound: (path: string) => new Problem('not-found', `No route matches ${path}`),
+  moduleNotFound: (slug: string) => new Problem('module-not-found', `Module ${slug} is not installed for this tenant`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new Problem('method-not-allowed', `${method} is not allowed here; allowed: ${allowed.join(', ')}`, { allowed }),
+  conflict: (detail: string) => new Problem('conflict', detail),
+  idempotencyConflict: () =>
+    new Problem('idempotency-conflict', 'This Idempotency-Key was used with a different request body'),
+  payloadTooLarge: (limit: string) => new Problem('payload-too-large', `The request body exceeds ${limit}`),
+  unsupportedMediaType: (type: string) =>
+    new Problem('unsupported-media-type', `Content-Type ${type || '(none)'} is not accepted; send application/json`),
+  rateLimited: (retryAfter: number) =>
+    new Problem('rate-limit-exceeded', `Too many requests; retry after ${retryAfter} s`, { retryAfter }),
+  internal: (cause?: unknown) => new Problem('internal-error', 'An unexpected error occurred', {}, { cause }),
+  badGateway: (detail: string) => new Problem('bad-gateway', detail),
+  unavailable: (detail: string) => new Problem('service-unavailable', detail),
+  timeout: (detail: string) => new Problem('gateway-timeout', detail),
+};
+
+/**
+ * Downstream calls (gRPC, Temporal) fail with gRPC status codes; document 1 maps them to HTTP.
+ * Codes without a mapping there are internal errors.
+ */
+const grpcMapping: Record<number, ProblemType> = {
+  3: 'validation-error', // INVALID_ARGUMENT
+  16: 'unauthorized', // UNAUTHENTICATED
+  7: 'forbidden', // PERMISSION_DENIED
+  5: 'not-found', // NOT_FOUND
+  6: 'conflict', // ALREADY_EXISTS
+  8: 'rate-limit-exceeded', // RESOURCE_EXHAUSTED
+  13: 'internal-error', // INTERNAL
+  14: 'service-unavailable', // UNAVAILABLE
+  4: 'gateway-timeout', // DEADLINE_EXCEEDED
+};
+
+export function problemFromGrpc(code: number, detail: string): Problem {
+  const type = grpcMapping[code] ?? 'internal-error';
+  return type === 'internal-error' ? problems.internal(new Error(detail)) : new Problem(type, detail);
+}
