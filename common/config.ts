@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Joi from 'joi';
 import { repoRoot } from './paths';
@@ -18,12 +19,19 @@ const schema = Joi.object({
   PROBLEM_BASE: Joi.string().uri({ scheme: ['http', 'https'] }).default('https://problems.platform.local'),
   GRPC_CALL_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(5000),
   RESPONSE_VALIDATION: Joi.string().valid('auto', 'on', 'off').default('auto'),
+  API_BODY_LIMIT_BYTES: Joi.number().integer().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120_000).default(10_000),
+  HEALTH_CHECK_TIMEOUT_MS: Joi.number().integer().min(100).max(30_000).default(2000),
+  LIVE_MAX_EVENT_LOOP_DELAY_MS: Joi.number().integer().min(100).max(60_000).default(3000),
+  FEATURE_FLAGS_REFRESH_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
 
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://platform_app:platform_app@127.0.0.1:5432/platform'),
   DATABASE_OWNER_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://platform_owner:platform_owner@127.0.0.1:5432/platform'),
   DATABASE_POOL_SIZE: Joi.number().integer().min(1).max(200).default(10),
+  ANALYTICS_DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] })
+    .default('postgres://platform_app:platform_app@127.0.0.1:5432/platform'),
 
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379/0'),
 
@@ -36,6 +44,8 @@ const schema = Joi.object({
   TEMPORAL_ADDRESS: Joi.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: Joi.string().default('default'),
   TEMPORAL_UI_URL: Joi.string().uri().default('http://127.0.0.1:8233'),
+  // The time-skipping test server the workflow tests start (a wrapper the bring-up scripts build).
+  TEMPORAL_TEST_SERVER_PATH: Joi.string().default(join(homedir(), '.cache/platform/bin/temporal-test-server')),
 
   S3_ENDPOINT: Joi.string().default('127.0.0.1'),
   S3_PORT: Joi.number().port().default(9000),
@@ -55,9 +65,14 @@ const schema = Joi.object({
 
   OUTBOX_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
   OUTBOX_IDLE_POLL_MS: Joi.number().integer().min(10).max(60_000).default(1000),
+  OUTBOX_BACKOFF_INITIAL_MS: Joi.number().integer().min(10).max(60_000).default(250),
+  OUTBOX_BACKOFF_MAX_MS: Joi.number().integer().min(10).max(600_000).default(30_000),
+  OUTBOX_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+  OUTBOX_RETENTION_HOURS: Joi.number().integer().min(1).default(168),
 
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
+  MAINTENANCE_BATCH_SIZE: Joi.number().integer().min(1).max(50_000).default(5000),
 
   BILLING_STRIPE_WEBHOOK_SECRET: Joi.string().default('whsec_local_stripe_secret'),
   BILLING_PADDLE_WEBHOOK_SECRET: Joi.string().default('pdl_local_paddle_secret'),
@@ -67,16 +82,29 @@ export interface Config {
   env: 'development' | 'test' | 'staging' | 'production';
   logLevel: string;
   version: string;
-  api: { host: string; port: number; grpcPort: number; problemBase: string; downstreamTimeoutMs: number; validateResponses: boolean };
-  db: { url: string; ownerUrl: string; poolSize: number };
+  api: {
+    host: string; port: number; grpcPort: number; problemBase: string; downstreamTimeoutMs: number; validateResponses: boolean;
+    bodyLimitBytes: number; shutdownTimeoutMs: number;
+  };
+  /** analyticsUrl: the read-only reporting connection (audit queries, usage history). */
+  db: { url: string; ownerUrl: string; poolSize: number; analyticsUrl: string };
+  health: { checkTimeoutMs: number; maxEventLoopDelayMs: number };
+  featureFlags: { refreshMs: number };
   redis: { url: string };
   kafka: { brokers: string[]; clientId: string; retentionHours: number; auditRetentionHours: number; partitions: number };
-  temporal: { address: string; namespace: string; uiUrl: string };
+  temporal: { address: string; namespace: string; uiUrl: string; testServerPath: string };
   s3: { endPoint: string; port: number; useSSL: boolean; accessKey: string; secretKey: string; bucket: string; region: string };
   clamav: { host: string; port: number };
   mail: { smtpHost: string; smtpPort: number; from: string; mailpitApiUrl: string };
-  outbox: { batchSize: number; idlePollMs: number };
-  maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number };
+  /**
+   * The relay: rows per batch, idle poll (LISTEN wakes it sooner), bounded backoff while Kafka is
+   * down, how often it logs its status and deletes published rows older than retentionHours.
+   */
+  outbox: {
+    batchSize: number; idlePollMs: number; backoffInitialMs: number; backoffMaxMs: number; statusIntervalMs: number;
+    retentionHours: number;
+  };
+  maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string };
 }
 
@@ -111,22 +139,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
     api: {
       host: v.API_HOST, port: v.API_PORT, grpcPort: v.GRPC_PORT, problemBase: v.PROBLEM_BASE.replace(/\/+$/, ''),
       downstreamTimeoutMs: v.GRPC_CALL_TIMEOUT_MS, validateResponses,
+      bodyLimitBytes: v.API_BODY_LIMIT_BYTES, shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
     },
-    db: { url: v.DATABASE_URL, ownerUrl: v.DATABASE_OWNER_URL, poolSize: v.DATABASE_POOL_SIZE },
+    db: { url: v.DATABASE_URL, ownerUrl: v.DATABASE_OWNER_URL, poolSize: v.DATABASE_POOL_SIZE, analyticsUrl: v.ANALYTICS_DATABASE_URL },
+    health: { checkTimeoutMs: v.HEALTH_CHECK_TIMEOUT_MS, maxEventLoopDelayMs: v.LIVE_MAX_EVENT_LOOP_DELAY_MS },
+    featureFlags: { refreshMs: v.FEATURE_FLAGS_REFRESH_MS },
     redis: { url: v.REDIS_URL },
     kafka: {
       brokers: v.KAFKA_BROKERS.split(','), clientId: v.KAFKA_CLIENT_ID, retentionHours: v.BROKER_RETENTION_HOURS,
       auditRetentionHours: v.BROKER_AUDIT_RETENTION_HOURS, partitions: v.BROKER_PARTITIONS,
     },
-    temporal: { address: v.TEMPORAL_ADDRESS, namespace: v.TEMPORAL_NAMESPACE, uiUrl: v.TEMPORAL_UI_URL },
+    temporal: {
+      address: v.TEMPORAL_ADDRESS, namespace: v.TEMPORAL_NAMESPACE, uiUrl: v.TEMPORAL_UI_URL,
+      testServerPath: v.TEMPORAL_TEST_SERVER_PATH,
+    },
     s3: {
       endPoint: v.S3_ENDPOINT, port: v.S3_PORT, useSSL: v.S3_USE_SSL, accessKey: v.S3_ACCESS_KEY,
       secretKey: v.S3_SECRET_KEY, bucket: v.S3_BUCKET, region: v.S3_REGION,
     },
     clamav: { host: v.CLAMAV_HOST, port: v.CLAMAV_PORT },
     mail: { smtpHost: v.SMTP_HOST, smtpPort: v.SMTP_PORT, from: v.MAIL_FROM, mailpitApiUrl: v.MAILPIT_API_URL },
-    outbox: { batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS },
-    maintenance: { idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES },
+    outbox: {
+      batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS, backoffInitialMs: v.OUTBOX_BACKOFF_INITIAL_MS,
+      backoffMaxMs: v.OUTBOX_BACKOFF_MAX_MS, statusIntervalMs: v.OUTBOX_STATUS_INTERVAL_MS, retentionHours: v.OUTBOX_RETENTION_HOURS,
+    },
+    maintenance: {
+      idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,
+      batchSize: v.MAINTENANCE_BATCH_SIZE,
+    },
     billing: { stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET },
   });
 }

@@ -1,0 +1,71 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { NativeConnection } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { config } from '../common/config';
+import { newId } from '../common/ids';
+import { createLogger } from '../common/logger';
+import { createDbPool } from '../db/pool';
+import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
+import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
+
+const usage = `Records the history of one workflow run for the replay tests (STYLE rule 11: record before changing).
+
+  npm run build && node dist/scripts/record-history.js <workflowType> <out.json> [--args '<JSON array>'] [--workflows <path>]
+
+Runs the workflow to completion on the local Temporal dev server, with the real activities and
+database, on a task queue of its own, and writes its history as JSON (the form the Temporal CLI
+and UI export). Save it under test/replay/histories/<workflowType>/. --workflows bundles another
+workflows module instead of the platform's (how test/replay/broken/ was recorded).`;
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { args: { type: 'string', default: '[]' }, workflows: { type: 'string' }, help: { type: 'boolean' } },
+  });
+  const [workflowType, out] = positionals;
+  if (values.help || !workflowType || !out) {
+    console.log(usage);
+    process.exitCode = values.help ? 0 : 2;
+    return;
+  }
+  const args: unknown = JSON.parse(values.args);
+  if (!Array.isArray(args)) throw new Error('--args must be a JSON array of the workflow\'s arguments');
+
+  const cfg = config();
+  const logger = createLogger('record-history', cfg.logLevel);
+  installRuntimeLogger(logger);
+  const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'record-history', maxPoolSize: 2 });
+  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  try {
+    const taskQueue = `record-history.${newId()}`;
+    const worker = await createDomainWorker({
+      connection,
+      namespace: cfg.temporal.namespace,
+      taskQueue,
+      workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
+      // Every domain's activities on the one queue: the recorded run may call any of them.
+      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger }))),
+    });
+    const client = new Client({ connection, namespace: cfg.temporal.namespace });
+    const history = await worker.runUntil(async () => {
+      const handle = await client.workflow.start(workflowType, { taskQueue, workflowId: `record-history.${workflowType}.${newId()}`, args });
+      await handle.result();
+      return handle.fetchHistory();
+    });
+    mkdirSync(dirname(resolve(out)), { recursive: true });
+    writeFileSync(resolve(out), `${historyToJSON(history)}\n`);
+    logger.info({ out, events: history.events?.length }, 'history recorded');
+  } finally {
+    await connection.close();
+    await ownerPool.end();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

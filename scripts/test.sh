@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`): brings up what the tests need, then runs every test
+# project (unit, integration, workflows, replay) against the real services.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "bring-up (services, migrations, topics, gateway, worker, relay)"
+bash scripts/infra/up.sh
+
+# npm run puts node_modules/.bin first on PATH, so `node` below is the project's Node 24.
+export PATH="$PWD/node_modules/.bin:$PATH"
+export NODE_ENV=test
+
+step "typecheck"
+tsc -p tsconfig.json --noEmit
+
+step "jest: unit, integration, workflows, replay"
+# Jest's own summary is not a line CI reads, so the totals are printed once more in the plain
+# "N passed, N failed" form from Jest's JSON report.
+report="$(mktemp)"
+status=0
+NODE_OPTIONS=--experimental-vm-modules jest --ci --json --outputFile="$report" "$@" || status=$?
+node -e '
+  const r = require(process.argv[1]);
+  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+' "$report" || true
+rm -f "$report"
+exit "$status"

@@ -1,0 +1,64 @@
+import { Client } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { config } from '../common/config';
+import { createLogger } from '../common/logger';
+import { contextBoundLogger } from '../common/temporal/activity-context';
+import { taskQueues, type Domain } from '../common/temporal/task-queues';
+import { createDbPool } from '../db/pool';
+import { ensureSchedules } from './schedules';
+import { installRuntimeLogger } from './temporal/runtime-logger';
+import { bundleWorkflows, createDomainWorker } from './temporal/worker';
+
+/**
+ * The Temporal worker process: one Worker per domain that has activities (activities/index.ts),
+ * all on one connection and one workflow bundle, then the platform's Schedules. SIGTERM or SIGINT
+ * stops polling, lets in-flight tasks finish, and only then closes the database pool.
+ */
+async function main(): Promise<void> {
+  const cfg = config();
+  const logger = createLogger('worker', cfg.logLevel);
+  installRuntimeLogger(logger);
+
+  const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-owner', maxPoolSize: cfg.db.poolSize });
+  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const workflowBundle = await bundleWorkflows();
+  const activitiesByDomain = createActivities({ ownerPool, logger: contextBoundLogger(logger) });
+
+  const workers: Worker[] = [];
+  for (const [domain, activities] of Object.entries(activitiesByDomain)) {
+    const taskQueue = taskQueues[domain as Domain];
+    workers.push(await createDomainWorker({ connection, namespace: cfg.temporal.namespace, taskQueue, workflowBundle, activities }));
+    logger.info({ taskQueue }, 'worker created');
+  }
+
+  await ensureSchedules(new Client({ connection, namespace: cfg.temporal.namespace }), cfg);
+  logger.info({ ui: cfg.temporal.uiUrl }, 'schedules ensured');
+
+  // One failed Worker stops the others too: a process that serves only some of its task queues
+  // looks healthy while work piles up, so it exits and its supervisor restarts it whole.
+  const shutdown = (reason: string) => {
+    logger.info({ reason }, 'shutting down: finishing in-flight tasks');
+    for (const worker of workers) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+
+  const runs = await Promise.allSettled(workers.map((worker) => worker.run().catch((err: unknown) => {
+    logger.error({ err, taskQueue: worker.options.taskQueue }, 'worker failed');
+    shutdown('worker failed');
+    throw err;
+  })));
+  await connection.close();
+  await ownerPool.end();
+  logger.info('worker stopped');
+  if (runs.some((run) => run.status === 'rejected')) process.exitCode = 1;
+}
+
+main().catch((err: unknown) => {
+  // The logger may not exist yet (a configuration error), so the last word goes to stderr.
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+import {
+  ScheduleAlreadyRunning, ScheduleOverlapPolicy,
+  type Client, type ScheduleOptions, type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
+import type { Config } from '../common/config';
+import { taskQueues } from '../common/temporal/task-queues';
+import type { expireStaleRecords } from '../workflows/maintenance/expire-stale-records.workflow';
+
+export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
+
+type StartWorkflow<W extends Workflow> = ScheduleOptions<ScheduleOptionsStartWorkflowAction<W>>;
+
+export interface ExpireStaleRecordsScheduleSettings {
+  intervalMinutes: number;
+  batchSize: number;
+  /** Tests run the schedule under their own id and task queue, beside the real one. */
+  scheduleId?: string;
+  taskQueue?: string;
+}
+
+/**
+ * The sweep of expired idempotency keys and one-time tokens. A run that is still going when the next
+ * is due is skipped rather than queued (two sweeps would only contend for the same rows), and after
+ * an outage at most one interval's missed run is caught up. The execution timeout keeps a stuck run
+ * from skipping every later one.
+ */
+export function expireStaleRecordsSchedule({
+  intervalMinutes, batchSize, scheduleId = EXPIRE_STALE_RECORDS_SCHEDULE_ID, taskQueue = taskQueues.maintenance,
+}: ExpireStaleRecordsScheduleSettings): StartWorkflow<typeof expireStaleRecords> {
+  return {
+    scheduleId,
+    spec: { intervals: [{ every: `${intervalMinutes} minutes` }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'expireStaleRecords',
+      // The server appends each run's scheduled time, so every run has its own business key.
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{ batchSize }],
+      workflowExecutionTimeout: '1 hour',
+      staticSummary: 'Deletes expired idempotency keys and one-time tokens',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${intervalMinutes} minutes` },
+  };
+}
+
+/**
+ * Creates the schedule, or brings an existing one up to date with the given definition, so every
+ * worker start may call it. Its state (an operator's pause and note) is kept across updates.
+ */
+export async function ensureSchedule<W extends Workflow>(
+  client: Client,
+  options: StartWorkflow<W>,
+): Promise<'created' | 'updated'> {
+  try {
+    await client.schedule.create(options);
+    return 'created';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  await client.schedule.getHandle(options.scheduleId).update<W>((previous) => ({
+    ...previous,
+    spec: options.spec,
+    action: options.action,
+    policies: { ...previous.policies, ...options.policies },
+  }));
+  return 'updated';
+}
+
+/** Every Schedule of the platform; workers/main.ts calls it at start. */
+export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance'>): Promise<void> {
+  await ensureSchedule(client, expireStaleRecordsSchedule(cfg.maintenance));
+}

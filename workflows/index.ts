@@ -1,0 +1,2 @@
+// The one workflowsPath of every worker: each workflow of the platform is exported here.
+export { expireStaleRecords } from './maintenance/expire-stale-records.workflow';
