@@ -1,4 +1,7 @@
-import { Kafka, logLevel, type Admin, type Producer, type Consumer, type ConsumerConfig, type Message } from 'kafkajs';
+import {
+  ConfigResourceTypes, Kafka, logLevel, Partitioners,
+  type Admin, type Producer, type Consumer, type ConsumerConfig, type KafkaMessage, type Message,
+} from 'kafkajs';
 import type { Logger } from './logger';
 
 /**
@@ -10,7 +13,7 @@ export interface KafkaSettings {
   clientId: string;
 }
 
-export type { Admin, Producer, Consumer, Message };
+export type { Admin, Producer, Consumer, ConsumerConfig, Kafka, KafkaMessage, Message };
 
 export function createKafka({ brokers, clientId }: KafkaSettings, logger?: Logger): Kafka {
   return new Kafka({
@@ -32,7 +35,36 @@ export function createKafka({ brokers, clientId }: KafkaSettings, logger?: Logge
  * idempotent, one request in flight.
  */
 export function createOrderedProducer(kafka: Kafka): Producer {
-  return kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  return kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    // Named explicitly: the murmur2 partitioner of the Java client, so a key lands on the same
+    // partition whichever client produced it (and kafkajs stops warning about its v2 change).
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+}
+
+export interface OutgoingRecord {
+  topic: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Sends records in one producer batch and resolves once the broker has acknowledged all of them.
+ * Records are grouped by topic keeping their relative order, so records of one key (which always
+ * share a topic) reach their partition in the order given.
+ */
+export async function sendInOrder(producer: Producer, records: readonly OutgoingRecord[]): Promise<void> {
+  const byTopic = new Map<string, Message[]>();
+  for (const { topic, key, value, headers } of records) {
+    const messages = byTopic.get(topic) ?? [];
+    messages.push({ key, value, headers });
+    byTopic.set(topic, messages);
+  }
+  await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
 }
 
 export function createConsumer(kafka: Kafka, config: ConsumerConfig): Consumer {
@@ -43,4 +75,63 @@ export function createConsumer(kafka: Kafka, config: ConsumerConfig): Consumer {
 export async function describeBroker(admin: Admin): Promise<{ brokers: number; controller: number | null }> {
   const cluster = await admin.describeCluster();
   return { brokers: cluster.brokers.length, controller: cluster.controller };
+}
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Topic-level settings, e.g. `{ 'retention.ms': '604800000' }`. */
+  configs: Record<string, string>;
+}
+
+export function listTopics(admin: Admin): Promise<string[]> {
+  return admin.listTopics();
+}
+
+/** Creates the topics and waits for their partition leaders; topics that already exist are left alone. */
+export async function createTopics(admin: Admin, specs: readonly TopicSpec[]): Promise<void> {
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: specs.map(({ name, partitions, replicationFactor, configs }) => ({
+      topic: name,
+      numPartitions: partitions,
+      replicationFactor,
+      configEntries: Object.entries(configs).map(([configName, value]) => ({ name: configName, value })),
+    })),
+  });
+}
+
+export async function topicPartitionCounts(admin: Admin, names: readonly string[]): Promise<Map<string, number>> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [...names] });
+  return new Map(topics.map((topic) => [topic.name, topic.partitions.length]));
+}
+
+/** The current value of some settings of each topic (whether set on the topic or inherited). */
+export async function describeTopicConfigs(
+  admin: Admin, names: readonly string[], configNames: readonly string[],
+): Promise<Map<string, Record<string, string>>> {
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: [...configNames] })),
+  });
+  return new Map(resources.map((resource) => [
+    resource.resourceName,
+    Object.fromEntries(resource.configEntries.map((entry) => [entry.configName, entry.configValue])),
+  ]));
+}
+
+/**
+ * Sets topic-level settings. This is Kafka's (non-incremental) AlterConfigs: settings of the topic
+ * not named here return to the broker default, so pass every setting the topic should keep.
+ */
+export async function alterTopicConfigs(admin: Admin, name: string, configs: Record<string, string>): Promise<void> {
+  await admin.alterConfigs({
+    validateOnly: false,
+    resources: [{
+      type: ConfigResourceTypes.TOPIC,
+      name,
+      configEntries: Object.entries(configs).map(([configName, value]) => ({ name: configName, value })),
+    }],
+  });
 }

@@ -18,3 +18,27 @@ export const topicNames: readonly TopicName[] = Object.values(topics).map((t) =>
 export function retentionHours(topic: TopicName, standardHours: number, auditHours: number): number {
   return topic === topics.audit.name ? auditHours : standardHours;
 }
+
+export function isTopicName(name: string): name is TopicName {
+  return (topicNames as readonly string[]).includes(name);
+}
+
+/**
+ * Where an event goes when its publisher names no topic: kernel namespaces and the files and notify
+ * domains have their own topic (document 3); every module event goes to the data topic
+ * (DECISIONS.md: "platform.data.events unless the module declares another").
+ * `module.registry.` must be matched as a whole: a module may well be called `module`.
+ */
+const topicByTypePrefix: ReadonlyArray<readonly [string, TopicName]> = [
+  ['auth.', topics.auth.name],
+  ['money.', topics.money.name],
+  ['billing.', topics.billing.name],
+  ['audit.', topics.audit.name],
+  ['module.registry.', topics.module.name],
+  ['files.', topics.files.name],
+  ['notify.', topics.notify.name],
+];
+
+export function defaultTopicFor(eventType: string): TopicName {
+  return topicByTypePrefix.find(([prefix]) => eventType.startsWith(prefix))?.[1] ?? topics.data.name;
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { EVENT_TYPE_PATTERN, SCHEMA_VERSION_PATTERN } from './event-rules';
+import type { TopicName } from './topics';
+
+/**
+ * The broker message of document 3. Its JSON value carries id, type, source, tenantId, data,
+ * schemaVersion, timestamp and traceId; the tenant lives in the envelope, never in `data`. The
+ * message key is the partition key (the entity id), so the events of one entity stay in order. A few
+ * envelope fields are repeated as headers so a consumer can drop other tenants' events (and route
+ * by type) without parsing the value.
+ */
+export interface EventEnvelope {
+  /** UUID v7; consumers de-duplicate by it (delivery is at least once). */
+  id: string;
+  type: string;
+  source: string;
+  tenantId: string;
+  data: Record<string, unknown>;
+  schemaVersion: string;
+  /** ISO 8601: when the event occurred (its transaction), not when it was relayed. */
+  timestamp: string;
+  /** The trace of the originating request; null for events no request caused. */
+  traceId: string | null;
+}
+
+/** An event on its way out: the envelope, where it goes, and what orders it. */
+export interface OutgoingEvent {
+  topic: TopicName;
+  /** The partition key: the id of the entity the event is about. */
+  key: string;
+  envelope: EventEnvelope;
+  /** Links related events of one saga (document 3, EventEnvelope.correlation_id); travels as a header. */
+  correlationId: string | null;
+}
+
+export interface EventMessage {
+  topic: TopicName;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+export const EVENT_HEADERS = {
+  id: 'id',
+  type: 'type',
+  tenantId: 'tenantId',
+  traceId: 'traceId',
+  correlationId: 'correlationId',
+} as const;
+
+export function encodeEvent({ topic, key, envelope, correlationId }: OutgoingEvent): EventMessage {
+  const { id, type, source, tenantId, data, schemaVersion, timestamp, traceId } = envelope;
+  const headers: Record<string, string> = {
+    [EVENT_HEADERS.id]: id,
+    [EVENT_HEADERS.type]: type,
+    [EVENT_HEADERS.tenantId]: tenantId,
+  };
+  if (traceId) headers[EVENT_HEADERS.traceId] = traceId;
+  if (correlationId) headers[EVENT_HEADERS.correlationId] = correlationId;
+  // Built field by field so the value has exactly the documented members, in the documented order.
+  const value = JSON.stringify({ id, type, source, tenantId, data, schemaVersion, timestamp, traceId });
+  return { topic, key, value, headers };
+}
+
+/** What a consumer receives (the shape every Kafka client gives: bytes or strings). */
+export interface ReceivedMessage {
+  key: Buffer | string | null;
+  value: Buffer | string | null;
+  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+}
+
+/** A header as a string; a repeated header yields its first value. */
+export function headerValue(message: ReceivedMessage, name: string): string | undefined {
+  const raw = message.headers?.[name];
+  const first = Array.isArray(raw) ? raw[0] : raw;
+  return first === undefined ? undefined : first.toString();
+}
+
+const envelopeSchema = z.strictObject({
+  id: z.uuid(),
+  type: z.string().regex(EVENT_TYPE_PATTERN),
+  source: z.string().min(1),
+  tenantId: z.uuid(),
+  data: z.record(z.string(), z.unknown()),
+  schemaVersion: z.string().regex(SCHEMA_VERSION_PATTERN),
+  timestamp: z.iso.datetime({ offset: true }),
+  traceId: z.string().min(1).nullable(),
+});
+
+export class EventDecodeError extends Error {
+  override name = 'EventDecodeError';
+}
+
+export interface DecodedEvent {
+  key: string;
+  envelope: EventEnvelope;
+  correlationId: string | null;
+}
+
+/** Parses and checks a received event; a message that is not one of ours is an EventDecodeError. */
+export function decodeEvent(message: ReceivedMessage): DecodedEvent {
+  if (message.value === null || message.key === null) throw new EventDecodeError('An event message has a key and a value');
+  let json: unknown;
+  try {
+    json = JSON.parse(message.value.toString());
+  } catch (error) {
+    throw new EventDecodeError('The message value is not JSON', { cause: error });
+  }
+  const parsed = envelopeSchema.safeParse(json);
+  if (!parsed.success) throw new EventDecodeError(`Not an event envelope: ${z.prettifyError(parsed.error)}`);
+  return {
+    key: message.key.toString(),
+    envelope: parsed.data,
+    correlationId: headerValue(message, EVENT_HEADERS.correlationId) ?? null,
+  };
+}

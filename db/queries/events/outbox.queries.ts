@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
+import { sql, type DatabaseTransactionConnection } from '../../pool';
+import { isTopicName, type TopicName } from '../../../common/events/topics';
+
+/**
+ * The transactional outbox (table outbox_events, migration 0001). Rows are written in the caller's
+ * transaction and read, stamped and finally deleted by the relay, which connects as the owner role
+ * and so sees every tenant's rows (row-level security applies to platform_app only).
+ */
+
+export interface NewOutboxEvent {
+  id: string;
+  tenantId: string;
+  topic: TopicName;
+  partitionKey: string;
+  type: string;
+  source: string;
+  data: Record<string, unknown>;
+  schemaVersion: string;
+  traceId: string | null;
+  correlationId: string | null;
+}
+
+/** Takes a transaction connection on purpose: an outbox row outside its business transaction is a bug. */
+export async function insertOutboxEvent(tx: DatabaseTransactionConnection, event: NewOutboxEvent): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
+    VALUES (${event.id}, ${event.tenantId}, ${event.topic}, ${event.partitionKey}, ${event.type}, ${event.source},
+            ${sql.jsonb(event.data)}, ${event.schemaVersion}, ${event.traceId}, ${event.correlationId})
+  `);
+}
+
+const pendingOutboxEvent = z.object({
+  seq: z.number(),
+  id: z.string(),
+  tenantId: z.string(),
+  topic: z.custom<TopicName>((value) => typeof value === 'string' && isTopicName(value), 'topic not in the catalogue'),
+  partitionKey: z.string(),
+  type: z.string(),
+  source: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  schemaVersion: z.string(),
+  traceId: z.string().nullable(),
+  correlationId: z.string().nullable(),
+  occurredAt: z.string(),
+});
+
+export type PendingOutboxEvent = z.infer<typeof pendingOutboxEvent>;
+
+/**
+ * The oldest unpublished rows in seq order. Selecting by `published_at IS NULL` rather than "after
+ * the last seq seen" matters: a transaction that took its seq early but committed late is still found.
+ */
+export function selectPendingOutboxEvents(db: CommonQueryMethods, limit: number): Promise<readonly PendingOutboxEvent[]> {
+  return db.any(sql.type(pendingOutboxEvent)`
+    SELECT seq, id, tenant_id AS "tenantId", topic, partition_key AS "partitionKey", type, source, data,
+           schema_version AS "schemaVersion", trace_id AS "traceId", correlation_id AS "correlationId",
+           occurred_at AS "occurredAt"
+    FROM outbox_events
+    WHERE published_at IS NULL
+    ORDER BY seq
+    LIMIT ${limit}
+  `);
+}
+
+export async function markOutboxEventsPublished(db: CommonQueryMethods, seqs: readonly number[]): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE outbox_events SET published_at = now() WHERE seq = ANY(${sql.array(seqs, 'int8')})
+  `);
+}
+
+const outboxBacklog = z.object({ pending: z.number(), oldestPendingAt: z.string().nullable() });
+
+export type OutboxBacklog = z.infer<typeof outboxBacklog>;
+
+export function selectOutboxBacklog(db: CommonQueryMethods): Promise<OutboxBacklog> {
+  return db.one(sql.type(outboxBacklog)`
+    SELECT count(*)::int AS pending, min(occurred_at) AS "oldestPendingAt"
+    FROM outbox_events
+    WHERE published_at IS NULL
+  `);
+}
+
+/** Deletes at most `limit` rows published more than `retentionHours` ago; returns how many went. */
+export async function deletePublishedOutboxEvents(db: CommonQueryMethods, retentionHours: number, limit: number): Promise<number> {
+  const result = await db.query(sql.unsafe`
+    DELETE FROM outbox_events
+    WHERE seq IN (
+      SELECT seq FROM outbox_events
+      WHERE published_at < now() - make_interval(hours => ${retentionHours})
+      ORDER BY published_at
+      LIMIT ${limit}
+    )
+  `);
+  return result.rowCount;
+}

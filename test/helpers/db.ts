@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { config } from '../../common/config';
+import { migrate } from '../../db/migrate';
+
+/**
+ * Databases for integration tests. Tests that only read and write tenant rows use the shared
+ * `platform` database (migrated once per test file; the runner's lock keeps parallel files apart)
+ * and use fresh tenant ids. Tests that need a database of their own (the migration runner, the
+ * relay, whose leader lock is one per database) get a scratch database.
+ */
+
+export const ownerUrl = (): string => config().db.ownerUrl;
+export const appUrl = (): string => config().db.url;
+
+/** The same server and credentials, another database. */
+export function onDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+let sharedMigration: Promise<unknown> | undefined;
+
+/** Brings the shared database to the current schema, once per test file. */
+export function migrateSharedDatabase(): Promise<unknown> {
+  sharedMigration ??= migrate({ databaseUrl: ownerUrl(), write: () => undefined });
+  return sharedMigration;
+}
+
+export interface ScratchDatabase {
+  name: string;
+  ownerUrl: string;
+  appUrl: string;
+  drop(): Promise<void>;
+}
+
+async function asOwner<T>(work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: ownerUrl() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * An empty database `<prefix>_<random>`, created by platform_owner (infra/postgres/init.sql gives it
+ * CREATEDB for this). Drop it in afterAll after closing every pool on it.
+ */
+export async function createScratchDatabase(prefix: string): Promise<ScratchDatabase> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  // template0, like infra/postgres/init.sql: it is never "being accessed by other users".
+  await asOwner((client) => client.query(`CREATE DATABASE ${name} ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0`));
+  return {
+    name,
+    ownerUrl: onDatabase(ownerUrl(), name),
+    appUrl: onDatabase(appUrl(), name),
+    // FORCE also ends sessions of relay processes a test killed and PostgreSQL has not reaped yet.
+    drop: () => asOwner(async (client) => {
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }),
+  };
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { config } from '../../common/config';
+import { EVENT_HEADERS, decodeEvent, headerValue, type DecodedEvent } from '../../common/events/envelope';
+import { createConsumer, createKafka } from '../../common/kafka';
+import { ensureTopics, plannedTopics } from '../../workers/topics';
+
+/**
+ * Kafka for integration tests. The broker is shared by every test (and every engineer), so a test
+ * reads with a fresh consumer group from the earliest offset and keeps only its own tenant's events,
+ * picked by the tenantId header.
+ */
+
+export const testKafka = () => createKafka(config().kafka);
+
+let topicsReady: Promise<unknown> | undefined;
+
+/** The broker does not create topics on first use: make sure the catalogue exists, once per file. */
+export function ensureCatalogueTopics(): Promise<unknown> {
+  topicsReady ??= (async () => {
+    const admin = testKafka().admin();
+    await admin.connect();
+    try {
+      return await ensureTopics(admin, plannedTopics(config().kafka));
+    } finally {
+      await admin.disconnect();
+    }
+  })();
+  return topicsReady;
+}
+
+export interface ReceivedEvent extends DecodedEvent {
+  topic: string;
+  partition: number;
+  offset: number;
+  headers: Record<string, string>;
+}
+
+export interface ConsumeOptions {
+  tenantId: string;
+  topics: readonly string[];
+  /** Reading stops as soon as this holds for the events received so far. */
+  until: (events: readonly ReceivedEvent[]) => boolean;
+  timeoutMs?: number;
+}
+
+/**
+ * Reads the tenant's events, in the order of each partition, until `until` holds. Rejects after
+ * timeoutMs naming how many events had arrived, so a missing event fails the test instead of
+ * hanging it.
+ */
+export async function consumeTenantEvents({ tenantId, topics, until, timeoutMs = 20_000 }: ConsumeOptions): Promise<ReceivedEvent[]> {
+  const consumer = createConsumer(testKafka(), { groupId: `test.${randomUUID()}`, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+  const events: ReceivedEvent[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await consumer.connect();
+    for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms with ${events.length} event(s) of tenant ${tenantId}`)), timeoutMs);
+      consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ topic, partition, message }) => {
+          if (headerValue(message, EVENT_HEADERS.tenantId) !== tenantId) return;
+          const headers = Object.fromEntries(Object.keys(message.headers ?? {}).map((name) => [name, headerValue(message, name)!]));
+          events.push({ ...decodeEvent(message), topic, partition, offset: Number(message.offset), headers });
+          if (until(events)) resolve();
+        },
+      }).catch(reject);
+    });
+    return events;
+  } finally {
+    clearTimeout(timer);
+    await consumer.disconnect();
+  }
+}

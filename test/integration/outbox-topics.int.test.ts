@@ -1,0 +1,64 @@
+import { config } from '../../common/config';
+import { topicNames } from '../../common/events/topics';
+import { alterTopicConfigs, describeTopicConfigs, topicPartitionCounts, type Admin } from '../../common/kafka';
+import { ensureTopics, plannedTopics } from '../../workers/topics';
+import { testKafka } from '../helpers/kafka';
+
+/** The topics of document 3 on the shared broker, as `npm run topics` leaves them. */
+
+jest.setTimeout(30_000);
+
+const HOUR_MS = 3_600_000;
+let admin: Admin;
+
+beforeAll(async () => {
+  admin = testKafka().admin();
+  await admin.connect();
+});
+
+afterAll(() => admin?.disconnect());
+
+const retentionOf = async () => {
+  const configs = await describeTopicConfigs(admin, topicNames, ['retention.ms']);
+  return Object.fromEntries(topicNames.map((name) => [name, configs.get(name)?.['retention.ms']]));
+};
+
+/** Topic settings reach the broker through the KRaft metadata log, a moment after the change is acknowledged. */
+async function retentionBecomes(topic: string, value: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((await retentionOf())[topic] !== value) {
+    if (Date.now() > deadline) throw new Error(`${topic} retention.ms never became ${value}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('topics', () => {
+  it('exist, all eight, with retention.ms from configuration (30 days for audit, 7 for the rest)', async () => {
+    await ensureTopics(admin, plannedTopics(config().kafka));
+
+    const { retentionHours, auditRetentionHours, partitions } = config().kafka;
+    expect(await retentionOf()).toEqual(Object.fromEntries(topicNames.map((name) => [
+      name, String((name === 'platform.audit.events' ? auditRetentionHours : retentionHours) * HOUR_MS),
+    ])));
+    expect([...(await topicPartitionCounts(admin, topicNames)).values()]).toEqual(topicNames.map(() => partitions));
+  });
+
+  it('running again changes nothing', async () => {
+    const outcomes = await ensureTopics(admin, plannedTopics(config().kafka));
+    expect(outcomes).toEqual(topicNames.map((topic) => ({ topic, created: false })));
+  });
+
+  it('puts a drifted retention back', async () => {
+    const plan = plannedTopics(config().kafka);
+    const notify = plan.find((spec) => spec.name === 'platform.notify.events')!;
+    await alterTopicConfigs(admin, notify.name, { 'retention.ms': String(HOUR_MS) });
+    await retentionBecomes(notify.name, String(HOUR_MS));
+
+    const outcomes = await ensureTopics(admin, plan);
+
+    expect(outcomes.find((outcome) => outcome.topic === notify.name)).toEqual({
+      topic: notify.name, created: false, retentionChanged: { from: String(HOUR_MS), to: notify.configs['retention.ms'] },
+    });
+    await retentionBecomes(notify.name, notify.configs['retention.ms']!);
+  });
+});
