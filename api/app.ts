@@ -1,0 +1,61 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Config } from '../common/config';
+import type { Logger } from '../common/logger';
+import type { AppState } from './context';
+import { mountProbes, type Probes } from './health/probes.routes';
+import { evaluateReadiness, type ReadinessCondition } from './health/readiness';
+import { problemHandler } from './middleware/problem-handler';
+import { requestContext } from './middleware/request-context';
+import { routeFallback } from './middleware/route-fallback';
+import { buildOpenApiDocuments } from './openapi/document';
+import { mountDocs } from './openapi/docs.routes';
+import { RouteRegistry, type AnyRoute } from './routes/registry';
+import { buildApiRouter } from './routes/router';
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  routes: readonly AnyRoute[];
+  liveness: Probes['liveness'];
+  /** Start-up conditions beyond the routes (flags loaded, core connections established). */
+  readiness: readonly ReadinessCondition[];
+  health: Probes['health'];
+}
+
+/**
+ * The gateway as a Koa application, without listening (server.ts listens; tests call its
+ * callback). The route registry, the router and the OpenAPI documents are built here, in that
+ * order, before the app can answer; a broken route definition throws here.
+ */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const { config, logger } = deps;
+  let routesSynced = false;
+
+  const registry = new RouteRegistry(deps.routes);
+  const documents = buildOpenApiDocuments(registry, config.version);
+  const api = buildApiRouter(registry, { bodyLimitBytes: config.api.bodyLimitBytes, validateResponses: config.api.validateResponses });
+
+  const root = new Router<AppState>();
+  mountProbes(root, {
+    liveness: deps.liveness,
+    readiness: () => evaluateReadiness([
+      ...deps.readiness,
+      { name: 'routes', met: () => routesSynced, reason: 'route configuration not synced' },
+    ]),
+    health: deps.health,
+  });
+  mountDocs(root, documents);
+  root.use(['/v1', '/api/v1'], api.routes());
+
+  const app = new Koa<AppState>();
+  app.use(requestContext(logger));
+  app.use(problemHandler(config.api.problemBase));
+  app.use(root.routes());
+  app.use(routeFallback(root));
+  // Errors are answered by problemHandler; what reaches Koa's own handler broke after the headers left.
+  app.on('error', (error: unknown) => logger.error({ err: error }, 'response failed after headers were sent'));
+
+  routesSynced = true;
+  return app;
+}

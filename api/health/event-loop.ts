@@ -1,0 +1,43 @@
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
+
+export type Liveness = { alive: true } | { alive: false; reason: string };
+
+/**
+ * Liveness is about the process itself (document 1: a failing /live means a defect, not a
+ * dependency outage). The defect we can see from inside is a blocked event loop: code that
+ * spins or does heavy synchronous work. The loop's delay is sampled continuously; /live fails
+ * while the longest delay of the current or the previous window exceeds the threshold, so a
+ * stall is still reported on the first probe that gets through after it.
+ */
+export class EventLoopMonitor {
+  private readonly histogram: ELDHistogram = monitorEventLoopDelay({ resolution: 20 });
+  private previousWindowMaxMs = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly maxDelayMs: number, private readonly windowMs = 10_000) {}
+
+  start(): void {
+    this.histogram.enable();
+    this.timer = setInterval(() => {
+      this.previousWindowMaxMs = this.currentMaxMs();
+      this.histogram.reset();
+    }, this.windowMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.histogram.disable();
+  }
+
+  liveness(): Liveness {
+    const worstMs = Math.max(this.previousWindowMaxMs, this.currentMaxMs());
+    if (worstMs <= this.maxDelayMs) return { alive: true };
+    return { alive: false, reason: `event loop blocked for ${Math.round(worstMs)} ms (limit ${this.maxDelayMs} ms)` };
+  }
+
+  private currentMaxMs(): number {
+    // The histogram reports nanoseconds; before its first sample it reports a huge sentinel max.
+    return this.histogram.count > 0 ? this.histogram.max / 1e6 : 0;
+  }
+}

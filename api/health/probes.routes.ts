@@ -1,0 +1,38 @@
+import type Router from '@koa/router';
+import type { AppState } from '../context';
+import type { Liveness } from './event-loop';
+import type { Readiness } from './readiness';
+import { HTTP_STATUS, type HealthReport } from './report';
+
+export interface Probes {
+  liveness(): Liveness;
+  readiness(): Readiness;
+  health(): Promise<HealthReport>;
+}
+
+/**
+ * The probes of document 1 at the root of the host. /health should require the admin role; the
+ * identity layer does not exist yet, so it is open for now (recorded in docs/decisions.md).
+ */
+export function mountProbes(router: Router<AppState>, probes: Probes): void {
+  router.get('/live', (ctx) => {
+    const liveness = probes.liveness();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = liveness.alive ? 200 : 503;
+    ctx.body = liveness.alive ? { status: 'ok' } : { status: 'error', reason: liveness.reason };
+  });
+
+  router.get('/ready', (ctx) => {
+    const readiness = probes.readiness();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = readiness.ready ? 200 : 503;
+    ctx.body = readiness.ready ? { status: 'ready' } : { status: 'not_ready', reason: readiness.reason };
+  });
+
+  router.get('/health', async (ctx) => {
+    const report = await probes.health();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = HTTP_STATUS[report.status];
+    ctx.body = report;
+  });
+}

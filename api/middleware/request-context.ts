@@ -1,0 +1,41 @@
+import { runWithRequestContext } from '../../common/context';
+import type { Logger } from '../../common/logger';
+import { newId } from '../../common/ids';
+import type { AppMiddleware } from '../context';
+import { formatTraceparent, traceContextFor } from '../http/trace-context';
+
+/** A caller's request id is echoed only when it is a short printable token; otherwise one is made. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * The outermost middleware: gives the request its ids, answers with them (X-Request-Id,
+ * traceparent) on every response, errors included, and writes one log line per request that
+ * carries the traceId found in problem responses. The trace id also becomes the request context
+ * (common/context.ts) that downstream calls, Temporal workflows included, carry along; the
+ * authentication middleware later adds the tenant and actor to it.
+ */
+export function requestContext(logger: Logger): AppMiddleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : newId();
+    const trace = traceContextFor(ctx.get('traceparent') || undefined);
+
+    ctx.state.requestId = requestId;
+    ctx.state.traceId = trace.traceId;
+    ctx.state.spanId = trace.spanId;
+    ctx.state.log = logger.child({ requestId, traceId: trace.traceId });
+    ctx.set('X-Request-Id', requestId);
+    ctx.set('traceparent', formatTraceparent(trace));
+
+    try {
+      await runWithRequestContext({ traceId: trace.traceId }, next);
+    } finally {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.info(
+        { req: { method: ctx.method, path: ctx.path }, res: { status: ctx.status }, durationMs: Math.round(durationMs * 10) / 10 },
+        'request completed',
+      );
+    }
+  };
+}

@@ -1,0 +1,21 @@
+import type Router from '@koa/router';
+import { problems } from '../../common/problems';
+import type { AppMiddleware, AppState } from '../context';
+
+/**
+ * Runs only when no route answered. A path that some route serves under other methods is a 405
+ * with `Allow` (OPTIONS on it answers 204 with the same header); any other path is a 404. Both
+ * leave as problems, so they have the same shape as every other error.
+ */
+export function routeFallback(router: Router<AppState>): AppMiddleware {
+  return async (ctx) => {
+    const allowed = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))];
+    if (allowed.length === 0) throw problems.routeNotFound(ctx.path);
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', [...allowed, 'OPTIONS'].join(', '));
+      ctx.status = 204;
+      return;
+    }
+    throw problems.methodNotAllowed(ctx.method, allowed);
+  };
+}

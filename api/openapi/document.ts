@@ -1,0 +1,104 @@
+import { STATUS_CODES } from 'node:http';
+import type Joi from 'joi';
+import parse from 'joi-to-json';
+import { NAMESPACES, type AnyRoute, type Namespace, type RouteRegistry } from '../routes/registry';
+import { problemSchema } from './problem.schema';
+
+/** A JSON Schema (OpenAPI 3.1 dialect) as joi-to-json produces it. */
+type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; required?: string[]; description?: string; [key: string]: unknown };
+
+export type OpenApiDocument = {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description: string };
+  servers: { url: string }[];
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+};
+
+const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
+const problemContent = { 'application/problem+json': { schema: PROBLEM_REF } };
+
+function toJsonSchema(schema: Joi.Schema): JsonSchema {
+  // joi-to-json's typing names the joi class instead of an instance; the value is a schema.
+  return parse(schema as unknown as Parameters<typeof parse>[0], 'open-api-3.1') as JsonSchema;
+}
+
+/** `/wallets/:walletId` → `/wallets/{walletId}` */
+function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}
+
+function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | 'query'): unknown[] {
+  if (!schema) return [];
+  const { properties = {}, required = [] } = toJsonSchema(schema);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...propertySchema } = property;
+    return {
+      name,
+      in: location,
+      required: location === 'path' || required.includes(name),
+      ...(description ? { description } : {}),
+      schema: propertySchema,
+    };
+  });
+}
+
+function responsesOf(route: AnyRoute): Record<string, unknown> {
+  const declared = Object.entries(route.schemas.response).map(([status, schema]) => [status, {
+    description: STATUS_CODES[Number(status)] ?? 'Response',
+    ...(schema ? { content: { 'application/json': { schema: toJsonSchema(schema) } } } : {}),
+  }]);
+  return {
+    ...Object.fromEntries(declared),
+    400: { description: 'validation-error: the request does not match this schema', content: problemContent },
+    ...(route.auth === 'bearer' ? { 401: { description: 'unauthorized', content: problemContent } } : {}),
+    default: { description: 'Any other error, as an RFC 9457 problem', content: problemContent },
+  };
+}
+
+function operationOf(route: AnyRoute): Record<string, unknown> {
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.namespace],
+    parameters: [...parametersOf(route.schemas.params, 'path'), ...parametersOf(route.schemas.query, 'query')],
+    ...(route.schemas.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(route.schemas.body) } } } }
+      : {}),
+    responses: responsesOf(route),
+    // An empty list states that the route needs no credentials.
+    security: route.auth === 'public' ? [] : [{ bearerAuth: [] }],
+  };
+}
+
+/**
+ * One OpenAPI 3.1 document per namespace, generated from the same joi schemas the guard
+ * validates with. Paths are relative to the servers `/v1` and `/api/v1`.
+ */
+export function buildOpenApiDocument(namespace: Namespace, routes: readonly AnyRoute[], version: string): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(route) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: `Platform ${namespace} API`,
+      version,
+      description: `The ${namespace} routes of the platform gateway. Every error is an RFC 9457 problem (application/problem+json).`,
+    },
+    servers: [{ url: '/v1' }, { url: '/api/v1' }],
+    paths,
+    components: {
+      schemas: { Problem: toJsonSchema(problemSchema) },
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
+  };
+}
+
+/** Every namespace has a document, empty until its routes land, so the docs URLs never 404. */
+export function buildOpenApiDocuments(registry: RouteRegistry, version: string): Map<Namespace, OpenApiDocument> {
+  return new Map(NAMESPACES.map((namespace) => [namespace, buildOpenApiDocument(namespace, registry.inNamespace(namespace), version)]));
+}

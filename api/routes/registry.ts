@@ -1,0 +1,98 @@
+import type Joi from 'joi';
+import type { ParameterizedContext } from 'koa';
+import type { AppState } from '../context';
+
+/**
+ * The one list of routes: the router mounts it and the OpenAPI generator documents it, so a
+ * route cannot be served without being documented, or documented without being served.
+ */
+export const NAMESPACES = ['iam', 'data', 'money', 'files', 'notify', 'audit', 'events', 'billing', 'gateway'] as const;
+export type Namespace = (typeof NAMESPACES)[number];
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export interface RouteSchemas<P, Q, B> {
+  params?: Joi.ObjectSchema<P>;
+  query?: Joi.ObjectSchema<Q>;
+  /** A declared body is required; a route without one accepts no fields. */
+  body?: Joi.Schema<B>;
+  /** Response bodies by status. `null`: no JSON body (204, or a binary stream), not validated. */
+  response: Record<number, Joi.Schema | null>;
+}
+
+/** The validated (and defaulted) request parts, as the guard hands them to the handler. */
+export interface Guard<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export type RouteContext<P = unknown, Q = unknown, B = unknown> = ParameterizedContext<AppState, { guard: Guard<P, Q, B> }>;
+
+export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
+  namespace: Namespace;
+  method: HttpMethod;
+  /** Relative to /v1 (also served under /api/v1), in @koa/router syntax: `/wallets/:walletId`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** Public routes need no bearer token (document 1, Authentication 1). */
+  auth: 'public' | 'bearer';
+  schemas: RouteSchemas<P, Q, B>;
+  // A method, not a function property, so routes of different shapes fit in one list.
+  handler(ctx: RouteContext<P, Q, B>): void | Promise<void>;
+}
+
+/** A route of any shape, as lists hold them; each route is checked against its own types where defined. */
+export type AnyRoute = RouteDefinition<any, any, any>;
+
+/** Identity at run time; it lets TypeScript infer the guard's types from the schemas. */
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  route: RouteDefinition<P, Q, B>,
+): RouteDefinition<P, Q, B> {
+  return route;
+}
+
+export class RouteConfigurationError extends Error {}
+
+/** Checks the route list once at start-up, so a broken definition stops the process, not a request. */
+export class RouteRegistry {
+  readonly routes: readonly AnyRoute[];
+
+  constructor(routes: readonly AnyRoute[]) {
+    const seen = new Set<string>();
+    const operationIds = new Set<string>();
+    for (const route of routes) {
+      const where = `${route.method} ${route.path}`;
+      if (!NAMESPACES.includes(route.namespace)) throw new RouteConfigurationError(`${where}: unknown namespace ${route.namespace}`);
+      if (!route.path.startsWith('/')) throw new RouteConfigurationError(`${where}: path must start with /`);
+      if (seen.has(where)) throw new RouteConfigurationError(`${where}: declared twice`);
+      if (operationIds.has(route.operationId)) throw new RouteConfigurationError(`${where}: operationId ${route.operationId} reused`);
+      if (Object.keys(route.schemas.response).length === 0) throw new RouteConfigurationError(`${where}: no response declared`);
+      checkPathParams(route, where);
+      seen.add(where);
+      operationIds.add(route.operationId);
+    }
+    this.routes = Object.freeze([...routes]);
+  }
+
+  inNamespace(namespace: Namespace): AnyRoute[] {
+    return this.routes.filter((route) => route.namespace === namespace);
+  }
+}
+
+function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((match) => match[1]);
+}
+
+/** Every `:name` of the path has a params schema key and the other way round. */
+function checkPathParams(route: AnyRoute, where: string): void {
+  const inPath = pathParamNames(route.path).sort();
+  const described = route.schemas.params?.describe() as { keys?: Record<string, unknown> } | undefined;
+  const inSchema = Object.keys(described?.keys ?? {}).sort();
+  if (inPath.join() !== inSchema.join()) {
+    throw new RouteConfigurationError(`${where}: path parameters [${inPath}] differ from the params schema [${inSchema}]`);
+  }
+}

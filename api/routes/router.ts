@@ -1,0 +1,33 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { AppState } from '../context';
+import { bodyGuard } from '../middleware/body-guard';
+import { validationGuard } from '../middleware/validation-guard';
+import type { RouteRegistry } from './registry';
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export interface ApiRouterOptions {
+  bodyLimitBytes: number;
+  validateResponses: boolean;
+}
+
+/**
+ * The versioned API as one router: each registered route gets the body guard (for methods that
+ * carry a body), its validation guard and its handler. The app mounts this router twice, under
+ * /v1 and under the alias /api/v1.
+ */
+export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
+  const router = new Router<AppState>();
+  const parseBody = bodyGuard(options.bodyLimitBytes);
+  for (const route of registry.routes) {
+    const stack: Middleware<AppState>[] = [
+      ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
+      validationGuard(route, options.validateResponses),
+      // The guard has put ctx.guard in place, which the handler's context type promises.
+      route.handler as unknown as Middleware<AppState>,
+    ];
+    router.register(route.path, [route.method], stack, { name: route.operationId });
+  }
+  return router;
+}

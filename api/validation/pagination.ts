@@ -1,0 +1,35 @@
+import Joi from 'joi';
+
+/**
+ * The page envelope of document 1: `page_size` (default 20, at most 100) and an opaque
+ * `page_token`; some lists say `limit` and `cursor` with the same meaning and defaults. A size
+ * above 100 is a validation error, never silently capped (DECISIONS.md), so callers learn the limit.
+ */
+export const PAGE_SIZE_DEFAULT = 20;
+export const PAGE_SIZE_MAX = 100;
+
+const size = Joi.number().integer().min(1).max(PAGE_SIZE_MAX).default(PAGE_SIZE_DEFAULT);
+// Tokens are opaque to clients, but they are always base64 (standard or URL-safe) of bounded size.
+const token = Joi.string().max(2048).pattern(/^[A-Za-z0-9+/_-]+={0,2}$/, 'base64');
+
+/** Spread into a route's query schema: `Joi.object({ ...pageQuery, status: ... })`. */
+export const pageQuery = {
+  page_size: size.description('Items per page (1 to 100)'),
+  page_token: token.description('next_page_token of the previous page'),
+};
+
+export const cursorQuery = {
+  limit: size.description('Items per page (1 to 100)'),
+  cursor: token.description('Cursor of the previous page'),
+};
+
+export interface PageQuery { page_size: number; page_token?: string }
+export interface CursorQuery { limit: number; cursor?: string }
+
+/** The response envelope: `data` and `next_page_token` (absent or empty on the last page). */
+export function pageOf(item: Joi.Schema): Joi.ObjectSchema {
+  return Joi.object({
+    data: Joi.array().items(item).required(),
+    next_page_token: Joi.string().allow(''),
+  });
+}

@@ -1,0 +1,47 @@
+import { createApp } from '../../api/app';
+import { platformRoutes } from '../../api/routes';
+import type { AnyRoute } from '../../api/routes/registry';
+import { startGatewayRuntime, type GatewayRuntime } from '../../api/runtime/gateway-runtime';
+import { loadConfig, type Config } from '../../common/config';
+import { createLogger } from '../../common/logger';
+import { call, serve, waitFor } from './http';
+
+export interface TestGateway {
+  baseUrl: string;
+  config: Readonly<Config>;
+  runtime: GatewayRuntime;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  /** Routes added to the platform's own, for tests that need a route of a particular shape. */
+  routes?: AnyRoute[];
+  /** Environment overrides on top of the test defaults. */
+  env?: Record<string, string>;
+  /** Wait until /ready answers 200 (every start-up condition met) before returning. */
+  waitUntilReady?: boolean;
+}
+
+/**
+ * The real gateway (real runtime, real services) on an ephemeral port, configured as in the test
+ * environment: quiet logs and response validation on.
+ */
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...options.env });
+  const logger = createLogger('api-test', config.logLevel);
+  const runtime = await startGatewayRuntime(config, logger);
+  const app = createApp({ config, logger, routes: [...platformRoutes(), ...(options.routes ?? [])], ...runtime.probes });
+  const server = await serve(app.callback());
+  if (options.waitUntilReady) {
+    await waitFor('the gateway to be ready', async () => (await call(`${server.baseUrl}/ready`)).status === 200);
+  }
+  return {
+    baseUrl: server.baseUrl,
+    config,
+    runtime,
+    async close() {
+      await server.close();
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RunningServer {
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/** Serves a request listener (a Koa app's callback) on an ephemeral port of 127.0.0.1. */
+export async function serve(listener: RequestListener): Promise<RunningServer> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+      // fetch keeps connections alive; they would hold close() open.
+      server.closeAllConnections();
+    }),
+  };
+}
+
+export interface JsonResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** fetch, with the body read as JSON (or as text when it is not JSON). */
+export async function call<T = Record<string, unknown>>(url: string, init?: RequestInit): Promise<JsonResponse<T>> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  const isJson = /json/.test(response.headers.get('content-type') ?? '');
+  return { status: response.status, headers: response.headers, body: (isJson && text ? JSON.parse(text) : text) as T };
+}
+
+/** Polls until `probe` returns true or the time runs out (then throws with `what`). */
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}

@@ -1,0 +1,80 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { repoRoot } from '../../../common/paths';
+import { loadConfig } from '../../../common/config';
+
+// docker-compose.yml cannot run here (no Docker engine), so this keeps it in step with what does
+// run: the native scripts and the configuration defaults in .env.example.
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+  env_file?: string;
+  volumes?: string[];
+}
+
+const compose = parse(readFileSync(join(repoRoot, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
+const envExample = Object.fromEntries(
+  readFileSync(join(repoRoot, '.env.example'), 'utf8').split('\n')
+    .filter((line) => /^[A-Z0-9_]+=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+);
+const defaults = loadConfig(envExample);
+
+const hostPorts = (service: string): number[] =>
+  (compose.services[service]?.ports ?? []).map((mapping) => Number(mapping.split(':').at(-2)));
+
+describe('docker-compose.yml', () => {
+  it('describes every server and process of the native bring-up', () => {
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining([
+      'postgres', 'redis', 'temporal', 'temporal-ui', 'kafka', 's3', 'clamav', 'mailpit', 'api', 'worker', 'relay',
+    ]));
+  });
+
+  it('publishes each server on the port the configuration defaults to', () => {
+    expect(hostPorts('postgres')).toContain(Number(new URL(defaults.db.url).port));
+    expect(hostPorts('redis')).toContain(Number(new URL(defaults.redis.url).port));
+    expect(hostPorts('temporal')).toContain(Number(defaults.temporal.address.split(':')[1]));
+    expect(hostPorts('temporal-ui')).toContain(Number(new URL(defaults.temporal.uiUrl).port));
+    expect(hostPorts('kafka')).toContain(Number(defaults.kafka.brokers[0].split(':')[1]));
+    expect(hostPorts('s3')).toContain(defaults.s3.port);
+    expect(hostPorts('clamav')).toContain(defaults.clamav.port);
+    expect(hostPorts('mailpit')).toEqual(expect.arrayContaining([defaults.mail.smtpPort, Number(new URL(defaults.mail.mailpitApiUrl).port)]));
+    expect(hostPorts('api')).toEqual(expect.arrayContaining([defaults.api.port, defaults.api.grpcPort]));
+  });
+
+  it('builds the application services from the Dockerfile and runs their compiled entry points', () => {
+    expect(existsSync(join(repoRoot, 'Dockerfile'))).toBe(true);
+    const entry = (service: string) => compose.services[service].command?.join(' ');
+    expect(entry('api')).toContain('dist/api/server.js');
+    expect(entry('worker')).toContain('dist/workers/main.js');
+    expect(entry('relay')).toContain('dist/workers/outbox-relay.js');
+    for (const service of ['api', 'worker', 'relay']) {
+      expect(compose.services[service].build).toBeDefined();
+      expect(existsSync(join(repoRoot, compose.services[service].env_file ?? ''))).toBe(true);
+    }
+  });
+
+  it('gives the application only settings that the configuration knows, with valid values', () => {
+    const appEnv = compose.services.api.environment ?? {};
+    for (const name of Object.keys(appEnv)) expect(Object.keys(envExample)).toContain(name);
+    expect(() => loadConfig({ ...envExample, ...appEnv })).not.toThrow();
+  });
+
+  it('uses the same credentials as the native servers', () => {
+    const s3 = compose.services.s3.environment ?? {};
+    expect([s3.ROOT_ACCESS_KEY, s3.ROOT_SECRET_KEY]).toEqual([defaults.s3.accessKey, defaults.s3.secretKey]);
+    const init = compose.services.postgres.volumes?.find((v) => v.includes('init.sql')) ?? '';
+    const initSql = readFileSync(join(repoRoot, init.split(':')[0]), 'utf8');
+    for (const url of [defaults.db.url, defaults.db.ownerUrl]) {
+      const { username, password } = new URL(url);
+      expect(initSql).toContain(username);
+      expect(initSql).toContain(`'${password}'`);
+    }
+  });
+});
