@@ -1,6 +1,6 @@
 import type { DatabasePool } from '../../db/pool';
 import type { Logger } from '../../common/logger';
-import { listGlobalFlags } from './global-flags.query';
+import { listGlobalFlags } from '../../db/queries/gateway/feature-flags.queries';
 
 export interface FlagCacheState {
   loaded: boolean;

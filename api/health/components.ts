@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Client as MinioClient } from 'minio';
-import { z } from 'zod';
 import { describeBroker, type Admin } from '../../common/kafka';
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
+import { isReadOnlyConnection, pingDatabase } from '../../db/queries/gateway/health.queries';
 import type { FeatureFlagCache, FlagCacheState } from '../feature-flags/flag-cache';
 import type { CircuitBreaker, CircuitBreakers } from '../resilience/circuit-breaker';
 import type { TemporalHandle } from '../temporal/client';
@@ -60,13 +60,6 @@ async function probe(breaker: CircuitBreaker, timeoutMs: number, call: () => Pro
   }
 }
 
-/** The cheapest round trip to PostgreSQL. */
-export async function pingDatabase(db: DatabasePool): Promise<void> {
-  await db.query(sql.unsafe`SELECT 1`);
-}
-
-const readOnlySetting = z.object({ read_only: z.string() });
-
 export type ComponentChecks = Record<Exclude<ComponentName, 'proxy'>, () => Promise<ComponentStatus>>;
 
 export function componentChecks(deps: HealthDependencies): ComponentChecks {
@@ -81,10 +74,7 @@ export function componentChecks(deps: HealthDependencies): ComponentChecks {
 
     // The reporting connection must stay read-only; if it is not, it works but is misconfigured.
     analytics_db: guarded('analytics_db', async () => {
-      const { read_only: readOnly } = await deps.analyticsDb.one(
-        sql.type(readOnlySetting)`SELECT current_setting('transaction_read_only') AS read_only`,
-      );
-      return readOnly === 'on' ? HEALTHY : { status: 'degraded', error: 'the analytics connection is not read-only' };
+      return await isReadOnlyConnection(deps.analyticsDb) ? HEALTHY : { status: 'degraded', error: 'the analytics connection is not read-only' };
     }),
 
     // connect() is a no-op while connected and reconnects after the broker came back.

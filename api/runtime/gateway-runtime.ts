@@ -1,7 +1,8 @@
 import type { Config } from '../../common/config';
 import type { Logger } from '../../common/logger';
 import { FeatureFlagCache } from '../feature-flags/flag-cache';
-import { componentChecks, pingDatabase } from '../health/components';
+import { componentChecks } from '../health/components';
+import { pingDatabase } from '../../db/queries/gateway/health.queries';
 import { EventLoopMonitor } from '../health/event-loop';
 import { createHealthReporter } from '../health/health-report';
 import type { ReadinessCondition } from '../health/readiness';

@@ -13,7 +13,15 @@ export interface TemporalHandle {
  * every workflow the request starts, signals or updates.
  */
 export async function connectTemporal(cfg: Config['temporal']): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address: cfg.address, connectTimeout: '5s' });
+  // A failed Connection.connect() leaves its gRPC channel open with reconnect timers running; a lazy
+  // connection can be closed when the first contact fails, so retried start-ups leak nothing.
+  const connection = Connection.lazy({ address: cfg.address, connectTimeout: '5s' });
+  try {
+    await connection.ensureConnected();
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
   const client = new Client({ connection, namespace: cfg.namespace, interceptors: clientInterceptors });
   return { connection, client };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool';
+import { sql, type DatabasePool } from '../../pool';
 
 const flagRow = z.object({ key: z.string(), enabled: z.boolean() });
 export type FlagRow = z.infer<typeof flagRow>;

@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Image of the platform's Node processes (API gateway, Temporal worker, outbox relay); which one
+# runs is chosen by the command (see docker-compose.yml). Node.js 24 LTS, as in package.json engines.
+
+# ---- build: install everything, compile TypeScript, then drop the dev dependencies ----------
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json* .npmrc* ./
+# `npm install`, not `npm ci`: ci fails on optional packages of other platforms missing from the
+# registry (shared/TOOLCHAIN.md). Install scripts must run (argon2's prebuilt binary).
+RUN npm install --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+# ---- runtime ----------------------------------------------------------------------------------
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+# The whole pruned tree: dist/ plus the run-time files read from disk (protos/, modules/*/manifest.json,
+# migrations), whatever their final layout.
+COPY --from=build --chown=node:node /app /app
+USER node
+EXPOSE 8080 50051
+CMD ["node", "dist/api/server.js"]

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The application half of the bring-up, run by up.sh once every server answers: Node 24 and the
+# npm dependencies, the build, migrations, Kafka topics, then the gateway, the Temporal worker and
+# the outbox relay. Processes already running the current build are left alone; a new build
+# restarts them so `npm run up` always serves the code in the work tree.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+LOG_TAG=app
+cd "$REPO_ROOT"
+
+# npm itself may run on the machine's older Node; everything we start runs on the project's Node 24
+# (the `node` package in devDependencies puts the real binary in node_modules/.bin).
+export PATH="$REPO_ROOT/node_modules/.bin:$PATH"
+
+install_stamp=node_modules/.platform-install.sha
+lock_sha=$(sha256sum package.json package-lock.json | sha256sum | cut -d' ' -f1)
+if [[ ! -x node_modules/.bin/node || "$(cat "$install_stamp" 2>/dev/null)" != "$lock_sha" ]]; then
+  log "npm install (dependencies changed or missing)"
+  run_with_progress "npm install" "$PLATFORM_LOGS/npm-install.log" npm install --no-audit --no-fund
+  printf '%s\n' "$lock_sha" > "$install_stamp"
+fi
+log "node $(node --version)"
+
+log "build (tsc)"
+run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
+build_sha=$(find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
+
+node dist/db/migrate.js
+node dist/workers/topics.js
+
+# A process started from another build is stopped so it comes back on this one.
+mkdir -p "$PLATFORM_RUN/app"
+build_file=$PLATFORM_RUN/app/build.sha
+if [[ "$(cat "$build_file" 2>/dev/null)" != "$build_sha" ]]; then
+  stop_all_bg
+  printf '%s\n' "$build_sha" > "$build_file"
+fi
+
+# log_says LOG OFFSET PATTERN: the log has PATTERN past byte OFFSET (what this start wrote).
+log_says() { tail -c +"$(($2 + 1))" "$1" 2>/dev/null | grep -q "$3"; }
+log_size() { stat -c %s "$PLATFORM_LOGS/$1" 2>/dev/null || echo 0; }
+
+# Each process is started, then awaited by what it says (or answers) once it really works.
+start_app() {
+  local name=$1 logfile=$2 ready_pattern=$3 offset
+  shift 3
+  if bg_pid "$name" >/dev/null; then
+    log "$name already running this build (pid $(bg_pid "$name"))"
+    return 0
+  fi
+  offset=$(log_size "$logfile")
+  start_bg "$name" "$logfile" "$@"
+  WAIT_PID=$(bg_pid "$name") wait_until "$name" 60 "$PLATFORM_LOGS/$logfile" \
+    log_says "$PLATFORM_LOGS/$logfile" "$offset" "$ready_pattern"
+}
+
+start_app worker worker.log '"msg":"schedules ensured"' node dist/workers/main.js
+start_app relay outbox-relay.log '"msg":"\(relay is the leader\|another relay is the leader\)' node dist/workers/outbox-relay.js
+start_app api api.log '"msg":"' node dist/api/server.js
+WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
+  http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"
+log "gateway http://127.0.0.1:${API_PORT:-8080}  docs /api-docs/gateway  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"

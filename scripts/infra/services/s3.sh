@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# S3-compatible object store: Versity S3 Gateway (posix backend) on http://127.0.0.1:9000,
+# root credentials platform / platform-secret (S3_ACCESS_KEY/S3_SECRET_KEY of .env.example),
+# region us-east-1, objects as plain files under $PLATFORM_DATA/s3/<bucket>/<key>.
+# The bucket itself is created by the application's bring-up, not here.
+# Optional: S3_EVENT_KAFKA_TOPIC=<topic> sends the gateway's bucket notifications to Kafka
+# (127.0.0.1:9092); the topic must exist first (auto-creation is off).
+# Usage: s3.sh start|stop|restart|status
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+# shellcheck disable=SC2034 # read by svc_port in lib.sh
+s3_port=9000
+S3_DIR=$PLATFORM_DATA/s3
+S3_PIDFILE=$(pidfile_of s3)
+S3_HEALTH_PATH=/health
+
+s3_log() { printf '%s\n' "$PLATFORM_LOGS/s3.log"; }
+
+s3_ready() { http_ok "http://127.0.0.1:$s3_port$S3_HEALTH_PATH"; }
+
+s3_pid() { read_pidfile "$S3_PIDFILE" 2>/dev/null || pids_listening "$s3_port" | head -n 1; }
+
+s3_spawn() {
+  [[ -x "$PLATFORM_BIN/versitygw" ]] || die "s3: $PLATFORM_BIN/versitygw missing; run scripts/infra/install.sh"
+  mkdir -p "$S3_DIR"
+  local events=()
+  if [[ -n "${S3_EVENT_KAFKA_TOPIC:-}" ]]; then
+    events=(--event-kafka-url "${S3_EVENT_KAFKA_URL:-127.0.0.1:9092}" --event-kafka-topic "$S3_EVENT_KAFKA_TOPIC")
+  fi
+  # Credentials through the environment (ROOT_ACCESS_KEY/ROOT_SECRET_KEY) keep them out of `ps`.
+  # --quiet: no per-request line on stdout (the log would grow with every test upload).
+  ROOT_ACCESS_KEY=${S3_ACCESS_KEY:-platform} ROOT_SECRET_KEY=${S3_SECRET_KEY:-platform-secret} \
+    spawn_detached "$S3_PIDFILE" "$(s3_log)" \
+    "$PLATFORM_BIN/versitygw" \
+    --port "127.0.0.1:$s3_port" \
+    --region "${S3_REGION:-us-east-1}" \
+    --health "$S3_HEALTH_PATH" \
+    --quiet \
+    "${events[@]}" \
+    posix "$S3_DIR"
+}
+
+s3_stop() {
+  local pid
+  if pid=$(s3_pid) && [[ -n "$pid" ]]; then
+    log "stopping s3 (pid $pid)"
+    kill_and_wait "$pid" 10 s3
+  fi
+  rm -f "$S3_PIDFILE"
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then svc_cli s3 "$@"; fi
