@@ -23,7 +23,7 @@ report="$(mktemp)"
 status=0
 NODE_OPTIONS=--experimental-vm-modules jest --ci --json --outputFile="$report" "$@" || status=$?
 node -e '
-  const r = require(process.argv[1]);
+  const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
 ' "$report" || true
 rm -f "$report"
