@@ -84,7 +84,7 @@ postgres_after_start() {
     postgres_wait
   fi
   # psql reads the file from stdin: the postgres user may not be able to read the work tree.
-  runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 -p "$postgres_port" -d postgres -f - \
+  as_postgres psql -X -q -v ON_ERROR_STOP=1 -p "$postgres_port" -d postgres -f - \
     <"$REPO_ROOT/infra/postgres/init.sql" >/dev/null ||
     die "postgres: infra/postgres/init.sql failed (see above)"
   PGPASSWORD=platform_app psql -X -q -h 127.0.0.1 -p "$postgres_port" -U platform_app -d platform -tAc 'select 1' >/dev/null ||
@@ -92,14 +92,18 @@ postgres_after_start() {
   log "postgres: roles platform_owner/platform_app and databases platform/platform_test are in place"
 }
 
+# The postgres user may not be allowed into the caller's directory (a clone under /tmp or /root):
+# psql would warn on every call, so it runs from /.
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
+
 # True when the running server's settings differ from our conf.d file in a way a reload cannot
 # apply (pg_settings.pending_restart after pg_reload_conf, which also picks up pg_hba changes).
 _postgres_settings_changed() {
   _postgres_prepare
   local pending
-  runuser -u postgres -- psql -X -tAq -p "$postgres_port" -d postgres -c "select pg_reload_conf()" >/dev/null 2>&1 || true
+  as_postgres psql -X -tAq -p "$postgres_port" -d postgres -c "select pg_reload_conf()" >/dev/null 2>&1 || true
   sleep 0.2
-  pending=$(runuser -u postgres -- psql -X -tAq -p "$postgres_port" -d postgres \
+  pending=$(as_postgres psql -X -tAq -p "$postgres_port" -d postgres \
     -c "select count(*) from pg_settings where pending_restart" 2>/dev/null || echo 0)
   [[ "$pending" != "0" ]]
 }
