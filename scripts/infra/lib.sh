@@ -191,6 +191,17 @@ stop_pidfile() {
   rm -f "$file"
 }
 
+# stop_server NAME GRACE_S: stops the server that NAME_pid finds (its pidfile, or the process on its
+# port), waiting GRACE_S for a clean exit before killing it, then forgets its pidfile.
+stop_server() {
+  local name=$1 grace_s=$2 pid
+  if pid=$("${name}_pid") && [[ -n "$pid" ]]; then
+    log "stopping $name (pid $pid)"
+    kill_and_wait "$pid" "$grace_s" "$name"
+  fi
+  rm -f "$(pidfile_of "$name")"
+}
+
 # pids_listening PORT: pids of processes with a listening TCP socket on PORT (via /proc, as ss -p
 # needs iproute2 and lsof may be missing). Used to find servers whose pidfile was lost.
 pids_listening() {

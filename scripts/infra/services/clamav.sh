@@ -63,13 +63,8 @@ clamav_spawn() {
 }
 
 clamav_stop() {
-  local pid
-  if pid=$(clamav_pid) && [[ -n "$pid" ]]; then
-    log "stopping clamav (pid $pid)"
-    clamd_cmd SHUTDOWN >/dev/null || true
-    kill_and_wait "$pid" 15 clamav
-  fi
-  rm -f "$CLAMAV_PIDFILE"
+  clamd_cmd SHUTDOWN >/dev/null 2>&1 || true
+  stop_server clamav 15
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then svc_cli clamav "$@"; fi

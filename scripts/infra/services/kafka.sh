@@ -167,14 +167,7 @@ kafka_wait() {
   }
 }
 
-kafka_stop() {
-  local pid
-  if pid=$(kafka_pid) && [[ -n "$pid" ]]; then
-    log "stopping kafka (pid $pid)"
-    # A controlled shutdown takes a few seconds (it flushes and writes clean-shutdown markers).
-    kill_and_wait "$pid" 30 kafka
-  fi
-  rm -f "$KAFKA_PIDFILE"
-}
+# A controlled shutdown takes a few seconds (it flushes and writes clean-shutdown markers).
+kafka_stop() { stop_server kafka 30; }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then svc_cli kafka "$@"; fi

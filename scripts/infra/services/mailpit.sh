@@ -37,13 +37,6 @@ mailpit_spawn() {
     --disable-version-check
 }
 
-mailpit_stop() {
-  local pid
-  if pid=$(mailpit_pid) && [[ -n "$pid" ]]; then
-    log "stopping mailpit (pid $pid)"
-    kill_and_wait "$pid" 10 mailpit
-  fi
-  rm -f "$MAILPIT_PIDFILE"
-}
+mailpit_stop() { stop_server mailpit 10; }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then svc_cli mailpit "$@"; fi

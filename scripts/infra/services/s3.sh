@@ -41,13 +41,6 @@ s3_spawn() {
     posix "$S3_DIR"
 }
 
-s3_stop() {
-  local pid
-  if pid=$(s3_pid) && [[ -n "$pid" ]]; then
-    log "stopping s3 (pid $pid)"
-    kill_and_wait "$pid" 10 s3
-  fi
-  rm -f "$S3_PIDFILE"
-}
+s3_stop() { stop_server s3 10; }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then svc_cli s3 "$@"; fi
