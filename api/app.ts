@@ -1,10 +1,13 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Config } from '../common/config';
+import type { TokenService } from '../common/identity/tokens';
 import type { Logger } from '../common/logger';
 import type { AppState } from './context';
 import { mountProbes, type Probes } from './health/probes.routes';
 import { evaluateReadiness, type ReadinessCondition } from './health/readiness';
+import { mountJwks } from './identity/jwks.routes';
+import { authenticate } from './middleware/authenticate';
 import { problemHandler } from './middleware/problem-handler';
 import { requestContext } from './middleware/request-context';
 import { routeFallback } from './middleware/route-fallback';
@@ -17,6 +20,8 @@ export interface AppDeps {
   config: Readonly<Config>;
   logger: Logger;
   routes: readonly AnyRoute[];
+  /** Verifies the bearer token of every route not declared public, and publishes the JWKS. */
+  tokens: TokenService;
   liveness: Probes['liveness'];
   /** Start-up conditions beyond the routes (flags loaded, core connections established). */
   readiness: readonly ReadinessCondition[];
@@ -34,7 +39,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const registry = new RouteRegistry(deps.routes);
   const documents = buildOpenApiDocuments(registry, config.version);
-  const api = buildApiRouter(registry, { bodyLimitBytes: config.api.bodyLimitBytes, validateResponses: config.api.validateResponses });
+  const api = buildApiRouter(registry, {
+    bodyLimitBytes: config.api.bodyLimitBytes,
+    validateResponses: config.api.validateResponses,
+    authenticate: authenticate(deps.tokens),
+  });
 
   const root = new Router<AppState>();
   mountProbes(root, {
@@ -46,6 +55,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     health: deps.health,
   });
   mountDocs(root, documents);
+  mountJwks(root, deps.tokens);
   root.use(['/v1', '/api/v1'], api.routes());
 
   const app = new Koa<AppState>();

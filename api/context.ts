@@ -1,5 +1,15 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../common/logger';
+import { problems } from '../common/problems';
+
+/** Who a bearer route's request acts as, from the verified access token. */
+export interface AuthState {
+  userId: string;
+  tenantId: string;
+  email: string;
+  /** Role names only; permissions are resolved per request, never taken from the token. */
+  roles: string[];
+}
 
 /**
  * What every request carries once the request-context middleware has run: the ids that tie its
@@ -12,6 +22,14 @@ export interface AppState {
   spanId: string;
   /** A child logger bound to requestId and traceId. */
   log: Logger;
+  /** Set by the authentication middleware on bearer routes; absent on public ones. */
+  auth?: AuthState;
+}
+
+/** The caller of a bearer route; the router runs authentication before any such handler. */
+export function authOf(ctx: { state: AppState }): AuthState {
+  if (!ctx.state.auth) throw problems.unauthorized();
+  return ctx.state.auth;
 }
 
 export type AppMiddleware = Middleware<AppState>;

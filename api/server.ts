@@ -57,7 +57,8 @@ async function main(): Promise<void> {
   const app = createApp({
     config,
     logger,
-    routes: platformRoutes(),
+    routes: platformRoutes(runtime),
+    tokens: runtime.identity.tokens,
     ...runtime.probes,
     readiness: [...runtime.probes.readiness, { name: 'shutdown', met: () => !shuttingDown, reason: 'shutting down' }],
   });

@@ -70,12 +70,42 @@ const schema = Joi.object({
   OUTBOX_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
   OUTBOX_RETENTION_HOURS: Joi.number().integer().min(1).default(168),
 
+  AUDIT_CONSUMER_GROUP: Joi.string().default('audit.store'),
+  AUDIT_CONSUMER_CHUNK_SIZE: Joi.number().integer().min(1).max(10_000).default(1000),
+  AUDIT_CONSUMER_CONCURRENCY: Joi.number().integer().min(1).max(64).default(3),
+  AUDIT_PUBLISH_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(2000),
+  AUDIT_KAFKA_RETRY_MS: Joi.number().integer().min(0).max(600_000).default(5000),
+  AUDIT_FALLBACK_REPLAY_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+  AUDIT_FALLBACK_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
+  AUDIT_FALLBACK_RETENTION_DAYS: Joi.number().integer().min(1).default(7),
+  AUDIT_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
   MAINTENANCE_BATCH_SIZE: Joi.number().integer().min(1).max(50_000).default(5000),
 
   BILLING_STRIPE_WEBHOOK_SECRET: Joi.string().default('whsec_local_stripe_secret'),
   BILLING_PADDLE_WEBHOOK_SECRET: Joi.string().default('pdl_local_paddle_secret'),
+  BILLING_TRIAL_DAYS: Joi.number().integer().min(0).max(365).default(14),
+
+  // State kept outside the work tree (the bring-up scripts use the same folder).
+  PLATFORM_DATA: Joi.string().default(join(homedir(), '.cache/platform/data')),
+  JWT_ISSUER: Joi.string().uri().default('http://127.0.0.1:8080'),
+  JWT_AUDIENCE: Joi.string().default('platform-api'),
+  // The signing key as a PKCS#8 PEM or a private JWK (JSON); without it the key file is used.
+  JWT_PRIVATE_KEY: Joi.string(),
+  // Public JWKs (a JSON JWK set) of retired signing keys that still verify during a rotation.
+  JWT_PREVIOUS_PUBLIC_KEYS: Joi.string(),
+  // Default: $PLATFORM_DATA/jwt/signing-keys.json, generated once when missing.
+  JWT_KEY_FILE: Joi.string(),
+  ACCESS_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(900),
+  REFRESH_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(7 * 24 * 3600),
+  REFRESH_GRACE_SECONDS: Joi.number().min(0).max(300).default(10),
+  SESSION_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(300),
+  LOGIN_THROTTLE_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
+  LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: Joi.number().integer().min(1).default(10),
+  LOGIN_THROTTLE_IP_ATTEMPTS: Joi.number().integer().min(1).default(50),
+  LOGIN_THROTTLE_MAX_DELAY_SECONDS: Joi.number().integer().min(1).default(900),
 }).unknown(true);
 
 export interface Config {
@@ -104,8 +134,29 @@ export interface Config {
     batchSize: number; idlePollMs: number; backoffInitialMs: number; backoffMaxMs: number; statusIntervalMs: number;
     retentionHours: number;
   };
+  /**
+   * The audit pipeline: the consumer's group, records per store transaction and partitions consumed
+   * at once; the direct intake's Kafka deadline and how long it then writes straight to the fallback
+   * buffer; the buffer's replay interval, batch and promised capacity (older rows raise an alarm).
+   */
+  audit: {
+    consumerGroup: string; chunkSize: number; partitionsConcurrently: number; publishTimeoutMs: number; kafkaRetryMs: number;
+    replayIntervalMs: number; replayBatchSize: number; bufferRetentionDays: number; statusIntervalMs: number;
+  };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
-  billing: { stripeWebhookSecret: string; paddleWebhookSecret: string };
+  billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
+  identity: {
+    jwt: {
+      issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
+    };
+    /** Lifetimes in seconds (document 1, Limits); the grace window may be fractional in tests. */
+    ttl: { accessToken: number; refreshToken: number; refreshGrace: number; sessionToken: number };
+    /**
+     * Failed logins counted per account and per IP within windowSeconds; past the free attempts each
+     * further one doubles a wait (at most maxDelaySeconds) that ends with the window.
+     */
+    loginThrottle: { windowSeconds: number; accountAttempts: number; ipAttempts: number; maxDelaySeconds: number };
+  };
 }
 
 export class ConfigError extends Error {}
@@ -163,11 +214,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS, backoffInitialMs: v.OUTBOX_BACKOFF_INITIAL_MS,
       backoffMaxMs: v.OUTBOX_BACKOFF_MAX_MS, statusIntervalMs: v.OUTBOX_STATUS_INTERVAL_MS, retentionHours: v.OUTBOX_RETENTION_HOURS,
     },
+    audit: {
+      consumerGroup: v.AUDIT_CONSUMER_GROUP, chunkSize: v.AUDIT_CONSUMER_CHUNK_SIZE,
+      partitionsConcurrently: v.AUDIT_CONSUMER_CONCURRENCY, publishTimeoutMs: v.AUDIT_PUBLISH_TIMEOUT_MS,
+      kafkaRetryMs: v.AUDIT_KAFKA_RETRY_MS, replayIntervalMs: v.AUDIT_FALLBACK_REPLAY_INTERVAL_MS,
+      replayBatchSize: v.AUDIT_FALLBACK_BATCH_SIZE, bufferRetentionDays: v.AUDIT_FALLBACK_RETENTION_DAYS,
+      statusIntervalMs: v.AUDIT_STATUS_INTERVAL_MS,
+    },
     maintenance: {
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,
       batchSize: v.MAINTENANCE_BATCH_SIZE,
     },
-    billing: { stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET },
+    billing: {
+      stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,
+      trialDays: v.BILLING_TRIAL_DAYS,
+    },
+    identity: {
+      jwt: {
+        issuer: v.JWT_ISSUER, audience: v.JWT_AUDIENCE, privateKey: v.JWT_PRIVATE_KEY, previousPublicKeys: v.JWT_PREVIOUS_PUBLIC_KEYS,
+        keyFile: v.JWT_KEY_FILE ?? join(v.PLATFORM_DATA, 'jwt', 'signing-keys.json'),
+      },
+      ttl: {
+        accessToken: v.ACCESS_TOKEN_TTL_SECONDS, refreshToken: v.REFRESH_TOKEN_TTL_SECONDS,
+        refreshGrace: v.REFRESH_GRACE_SECONDS, sessionToken: v.SESSION_TOKEN_TTL_SECONDS,
+      },
+      loginThrottle: {
+        windowSeconds: v.LOGIN_THROTTLE_WINDOW_SECONDS, accountAttempts: v.LOGIN_THROTTLE_ACCOUNT_ATTEMPTS,
+        ipAttempts: v.LOGIN_THROTTLE_IP_ATTEMPTS, maxDelaySeconds: v.LOGIN_THROTTLE_MAX_DELAY_SECONDS,
+      },
+    },
   });
 }
 

@@ -67,8 +67,94 @@ export async function sendInOrder(producer: Producer, records: readonly Outgoing
   await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
 }
 
+/**
+ * The ordered producer, connected on first use and dropped after a failure: the idempotent
+ * producer's sequence numbers may no longer match the broker's, and a fresh producer (new producer
+ * id) starts clean. Re-sending a batch that was partly written duplicates some events, which
+ * consumers absorb by event id.
+ */
+export class ReconnectingProducer {
+  private producer: Producer | null = null;
+
+  constructor(private readonly kafka: Kafka) {}
+
+  /** Resolves when Kafka has acknowledged every record (see sendInOrder); throws otherwise. */
+  async send(records: readonly OutgoingRecord[]): Promise<void> {
+    await sendInOrder(await this.connected(), records);
+  }
+
+  async reset(): Promise<void> {
+    const producer = this.producer;
+    this.producer = null;
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  private async connected(): Promise<Producer> {
+    if (this.producer) return this.producer;
+    const producer = createOrderedProducer(this.kafka);
+    try {
+      await producer.connect();
+    } catch (error) {
+      await producer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    this.producer = producer;
+    return producer;
+  }
+}
+
 export function createConsumer(kafka: Kafka, config: ConsumerConfig): Consumer {
   return kafka.consumer(config);
+}
+
+/** Some messages of one partition, in offset order. */
+export interface MessageChunk {
+  topic: string;
+  partition: number;
+  messages: readonly KafkaMessage[];
+}
+
+export interface CommittingConsumerOptions {
+  topic: string;
+  /** Where a group without committed offsets starts. */
+  fromBeginning: boolean;
+  partitionsConcurrently: number;
+  /** The most messages handed to `handle` at once; a fetched batch is cut into chunks of this size. */
+  chunkSize: number;
+  handle(chunk: MessageChunk): Promise<void>;
+}
+
+/**
+ * Consumes a topic at least once: each chunk's offsets are committed only after `handle` resolved,
+ * so a crash (or a throw, which makes the client re-fetch after its retry backoff) hands the same
+ * messages over again. `handle` must therefore be idempotent. Resolves once the consumer runs.
+ */
+export async function runCommittingConsumer(consumer: Consumer, options: CommittingConsumerOptions): Promise<void> {
+  const { topic, fromBeginning, partitionsConcurrently, chunkSize, handle } = options;
+  await consumer.subscribe({ topics: [topic], fromBeginning });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: partitionsConcurrently,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      for (let start = 0; start < batch.messages.length; start += chunkSize) {
+        // After a rebalance the partition may belong to another member: leave the rest to it.
+        if (!isRunning() || isStale()) return;
+        const messages = batch.messages.slice(start, start + chunkSize);
+        await handle({ topic: batch.topic, partition: batch.partition, messages });
+        const last = messages.at(-1)!.offset;
+        resolveOffset(last);
+        // The committed offset is the next one to read.
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        await heartbeat();
+      }
+    },
+  });
+}
+
+/** Calls `listener` with the partitions assigned (per topic) each time the consumer joins its group. */
+export function onGroupJoin(consumer: Consumer, listener: (assignment: Record<string, number[]>) => void): void {
+  consumer.on(consumer.events.GROUP_JOIN, (event) => listener(event.payload.memberAssignment));
 }
 
 /** A cheap liveness question to the broker: the cluster's metadata. */
@@ -87,6 +173,10 @@ export interface TopicSpec {
 
 export function listTopics(admin: Admin): Promise<string[]> {
   return admin.listTopics();
+}
+
+export async function deleteTopics(admin: Admin, names: readonly string[]): Promise<void> {
+  await admin.deleteTopics({ topics: [...names] });
 }
 
 /** Creates the topics and waits for their partition leaders; topics that already exist are left alone. */

@@ -30,7 +30,11 @@ const registry = {
   'validation-error': { status: 400, title: 'Validation error' },
   'unauthorized': { status: 401, title: 'Unauthorized' },
   'token-expired': { status: 401, title: 'Token expired' },
+  'invalid-credentials': { status: 401, title: 'Invalid credentials' },
+  'mfa-required': { status: 401, title: 'Two-factor code required' },
+  'mfa-invalid': { status: 401, title: 'Two-factor code invalid' },
   'forbidden': { status: 403, title: 'Forbidden' },
+  'account-locked': { status: 403, title: 'Account locked' },
   'not-found': { status: 404, title: 'Not found' },
   'module-not-found': { status: 404, title: 'Module not installed' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
@@ -43,6 +47,12 @@ const registry = {
   'bad-gateway': { status: 502, title: 'Bad gateway' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
   'gateway-timeout': { status: 504, title: 'Gateway timeout' },
+  // Audit (document 2, Errors). cold-export-initiated is a 202 answer, not a problem.
+  'audit-record-not-found': { status: 404, title: 'Audit record not found' },
+  'batch-limit-exceeded': { status: 400, title: 'Batch limit exceeded' },
+  'export-range-too-large': { status: 400, title: 'Export range too large' },
+  'anonymize-financial-record': { status: 403, title: 'Financial records cannot be anonymized' },
+  'anonymize-conflict': { status: 409, title: 'Anonymization already in progress' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -87,6 +97,11 @@ export const problems = {
     new Problem('validation-error', detail, { errors }),
   unauthorized: (detail = 'A valid bearer token is required') => new Problem('unauthorized', detail),
   tokenExpired: (detail = 'The token has expired') => new Problem('token-expired', detail),
+  // One answer for an unknown e-mail, a wrong password and a deleted account, so none is told apart.
+  invalidCredentials: () => new Problem('invalid-credentials', 'The e-mail address or password is wrong'),
+  mfaRequired: () => new Problem('mfa-required', 'Two-factor authentication is on; send mfaCode'),
+  mfaInvalid: () => new Problem('mfa-invalid', 'The two-factor code is wrong or expired'),
+  accountLocked: () => new Problem('account-locked', 'The account is locked; contact your administrator'),
   forbidden: (detail = 'You do not have permission for this action') => new Problem('forbidden', detail),
   notFound: (what = 'resource') => new Problem('not-found', `The ${what} was not found`),
   routeNotFound: (path: string) => new Problem('not-found', `No route matches ${path}`),
@@ -105,6 +120,15 @@ export const problems = {
   badGateway: (detail: string) => new Problem('bad-gateway', detail),
   unavailable: (detail: string) => new Problem('service-unavailable', detail),
   timeout: (detail: string) => new Problem('gateway-timeout', detail),
+  auditRecordNotFound: (id: string) => new Problem('audit-record-not-found', `Audit record ${id} was not found`),
+  batchLimitExceeded: (max: number, given: number) =>
+    new Problem('batch-limit-exceeded', `A batch holds at most ${max} records; ${given} were sent`, { max, given }),
+  exportRangeTooLarge: (maxDays: number) =>
+    new Problem('export-range-too-large', `A hot export covers at most ${maxDays} days; narrow since and until`, { maxDays }),
+  anonymizeFinancialRecord: () =>
+    new Problem('anonymize-financial-record', 'Financial (money.*) audit records are never anonymized'),
+  anonymizeConflict: (userId: string) =>
+    new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
 };
 
 /**

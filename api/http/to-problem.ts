@@ -1,15 +1,19 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { isProblem, problemFromGrpc, problems, type Problem } from '../../common/problems';
 import { CircuitOpenError } from '../resilience/circuit-breaker';
+import { constraintProblemOf } from './constraint-problems';
 
 /**
  * Turns whatever a handler or middleware threw into a problem of the registry. Only problems,
- * downstream status codes and the body parser's client errors say something the caller may see;
- * everything else is an internal error whose cause is logged, never shown.
+ * known constraint violations, downstream status codes and the body parser's client errors say
+ * something the caller may see; everything else is an internal error whose cause is logged, never
+ * shown.
  */
 export function toProblem(error: unknown): Problem {
   if (isProblem(error)) return error;
   if (error instanceof CircuitOpenError) return problems.unavailable(error.message);
+  const constraint = constraintProblemOf(error);
+  if (constraint) return constraint;
 
   const grpc = grpcStatusOf(error) ?? temporalStatusOf(error);
   if (grpc) {

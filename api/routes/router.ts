@@ -10,18 +10,22 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 export interface ApiRouterOptions {
   bodyLimitBytes: number;
   validateResponses: boolean;
+  /** Put in front of every route declared `auth: 'bearer'`. */
+  authenticate: Middleware<AppState>;
 }
 
 /**
- * The versioned API as one router: each registered route gets the body guard (for methods that
- * carry a body), its validation guard and its handler. The app mounts this router twice, under
- * /v1 and under the alias /api/v1.
+ * The versioned API as one router: each registered route gets authentication (unless it is
+ * public), the body guard (for methods that carry a body), its validation guard and its handler.
+ * Authentication comes first, so an anonymous caller learns nothing about a body's validity. The
+ * app mounts this router twice, under /v1 and under the alias /api/v1.
  */
 export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
   const router = new Router<AppState>();
   const parseBody = bodyGuard(options.bodyLimitBytes);
   for (const route of registry.routes) {
     const stack: Middleware<AppState>[] = [
+      ...(route.auth === 'bearer' ? [options.authenticate] : []),
       ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
       validationGuard(route, options.validateResponses),
       // The guard has put ctx.guard in place, which the handler's context type promises.

@@ -7,6 +7,8 @@ import { EventLoopMonitor } from '../health/event-loop';
 import { createHealthReporter } from '../health/health-report';
 import type { ReadinessCondition } from '../health/readiness';
 import type { AppDeps } from '../app';
+import { createIdentityServices } from '../identity';
+import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
 import { ensureBucket } from './bucket';
@@ -20,6 +22,8 @@ export interface GatewayRuntime {
   temporal(): TemporalHandle | undefined;
   breakers: CircuitBreakers;
   flags: FeatureFlagCache;
+  /** Signing keys, token service and login throttle of the identity routes. */
+  identity: IdentityDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -36,6 +40,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const stopping = new AbortController();
   const retry = { logger, signal: stopping.signal };
   const connections = await openConnections(config, logger);
+  const identity = await createIdentityServices(config, connections, logger);
   const breakers = new CircuitBreakers();
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
@@ -85,6 +90,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     temporal: () => temporal,
     breakers,
     flags,
+    identity,
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

@@ -3,8 +3,8 @@ import type { FieldError } from '../../common/problems';
 
 /**
  * joi's error types mapped to the codes of the problem object's `errors[]` (document 1: REQUIRED,
- * INVALID_FORMAT, TOO_SHORT, ...). Clients branch on these codes, so they are a closed set; a joi
- * type not listed here falls back by its family below.
+ * INVALID_FORMAT, TOO_SHORT, BREACHED_PASSWORD, ...). Clients branch on these codes, so they are a
+ * closed set; a joi type not listed here falls back by its family below.
  */
 const CODES: Record<string, string> = {
   'any.required': 'REQUIRED',
@@ -46,6 +46,8 @@ const CODES: Record<string, string> = {
   'any.invalid': 'INVALID_VALUE',
   'array.unique': 'DUPLICATE_VALUE',
   'array.includesRequiredUnknowns': 'REQUIRED',
+  // Raised by the new-password schema (api/routes/identity/auth.schemas.ts); document 1 names the code.
+  'password.breached': 'BREACHED_PASSWORD',
 };
 
 /** `string.base`, `number.base`, ... mean the value has the wrong JSON type. */

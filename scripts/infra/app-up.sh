@@ -56,6 +56,8 @@ start_app() {
 
 start_app worker worker.log '"msg":"schedules ensured"' node dist/workers/main.js
 start_app relay outbox-relay.log '"msg":"\(relay is the leader\|another relay is the leader\)' node dist/workers/outbox-relay.js
+# The audit consumer is ready once it has joined its consumer group (audit.store) on the audit topic.
+start_app audit-consumer audit-consumer.log '"msg":"audit consumer joined its group"' node dist/workers/audit-consumer.js
 start_app api api.log '"msg":"' node dist/api/server.js
 WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
   http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"

@@ -1,4 +1,3 @@
-import { platformRoutes } from '../../api/routes';
 import { NAMESPACES } from '../../api/routes/registry';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { call } from '../helpers/http';
@@ -60,7 +59,7 @@ describe.each(NAMESPACES)('the %s namespace', (namespace) => {
       expect(Object.keys(operation.responses).length).toBeGreaterThan(0);
       return `${verb.toUpperCase()} ${path} ${operation.operationId}`;
     }));
-    const registered = platformRoutes().filter((route) => route.namespace === namespace)
+    const registered = gateway.routes.filter((route) => route.namespace === namespace)
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')} ${route.operationId}`);
     expect(operations.sort()).toEqual(registered.sort());
   });

@@ -8,6 +8,8 @@ import { call, serve, waitFor } from './http';
 
 export interface TestGateway {
   baseUrl: string;
+  /** Every route the gateway serves: the platform's and the test's own. */
+  routes: readonly AnyRoute[];
   config: Readonly<Config>;
   runtime: GatewayRuntime;
   close(): Promise<void>;
@@ -30,13 +32,15 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...options.env });
   const logger = createLogger('api-test', config.logLevel);
   const runtime = await startGatewayRuntime(config, logger);
-  const app = createApp({ config, logger, routes: [...platformRoutes(), ...(options.routes ?? [])], ...runtime.probes });
+  const routes = [...platformRoutes(runtime), ...(options.routes ?? [])];
+  const app = createApp({ config, logger, routes, tokens: runtime.identity.tokens, ...runtime.probes });
   const server = await serve(app.callback());
   if (options.waitUntilReady) {
     await waitFor('the gateway to be ready', async () => (await call(`${server.baseUrl}/ready`)).status === 200);
   }
   return {
     baseUrl: server.baseUrl,
+    routes,
     config,
     runtime,
     async close() {

@@ -1,0 +1,17 @@
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { problems, type Problem } from '../../common/problems';
+
+/**
+ * The one place where database constraint names become problems (the Logto pattern): a handler
+ * lets the violation through and the caller gets the documented answer, not a 500.
+ */
+const uniqueViolations: Record<string, () => Problem> = {
+  users_email_lower: () => problems.conflict('An account with this e-mail address already exists'),
+};
+
+export function constraintProblemOf(error: unknown): Problem | null {
+  if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint) {
+    return uniqueViolations[error.constraint]?.() ?? null;
+  }
+  return null;
+}

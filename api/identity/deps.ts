@@ -1,0 +1,22 @@
+import type { Config } from '../../common/config';
+import type { TokenService } from '../../common/identity/tokens';
+import type { Logger } from '../../common/logger';
+import type { DatabasePool } from '../../db/pool';
+import type { LoginThrottle } from './login-throttle';
+
+/** What the identity flows work with; built once per gateway by createIdentityServices. */
+export interface IdentityDeps {
+  config: Readonly<Config>;
+  /** The application pool (platform_app): every tenant-owned statement runs under withTenant. */
+  db: DatabasePool;
+  tokens: TokenService;
+  throttle: LoginThrottle;
+  logger: Logger;
+}
+
+/** Document 1, Token responses: the token pair of login, refresh, select-tenant and switch-tenant. */
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: string;
+}

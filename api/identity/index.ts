@@ -1,0 +1,27 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../../common/config';
+import { loadSigningKeys } from '../../common/identity/signing-keys';
+import { TokenService } from '../../common/identity/tokens';
+import type { Logger } from '../../common/logger';
+import type { DatabasePool } from '../../db/pool';
+import type { IdentityDeps } from './deps';
+import { LoginThrottle } from './login-throttle';
+
+/**
+ * Loads the signing keys (generating the local key file on first start) and builds what the
+ * identity routes and the authentication middleware share.
+ */
+export async function createIdentityServices(
+  config: Readonly<Config>,
+  clients: { db: DatabasePool; redis: Redis },
+  logger: Logger,
+): Promise<IdentityDeps> {
+  const keys = await loadSigningKeys(config.identity.jwt);
+  return {
+    config,
+    db: clients.db,
+    tokens: new TokenService(keys, config.identity.jwt, config.identity.ttl),
+    throttle: new LoginThrottle(clients.redis, config.identity.loginThrottle, logger),
+    logger,
+  };
+}

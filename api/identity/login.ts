@@ -1,0 +1,82 @@
+import { verifyPassword } from '../../common/identity/passwords';
+import { problems } from '../../common/problems';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import { withTenant } from '../../db/tenant';
+import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
+import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
+import type { IdentityDeps, TokenPair } from './deps';
+import { enqueueAuthEvent } from './events';
+import { issuePair, publicPair, type SessionSubject } from './sessions';
+
+export interface Credentials {
+  email: string;
+  password: string;
+  mfaCode?: string;
+}
+
+/** Document 1, Token responses: "Tenant selection required". */
+export interface TenantSelection {
+  requiresTenantSelection: true;
+  sessionToken: string;
+  tenants: UserTenant[];
+}
+
+/**
+ * Password login. Every way of being wrong (unknown address, wrong password, deleted account)
+ * answers the same 401 after the same Argon2id work, and counts against the throttle. A user of
+ * one tenant, or of several with a remembered choice, gets a token pair; otherwise the
+ * tenant-selection result with a 5-minute session token.
+ */
+export async function login(deps: IdentityDeps, credentials: Credentials, ip: string): Promise<TokenPair | TenantSelection> {
+  await deps.throttle.assertAllowed(credentials.email, ip);
+  const user = await selectUserForLogin(deps.db, credentials.email);
+  const passwordOk = await verifyPassword(user?.passwordHash, credentials.password);
+  if (!user || !passwordOk || user.deletedAt !== null) {
+    await deps.throttle.recordFailure(credentials.email, ip);
+    throw problems.invalidCredentials();
+  }
+  // Only someone who knows the password learns that the account is locked.
+  if (user.status === 'locked') throw problems.accountLocked();
+  await deps.throttle.recordSuccess(credentials.email);
+  // Two-factor (issue 3, second half): when user.mfaEnabled, require and check credentials.mfaCode
+  // here (mfa-required / mfa-invalid), before any tenant or token is revealed.
+
+  const tenants = [...await selectUserTenants(deps.db, user.id)];
+  if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
+  const chosen = tenants.length === 1 ? tenants[0] : tenants.find((tenant) => tenant.id === user.lastTenantId);
+  if (!chosen) {
+    const session = await deps.tokens.issueSelectionToken(user.id);
+    return { requiresTenantSelection: true, sessionToken: session.token, tenants };
+  }
+  // The account and its active membership were both just read; nothing more to check.
+  return withTenant(deps.db, chosen.id, (tx) => openSession(deps, tx, { userId: user.id, email: user.email, tenantId: chosen.id }));
+}
+
+/**
+ * POST /auth/select-tenant: the session token proves the password was given within 5 minutes; the
+ * chosen tenant must be one of the user's (any other is 404, never 403, so tenants cannot be probed).
+ */
+export async function selectTenant(
+  deps: IdentityDeps,
+  selection: { sessionToken: string; tenantId: string; rememberChoice: boolean },
+): Promise<TokenPair> {
+  const { userId } = await deps.tokens.verifySelectionToken(selection.sessionToken);
+  const { tenantId } = selection;
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const profile = await selectUserProfile(tx, userId);
+    if (!profile || !await isActiveMember(tx, userId)) throw problems.notFound('tenant');
+    // The account may have been deleted or locked since its password was checked.
+    if (profile.deletedAt !== null || profile.status === 'locked') throw problems.unauthorized('The account cannot sign in');
+    if (selection.rememberChoice) await updateLastTenant(tx, userId, tenantId);
+    return openSession(deps, tx, { userId, email: profile.email, tenantId });
+  });
+}
+
+/** A new session (a new refresh-token family) in the transaction's tenant, with its auth.user.logged_in event. */
+async function openSession(deps: IdentityDeps, tx: DatabaseTransactionConnection, subject: SessionSubject): Promise<TokenPair> {
+  const pair = await issuePair(deps, tx, subject);
+  await enqueueAuthEvent(tx, 'auth.user.logged_in', subject.tenantId, subject.userId, {
+    method: 'password', logged_in_at: new Date().toISOString(),
+  });
+  return publicPair(pair);
+}

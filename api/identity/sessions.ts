@@ -1,0 +1,47 @@
+import { newId } from '../../common/ids';
+import { hashRefreshToken, newRefreshToken } from '../../common/identity/refresh-token-crypto';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import { insertRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
+import { selectRoleGrants } from '../../db/queries/identity/roles.queries';
+import type { IdentityDeps, TokenPair } from './deps';
+
+export interface SessionSubject {
+  userId: string;
+  email: string;
+  tenantId: string;
+  /** The family of the token being rotated; a new login starts a new family. */
+  familyId?: string;
+}
+
+export interface IssuedPair extends TokenPair {
+  refreshTokenId: string;
+}
+
+/**
+ * Issues a token pair inside the caller's tenant transaction: the access token carries the role
+ * names the user holds in that tenant now, and the refresh token is stored (hashed) in the same
+ * transaction as whatever caused the issue (registration, login, rotation).
+ */
+export async function issuePair(
+  deps: Pick<IdentityDeps, 'tokens' | 'config'>,
+  tx: DatabaseTransactionConnection,
+  subject: SessionSubject,
+): Promise<IssuedPair> {
+  const { roles } = await selectRoleGrants(tx, subject.userId);
+  const access = await deps.tokens.issueAccessToken({ sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles });
+  const refreshToken = newRefreshToken();
+  const refreshTokenId = newId();
+  await insertRefreshToken(tx, {
+    id: refreshTokenId,
+    familyId: subject.familyId ?? newId(),
+    userId: subject.userId,
+    tenantId: subject.tenantId,
+    tokenHash: hashRefreshToken(refreshToken),
+    ttlSeconds: deps.config.identity.ttl.refreshToken,
+  });
+  return { accessToken: access.token, refreshToken, expiresAt: access.expiresAt.toISOString(), refreshTokenId };
+}
+
+export function publicPair({ accessToken, refreshToken, expiresAt }: TokenPair): TokenPair {
+  return { accessToken, refreshToken, expiresAt };
+}

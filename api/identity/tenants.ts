@@ -1,0 +1,37 @@
+import { problems } from '../../common/problems';
+import { withTenant } from '../../db/tenant';
+import { selectRoleGrants } from '../../db/queries/identity/roles.queries';
+import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
+import { selectUserProfile } from '../../db/queries/identity/users.queries';
+import type { AuthState } from '../context';
+import type { IdentityDeps, TokenPair } from './deps';
+import { issuePair, publicPair } from './sessions';
+import { toUserView, type UserView } from './user-view';
+
+/** GET /auth/me: the account in the token's tenant, with its roles and their permissions (read now, not from the token). */
+export async function me(deps: IdentityDeps, auth: AuthState): Promise<UserView & { permissions: string[] }> {
+  return withTenant(deps.db, auth.tenantId, async (tx) => {
+    const profile = await selectUserProfile(tx, auth.userId);
+    if (!profile) throw problems.unauthorized('The account is no longer a member of this tenant');
+    const { roles, permissions } = await selectRoleGrants(tx, auth.userId);
+    return { ...toUserView(profile, auth.tenantId, roles), permissions };
+  });
+}
+
+/** GET /auth/tenants: every tenant the caller belongs to. */
+export async function listTenants(deps: IdentityDeps, auth: AuthState): Promise<readonly UserTenant[]> {
+  return selectUserTenants(deps.db, auth.userId);
+}
+
+/**
+ * POST /auth/switch-tenant: a new session in another tenant of the caller. A tenant the caller is
+ * not a member of is 404, exactly as one that does not exist.
+ */
+export async function switchTenant(deps: IdentityDeps, auth: AuthState, tenantId: string): Promise<TokenPair> {
+  return withTenant(deps.db, tenantId, async (tx) => {
+    if (!await isActiveMember(tx, auth.userId)) throw problems.notFound('tenant');
+    const profile = (await selectUserProfile(tx, auth.userId))!;
+    if (profile.deletedAt !== null || profile.status === 'locked') throw problems.unauthorized('The account cannot sign in');
+    return publicPair(await issuePair(deps, tx, { userId: auth.userId, email: profile.email, tenantId }));
+  });
+}

@@ -1,0 +1,22 @@
+import { currentRequestContext, runWithRequestContext } from '../../common/context';
+import type { TokenService } from '../../common/identity/tokens';
+import { problems } from '../../common/problems';
+import type { AppMiddleware } from '../context';
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
+
+/**
+ * Runs first on every bearer route (before the body is read): one ES256 verification, no database
+ * or network, so the hot path stays cheap. The verified tenant and user become ctx.state.auth and
+ * the request context of everything downstream (SQL under withTenant, Temporal, events).
+ */
+export function authenticate(tokens: TokenService): AppMiddleware {
+  return async (ctx, next) => {
+    const match = BEARER.exec(ctx.get('authorization'));
+    if (!match) throw problems.unauthorized('A bearer token is required');
+    const claims = await tokens.verifyAccessToken(match[1]);
+    ctx.state.auth = { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles };
+    const context = { ...currentRequestContext(), traceId: ctx.state.traceId, tenantId: claims.tenantId, actorId: claims.sub };
+    return runWithRequestContext(context, next);
+  };
+}

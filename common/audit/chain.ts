@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import type { AuditRecord } from './record';
+
+/**
+ * The tamper evidence of the audit store. Each tenant's records form a chain: record n carries
+ * the hash of record n-1 (`prevHash`; 32 zero bytes for the first) and its own `hash`, the SHA-256
+ * of the canonical serialization of its fields together with prevHash. Changing, removing or
+ * reordering any stored record breaks the chain at that point, which `npm run audit:verify` finds.
+ */
+
+/** The prevHash of a tenant's first record (hex, like every hash here). */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Part of the hashed text, so a later change of the hashed form can never be mistaken for this one. */
+const CHAIN_FORMAT = 1;
+
+export interface ChainLink {
+  seq: number;
+  prevHash: string;
+  hash: string;
+}
+
+export type ChainedRecord = AuditRecord & ChainLink;
+
+export class CanonicalJsonError extends Error {
+  override name = 'CanonicalJsonError';
+}
+
+/**
+ * JSON with object members sorted by key (UTF-16 code units, as RFC 8785 does), no whitespace,
+ * strings and numbers written as JSON.stringify writes them, and undefined members left out. Two
+ * values that are equal as JSON give the same text whatever order their keys were built in, which is
+ * what the hash needs: jsonb does not keep key order.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+    case 'number':
+    case 'string':
+      return JSON.stringify(value);
+    case 'object': {
+      if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+      const prototype = Object.getPrototypeOf(value) as unknown;
+      if (prototype !== Object.prototype && prototype !== null) {
+        throw new CanonicalJsonError(`Only plain JSON values can be hashed, not ${value.constructor?.name ?? 'this object'}`);
+      }
+      const members = Object.keys(value)
+        .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+        .sort()
+        .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+      return `{${members.join(',')}}`;
+    }
+    default:
+      throw new CanonicalJsonError(`A ${typeof value} is not a JSON value`);
+  }
+}
+
+/** The hashed form of a record: every stored field that says what happened, with its place in the chain. */
+export function chainText(record: AuditRecord, seq: number, prevHash: string): string {
+  return canonicalJson({
+    format: CHAIN_FORMAT,
+    id: record.id,
+    tenantId: record.tenantId,
+    seq,
+    prevHash,
+    action: record.action,
+    entityType: record.entityType,
+    entityId: record.entityId,
+    actorId: record.actorId,
+    actorIp: record.actorIp,
+    actorUserAgent: record.actorUserAgent,
+    impersonatorId: record.impersonatorId,
+    before: record.before,
+    after: record.after,
+    meta: record.meta,
+    traceId: record.traceId,
+    timestamp: record.timestamp,
+  });
+}
+
+export function chainHash(record: AuditRecord, seq: number, prevHash: string): string {
+  return createHash('sha256').update(chainText(record, seq, prevHash), 'utf8').digest('hex');
+}
+
+/** Appends records to a chain whose last link is `head`, in the order given. */
+export function extendChain(head: { seq: number; hash: string }, records: readonly AuditRecord[]): ChainedRecord[] {
+  let { seq, hash } = head;
+  return records.map((record) => {
+    const prevHash = hash;
+    seq += 1;
+    hash = chainHash(record, seq, prevHash);
+    return { ...record, seq, prevHash, hash };
+  });
+}
+
+export type ChainBreak =
+  | { kind: 'seq-gap'; expectedSeq: number; foundSeq: number; id: string }
+  | { kind: 'prev-hash-mismatch'; seq: number; id: string }
+  | { kind: 'hash-mismatch'; seq: number; id: string };
+
+/**
+ * Checks one stored record against its predecessor's link; null when it follows correctly.
+ * The seq check finds removed (or inserted) records, the prevHash check a record replaced as a whole
+ * with a consistent hash, the hash check any changed field.
+ */
+export function checkLink(previous: { seq: number; hash: string }, stored: ChainedRecord): ChainBreak | null {
+  if (stored.seq !== previous.seq + 1) return { kind: 'seq-gap', expectedSeq: previous.seq + 1, foundSeq: stored.seq, id: stored.id };
+  if (stored.prevHash !== previous.hash) return { kind: 'prev-hash-mismatch', seq: stored.seq, id: stored.id };
+  if (chainHash(stored, stored.seq, stored.prevHash) !== stored.hash) return { kind: 'hash-mismatch', seq: stored.seq, id: stored.id };
+  return null;
+}

@@ -1,0 +1,34 @@
+/**
+ * The system permissions of document 1 (always registered). `system.*` keys are platform-only and
+ * never assignable to a tenant role.
+ */
+export const SYSTEM_PERMISSIONS = [
+  'tenants.list', 'tenants.create', 'tenants.update', 'tenants.block', 'tenants.delete',
+  'modules.list', 'modules.install', 'modules.configure', 'modules.uninstall',
+  'users.list', 'users.create', 'users.update', 'users.delete', 'users.impersonate',
+  'roles.list', 'roles.create', 'roles.update', 'roles.delete', 'roles.assign',
+  'audit.read', 'audit.export', 'audit.delete',
+  'billing.view', 'billing.change', 'billing.export', 'billing.plan.change', 'billing.payment.manage', 'billing.info.update',
+  'settings.read', 'settings.update',
+  'system.shutdown', 'system.backup', 'system.restore',
+] as const;
+
+export interface BuiltInRole {
+  name: 'owner' | 'admin' | 'member';
+  description: string;
+  permissions: string[];
+}
+
+/**
+ * Created for every tenant (document 1, Built-in roles). The member role holds nothing itself: it
+ * reads the modules assigned to the user, which the access-control issue resolves per module.
+ */
+export const BUILT_IN_ROLES: readonly BuiltInRole[] = [
+  { name: 'owner', description: 'Owns the tenant; holds every permission', permissions: ['*'] },
+  {
+    name: 'admin',
+    description: 'Manages users, roles, modules and billing',
+    permissions: SYSTEM_PERMISSIONS.filter((key) => !key.startsWith('system.')),
+  },
+  { name: 'member', description: 'Read-only on the modules assigned to the user', permissions: [] },
+];

@@ -1,0 +1,114 @@
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import type { Config } from '../config';
+import { isUuid } from '../ids';
+import { problems } from '../problems';
+import { JWT_ALG, type SigningKeys } from './signing-keys';
+
+/** Document 1, Token claims: exactly these (permissions are never in the token). */
+export interface AccessClaims {
+  sub: string;
+  email: string;
+  tenantId: string;
+  roles: string[];
+}
+
+export interface VerifiedAccess extends AccessClaims {
+  iat: number;
+  exp: number;
+}
+
+/**
+ * The JOSE `typ` header tells the two kinds of token apart (RFC 9068 names access tokens
+ * `at+jwt`), so a tenant-selection token can never be presented as an access token.
+ */
+const ACCESS_TYP = 'at+jwt';
+const SELECTION_TYP = 'tenant-selection+jwt';
+
+export interface SignedToken {
+  token: string;
+  expiresAt: Date;
+}
+
+type JwtSettings = Config['identity']['jwt'];
+
+/**
+ * Signs and verifies the platform's JWTs: ES256 only, with the configured issuer and audience, the
+ * key chosen by `kid`. Verification needs no database or network, so the gateway does it on every
+ * request for the price of one ECDSA verification.
+ */
+export class TokenService {
+  constructor(
+    private readonly keys: SigningKeys,
+    private readonly jwt: JwtSettings,
+    private readonly ttl: Config['identity']['ttl'],
+  ) {}
+
+  get jwks(): SigningKeys['jwks'] {
+    return this.keys.jwks;
+  }
+
+  issueAccessToken(claims: AccessClaims, now = new Date()): Promise<SignedToken> {
+    const { sub, ...rest } = claims;
+    return this.sign({ ...rest }, sub, ACCESS_TYP, this.ttl.accessToken, now);
+  }
+
+  async verifyAccessToken(token: string): Promise<VerifiedAccess> {
+    const payload = await this.verify(token, ACCESS_TYP);
+    const { sub, email, tenantId, roles, iat, exp } = payload;
+    const valid = typeof sub === 'string' && isUuid(sub) && typeof email === 'string' && typeof tenantId === 'string'
+      && isUuid(tenantId) && Array.isArray(roles) && roles.every((role) => typeof role === 'string')
+      && typeof iat === 'number' && typeof exp === 'number';
+    if (!valid) throw problems.unauthorized('The access token is not valid');
+    return { sub, email, tenantId, roles: roles as string[], iat, exp };
+  }
+
+  /** The 5-minute token of a login that must still choose its tenant; it names the user only. */
+  issueSelectionToken(userId: string, now = new Date()): Promise<SignedToken> {
+    return this.sign({}, userId, SELECTION_TYP, this.ttl.sessionToken, now);
+  }
+
+  async verifySelectionToken(token: string): Promise<{ userId: string }> {
+    const { sub } = await this.verify(token, SELECTION_TYP);
+    if (typeof sub !== 'string' || !isUuid(sub)) throw problems.unauthorized('The session token is not valid');
+    return { userId: sub };
+  }
+
+  private async sign(claims: JWTPayload, subject: string, typ: string, ttlSeconds: number, now: Date): Promise<SignedToken> {
+    const iat = Math.floor(now.getTime() / 1000);
+    const exp = iat + ttlSeconds;
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: JWT_ALG, kid: this.keys.signing.kid, typ })
+      .setSubject(subject)
+      .setIssuer(this.jwt.issuer)
+      .setAudience(this.jwt.audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(this.keys.signing.key);
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+
+  /**
+   * ES256 is the only algorithm accepted: an RSA, HMAC or `alg: none` token fails before any key is
+   * looked at. jose checks the signature before the expiry, so only a genuine token is told it expired.
+   */
+  private async verify(token: string, typ: string): Promise<JWTPayload> {
+    try {
+      const { payload } = await jwtVerify(token, (header: JWTHeaderParameters) => this.keyFor(header), {
+        algorithms: [JWT_ALG],
+        issuer: this.jwt.issuer,
+        audience: this.jwt.audience,
+        typ,
+      });
+      return payload;
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw problems.tokenExpired('The token has expired');
+      throw problems.unauthorized('The token is not valid');
+    }
+  }
+
+  private keyFor(header: JWTHeaderParameters) {
+    const key = header.kid ? this.keys.verification.get(header.kid) : undefined;
+    if (!key) throw new joseErrors.JWKSNoMatchingKey();
+    return key;
+  }
+}

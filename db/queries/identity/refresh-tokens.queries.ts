@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
+import { sql, type DatabaseTransactionConnection } from '../../pool';
+
+export interface NewRefreshToken {
+  id: string;
+  familyId: string;
+  userId: string;
+  tenantId: string;
+  tokenHash: Buffer;
+  ttlSeconds: number;
+}
+
+export async function insertRefreshToken(tx: DatabaseTransactionConnection, token: NewRefreshToken): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO refresh_tokens (id, family_id, user_id, tenant_id, token_hash, expires_at)
+    VALUES (${token.id}, ${token.familyId}, ${token.userId}, ${token.tenantId}, ${sql.binary(token.tokenHash)},
+            now() + make_interval(secs => ${token.ttlSeconds}))
+  `);
+}
+
+const tenantOf = z.object({ tenantId: z.string().nullable() });
+
+/**
+ * The tenant of a refresh token, found by its hash before any tenant is known (refresh, logout),
+ * through the SECURITY DEFINER function auth_refresh_token_tenant of migration 0002.
+ */
+export async function selectRefreshTokenTenant(db: CommonQueryMethods, tokenHash: Buffer): Promise<string | null> {
+  const { tenantId } = await db.one(sql.type(tenantOf)`
+    SELECT auth_refresh_token_tenant(${sql.binary(tokenHash)}) AS "tenantId"
+  `);
+  return tenantId;
+}
+
+const storedToken = z.object({
+  id: z.string(),
+  familyId: z.string(),
+  userId: z.string(),
+  tenantId: z.string(),
+  successorPair: z.instanceof(Buffer).nullable(),
+  /** Seconds since rotation, measured by the database clock that also stamped it. */
+  rotatedAgoSeconds: z.number().nullable(),
+  revoked: z.boolean(),
+  expired: z.boolean(),
+});
+export type StoredRefreshToken = z.infer<typeof storedToken>;
+
+/**
+ * Locks the token's row for the rest of the transaction, so two refreshes with the same token run
+ * one after the other: the second sees the first one's rotation and its sealed successor pair.
+ */
+export function lockRefreshToken(tx: DatabaseTransactionConnection, tokenHash: Buffer): Promise<StoredRefreshToken | null> {
+  return tx.maybeOne(sql.type(storedToken)`
+    SELECT id, family_id AS "familyId", user_id AS "userId", tenant_id AS "tenantId", successor_pair AS "successorPair",
+           extract(epoch FROM clock_timestamp() - rotated_at)::float8 AS "rotatedAgoSeconds",
+           revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
+    FROM refresh_tokens WHERE token_hash = ${sql.binary(tokenHash)}
+    FOR UPDATE
+  `);
+}
+
+export async function markRotated(tx: DatabaseTransactionConnection, id: string, successorId: string, successorPair: Buffer): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE refresh_tokens SET rotated_at = clock_timestamp(), replaced_by = ${successorId}, successor_pair = ${sql.binary(successorPair)}
+    WHERE id = ${id}
+  `);
+}
+
+/** Reuse detection and logout everywhere-in-a-session: every token of the family stops working. */
+export async function revokeFamily(tx: DatabaseTransactionConnection, familyId: string): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE refresh_tokens SET revoked_at = now(), successor_pair = NULL
+    WHERE family_id = ${familyId} AND revoked_at IS NULL
+  `);
+}
