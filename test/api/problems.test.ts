@@ -62,7 +62,6 @@ afterAll(async () => {
 });
 
 const url = (path: string) => `${gateway.baseUrl}${path}`;
-const problemType = (suffix: string) => `${gateway.config.api.problemBase}/${suffix}`;
 const json = (body: unknown): RequestInit => ({
   method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
 });
@@ -70,7 +69,7 @@ const json = (body: unknown): RequestInit => ({
 function expectProblem(response: { status: number; headers: Headers; body: Record<string, unknown> }, status: number, suffix: string, instance: string) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(response.body).toMatchObject({ type: problemType(suffix), status, instance, title: expect.any(String), detail: expect.any(String) });
+  expect(response.body).toMatchObject({ type: gateway.problemType(suffix), status, instance, title: expect.any(String), detail: expect.any(String) });
   // The traceId of the body is the trace of the traceparent answered with.
   const traceparent = response.headers.get('traceparent') ?? '';
   expect(response.body.traceId).toMatch(/^[0-9a-f]{32}$/);

@@ -12,6 +12,8 @@ export interface TestGateway {
   routes: readonly AnyRoute[];
   config: Readonly<Config>;
   runtime: GatewayRuntime;
+  /** The full `type` URI of a problem suffix, as this gateway answers it. */
+  problemType(suffix: string): string;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     routes,
     config,
     runtime,
+    problemType: (suffix) => `${config.api.problemBase}/${suffix}`,
     async close() {
       await server.close();
       await runtime.close();

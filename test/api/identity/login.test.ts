@@ -29,7 +29,6 @@ afterAll(async () => {
   await owner?.end();
 });
 
-const problemType = (suffix: string) => `${gateway.config.api.problemBase}/${suffix}`;
 const login = (email: string, password: string) => post(gateway, '/auth/login', { email, password });
 
 /** An account that belongs to two tenants: its own, and the tenant of a second account as member. */
@@ -60,7 +59,7 @@ describe('login with one tenant', () => {
     const unknown = await login(uniqueEmail('nobody'), 'not-the-password-at-all');
     for (const response of [wrong, unknown]) {
       expect(response.status).toBe(401);
-      expect(response.body).toMatchObject({ type: problemType('invalid-credentials') });
+      expect(response.body).toMatchObject({ type: gateway.problemType('invalid-credentials') });
     }
     expect(wrong.body.detail).toBe(unknown.body.detail);
   });
@@ -70,10 +69,10 @@ describe('login with one tenant', () => {
     const locked = await registerAccount(gateway);
     await owner.query(sql.unsafe`UPDATE users SET deleted_at = now() WHERE id = ${deleted.user.id}`);
     await owner.query(sql.unsafe`UPDATE users SET status = 'locked' WHERE id = ${locked.user.id}`);
-    expect((await login(deleted.user.email, deleted.password)).body).toMatchObject({ status: 401, type: problemType('invalid-credentials') });
-    expect((await login(locked.user.email, locked.password)).body).toMatchObject({ status: 403, type: problemType('account-locked') });
+    expect((await login(deleted.user.email, deleted.password)).body).toMatchObject({ status: 401, type: gateway.problemType('invalid-credentials') });
+    expect((await login(locked.user.email, locked.password)).body).toMatchObject({ status: 403, type: gateway.problemType('account-locked') });
     // The lock is told only to someone who knows the password.
-    expect((await login(locked.user.email, 'a-wrong-password')).body).toMatchObject({ type: problemType('invalid-credentials') });
+    expect((await login(locked.user.email, 'a-wrong-password')).body).toMatchObject({ type: gateway.problemType('invalid-credentials') });
   });
 
   it('slows an account after repeated failures with 429 and Retry-After, and the right password waits too', async () => {
@@ -85,7 +84,7 @@ describe('login with one tenant', () => {
     expect((await login(account.user.email, 'a-wrong-password')).status).toBe(401);
     const slowed = await login(account.user.email, account.password);
     expect(slowed.status).toBe(429);
-    expect(slowed.body).toMatchObject({ type: problemType('rate-limit-exceeded'), retryAfter: expect.any(Number) });
+    expect(slowed.body).toMatchObject({ type: gateway.problemType('rate-limit-exceeded'), retryAfter: expect.any(Number) });
     expect(Number(slowed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // Other accounts are not affected.
     const bystander = await registerAccount(gateway);
@@ -136,9 +135,9 @@ describe('login with several tenants', () => {
     const stranger = await registerAccount(gateway);
     const selection = await login(account.user.email, GOOD_PASSWORD);
     const foreign = await post(gateway, '/auth/select-tenant', { sessionToken: selection.body.sessionToken, tenantId: stranger.tenant.id });
-    expect(foreign.body).toMatchObject({ status: 404, type: problemType('not-found') });
+    expect(foreign.body).toMatchObject({ status: 404, type: gateway.problemType('not-found') });
     const forged = await post(gateway, '/auth/select-tenant', { sessionToken: account.accessToken, tenantId: account.tenant.id });
-    expect(forged.body).toMatchObject({ status: 401, type: problemType('unauthorized') });
+    expect(forged.body).toMatchObject({ status: 401, type: gateway.problemType('unauthorized') });
   });
 
   it('lists the tenants of the caller', async () => {

@@ -24,7 +24,6 @@ afterAll(async () => {
   await owner?.end();
 });
 
-const problemType = (suffix: string) => `${gateway.config.api.problemBase}/${suffix}`;
 const refresh = (on: TestGateway, refreshToken: unknown) => post(on, '/auth/refresh', { refreshToken });
 
 describe('rotation', () => {
@@ -50,14 +49,14 @@ describe('rotation', () => {
   });
 
   it('answers 401 for an unknown token and 400 for a malformed body', async () => {
-    expect((await refresh(gateway, 'A'.repeat(43))).body).toMatchObject({ status: 401, type: problemType('unauthorized') });
-    expect((await refresh(gateway, 42)).body).toMatchObject({ status: 400, type: problemType('validation-error') });
+    expect((await refresh(gateway, 'A'.repeat(43))).body).toMatchObject({ status: 401, type: gateway.problemType('unauthorized') });
+    expect((await refresh(gateway, 42)).body).toMatchObject({ status: 400, type: gateway.problemType('validation-error') });
   });
 
   it('answers 401 token-expired for a refresh token past its lifetime', async () => {
     const account = await registerAccount(gateway);
     await owner.query(sql.unsafe`UPDATE refresh_tokens SET expires_at = now() - interval '1 second' WHERE user_id = ${account.user.id}`);
-    expect((await refresh(gateway, account.refreshToken)).body).toMatchObject({ status: 401, type: problemType('token-expired') });
+    expect((await refresh(gateway, account.refreshToken)).body).toMatchObject({ status: 401, type: gateway.problemType('token-expired') });
   });
 });
 
@@ -87,7 +86,7 @@ describe('reuse detection', () => {
     expect(rotated.status).toBe(200);
 
     const replay = await refresh(noGrace, account.refreshToken);
-    expect(replay.body).toMatchObject({ status: 401, type: problemType('unauthorized') });
+    expect(replay.body).toMatchObject({ status: 401, type: gateway.problemType('unauthorized') });
     // The legitimate holder's newer token went with the family.
     expect((await refresh(noGrace, rotated.body.refreshToken)).status).toBe(401);
     const live = await owner.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -110,7 +109,7 @@ describe('logout', () => {
     const account = await registerAccount(gateway);
     const response = await post(gateway, '/auth/logout', { refreshToken: account.refreshToken }, bearer(account.accessToken));
     expect(response.status).toBe(204);
-    expect((await refresh(gateway, account.refreshToken)).body).toMatchObject({ status: 401, type: problemType('unauthorized') });
+    expect((await refresh(gateway, account.refreshToken)).body).toMatchObject({ status: 401, type: gateway.problemType('unauthorized') });
     const events = await outboxEventsOf(owner, account.tenant.id);
     expect(events.find((event) => event.type === 'auth.user.logged_out')).toMatchObject({
       partitionKey: account.user.id, data: { user_id: account.user.id, tenant_id: account.tenant.id },

@@ -19,8 +19,6 @@ afterAll(async () => {
   await owner?.end();
 });
 
-const problemType = (suffix: string) => `${gateway.config.api.problemBase}/${suffix}`;
-
 describe('registration', () => {
   it('answers 201 with a token pair, the owner user and the tenant', async () => {
     const email = uniqueEmail('Ada');
@@ -78,7 +76,7 @@ describe('registration', () => {
     const tenantName = `duplicate ${account.user.id}`;
     const again = await post(gateway, '/auth/register', { email: account.user.email.toUpperCase(), password: GOOD_PASSWORD, tenantName });
     expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ type: problemType('conflict') });
+    expect(again.body).toMatchObject({ type: gateway.problemType('conflict') });
     // The refused registration's tenant went with its transaction.
     const count = (query: ReturnType<typeof sql.unsafe>) => owner.oneFirst(sql.type(z.object({ n: z.number() }))`${query}`);
     expect(await count(sql.unsafe`SELECT count(*)::int AS n FROM tenants WHERE name = ${tenantName}`)).toBe(0);
@@ -102,7 +100,7 @@ describe('registration validation', () => {
   ])('refuses %s with 400 validation-error', async (_case, change, field, code) => {
     const response = await post(gateway, '/auth/register', { ...valid(), ...change });
     expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ type: problemType('validation-error') });
+    expect(response.body).toMatchObject({ type: gateway.problemType('validation-error') });
     expect(response.body.errors).toEqual([expect.objectContaining({ field, code })]);
   });
 });

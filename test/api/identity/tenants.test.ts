@@ -19,8 +19,6 @@ afterAll(async () => {
   await owner?.end();
 });
 
-const problemType = (suffix: string) => `${gateway.config.api.problemBase}/${suffix}`;
-
 describe('GET /auth/me', () => {
   it('answers the user of document 1 with the roles and permissions of the token’s tenant', async () => {
     const account = await registerAccount(gateway, { firstName: 'Ada', lastName: 'Lovelace' });
@@ -73,9 +71,9 @@ describe('POST /auth/switch-tenant', () => {
     const a = await registerAccount(gateway);
     const b = await registerAccount(gateway);
     const response = await post(gateway, '/auth/switch-tenant', { tenantId: b.tenant.id }, bearer(a.accessToken));
-    expect(response.body).toMatchObject({ status: 404, type: problemType('not-found') });
+    expect(response.body).toMatchObject({ status: 404, type: gateway.problemType('not-found') });
     const unknown = await post(gateway, '/auth/switch-tenant', { tenantId: '0190a0a0-0000-7000-8000-000000000000' }, bearer(a.accessToken));
-    expect(unknown.body).toMatchObject({ status: 404, type: problemType('not-found') });
+    expect(unknown.body).toMatchObject({ status: 404, type: gateway.problemType('not-found') });
   });
 
   it('needs a bearer token and a UUID', async () => {

@@ -20,8 +20,6 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-const problemType = (suffix: string) => `${gateway.config.api.problemBase}/${suffix}`;
-
 /** A token service with the gateway's own keys but other settings, to forge tokens that only differ there. */
 async function tokensWith(jwt: Partial<TestGateway['config']['identity']['jwt']>): Promise<TokenService> {
   const settings = { ...gateway.config.identity.jwt, ...jwt };
@@ -61,7 +59,7 @@ describe('refused tokens', () => {
   const expectUnauthorized = async (token: string | undefined, suffix = 'unauthorized') => {
     const response = await get(gateway, '/auth/me', token);
     expect(response.status).toBe(401);
-    expect(response.body).toMatchObject({ type: problemType(suffix) });
+    expect(response.body).toMatchObject({ type: gateway.problemType(suffix) });
   };
 
   it('no token: 401 unauthorized', async () => {
