@@ -7,7 +7,9 @@ import type { AppState } from './context';
 import { mountProbes, type Probes } from './health/probes.routes';
 import { evaluateReadiness, type ReadinessCondition } from './health/readiness';
 import { mountJwks } from './identity/jwks.routes';
+import type { PermissionResolver } from './access/permission-resolver';
 import { authenticate } from './middleware/authenticate';
+import { authorize } from './middleware/authorize';
 import { problemHandler } from './middleware/problem-handler';
 import { requestContext } from './middleware/request-context';
 import { routeFallback } from './middleware/route-fallback';
@@ -22,6 +24,8 @@ export interface AppDeps {
   routes: readonly AnyRoute[];
   /** Verifies the bearer token of every route not declared public, and publishes the JWKS. */
   tokens: TokenService;
+  /** Checks the permission a route declares, per request. */
+  permissions: PermissionResolver;
   liveness: Probes['liveness'];
   /** Start-up conditions beyond the routes (flags loaded, core connections established). */
   readiness: readonly ReadinessCondition[];
@@ -43,6 +47,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,
     authenticate: authenticate(deps.tokens),
+    authorize: (permission) => authorize(deps.permissions, permission),
   });
 
   const root = new Router<AppState>();

@@ -39,6 +39,9 @@ const registry = {
   'module-not-found': { status: 404, title: 'Module not installed' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'conflict': { status: 409, title: 'Conflict' },
+  'provider-already-linked': { status: 409, title: 'Provider identity linked to another user' },
+  'last-provider': { status: 400, title: 'Cannot unlink the only sign-in method' },
+  'rbac-limit-exceeded': { status: 400, title: 'Role or permission limit exceeded' },
   'idempotency-conflict': { status: 409, title: 'Idempotency key reused with another request' },
   'payload-too-large': { status: 413, title: 'Payload too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
@@ -109,6 +112,11 @@ export const problems = {
   methodNotAllowed: (method: string, allowed: string[]) =>
     new Problem('method-not-allowed', `${method} is not allowed here; allowed: ${allowed.join(', ')}`, { allowed }),
   conflict: (detail: string) => new Problem('conflict', detail),
+  providerAlreadyLinked: (provider: string) =>
+    new Problem('provider-already-linked', `This ${provider} identity is already linked to another user`),
+  lastProvider: () =>
+    new Problem('last-provider', 'This is the only way to sign in to the account; add a password or another provider first'),
+  rbacLimitExceeded: (detail: string) => new Problem('rbac-limit-exceeded', detail),
   idempotencyConflict: () =>
     new Problem('idempotency-conflict', 'This Idempotency-Key was used with a different request body'),
   payloadTooLarge: (limit: string) => new Problem('payload-too-large', `The request body exceeds ${limit}`),

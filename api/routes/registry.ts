@@ -40,6 +40,8 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   description?: string;
   /** Public routes need no bearer token (document 1, Authentication 1). */
   auth: 'public' | 'bearer';
+  /** The permission a bearer route requires (document 1, RBAC); checked after authentication. */
+  permission?: string;
   schemas: RouteSchemas<P, Q, B>;
   // A method, not a function property, so routes of different shapes fit in one list.
   handler(ctx: RouteContext<P, Q, B>): void | Promise<void>;
@@ -70,6 +72,7 @@ export class RouteRegistry {
       if (!route.path.startsWith('/')) throw new RouteConfigurationError(`${where}: path must start with /`);
       if (seen.has(where)) throw new RouteConfigurationError(`${where}: declared twice`);
       if (operationIds.has(route.operationId)) throw new RouteConfigurationError(`${where}: operationId ${route.operationId} reused`);
+      if (route.permission !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a permission needs auth: 'bearer'`);
       if (Object.keys(route.schemas.response).length === 0) throw new RouteConfigurationError(`${where}: no response declared`);
       checkPathParams(route, where);
       seen.add(where);

@@ -12,11 +12,13 @@ export interface ApiRouterOptions {
   validateResponses: boolean;
   /** Put in front of every route declared `auth: 'bearer'`. */
   authenticate: Middleware<AppState>;
+  /** Put after authentication on every route that declares a permission. */
+  authorize(permission: string): Middleware<AppState>;
 }
 
 /**
  * The versioned API as one router: each registered route gets authentication (unless it is
- * public), the body guard (for methods that carry a body), its validation guard and its handler.
+ * public), authorization (when it declares a permission), the body guard (for methods that carry a body), its validation guard and its handler.
  * Authentication comes first, so an anonymous caller learns nothing about a body's validity. The
  * app mounts this router twice, under /v1 and under the alias /api/v1.
  */
@@ -26,6 +28,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
   for (const route of registry.routes) {
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
+      ...(route.permission ? [options.authorize(route.permission)] : []),
       ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
       validationGuard(route, options.validateResponses),
       // The guard has put ctx.guard in place, which the handler's context type promises.

@@ -6,6 +6,7 @@ import { pingDatabase } from '../../db/queries/gateway/health.queries';
 import { EventLoopMonitor } from '../health/event-loop';
 import { createHealthReporter } from '../health/health-report';
 import type { ReadinessCondition } from '../health/readiness';
+import { PermissionResolver } from '../access/permission-resolver';
 import type { AppDeps } from '../app';
 import { createIdentityServices } from '../identity';
 import type { IdentityDeps } from '../identity/deps';
@@ -24,6 +25,8 @@ export interface GatewayRuntime {
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
+  /** Resolves the permission a route declares from the caller's roles. */
+  permissions: PermissionResolver;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -91,6 +94,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     breakers,
     flags,
     identity,
+    permissions: new PermissionResolver(connections.db),
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

@@ -32,3 +32,15 @@ export const BUILT_IN_ROLES: readonly BuiltInRole[] = [
   },
   { name: 'member', description: 'Read-only on the modules assigned to the user', permissions: [] },
 ];
+
+/**
+ * Whether permissions held grant the one required (document 1, RBAC): the exact key, then the
+ * module wildcard `<module>.*`, then `*`. A wildcard never reaches into `system.*` for a tenant
+ * role, because tenant roles cannot hold system keys or `system.*` in the first place.
+ */
+export function permits(held: ReadonlySet<string> | readonly string[], required: string): boolean {
+  const set = held instanceof Set ? held : new Set(held);
+  if (set.has(required) || set.has('*')) return true;
+  const dot = required.indexOf('.');
+  return dot > 0 && set.has(`${required.slice(0, dot)}.*`);
+}

@@ -35,7 +35,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const logger = createLogger('api-test', config.logLevel);
   const runtime = await startGatewayRuntime(config, logger);
   const routes = [...platformRoutes(runtime), ...(options.routes ?? [])];
-  const app = createApp({ config, logger, routes, tokens: runtime.identity.tokens, ...runtime.probes });
+  const app = createApp({ config, logger, routes, tokens: runtime.identity.tokens, permissions: runtime.permissions, ...runtime.probes });
   const server = await serve(app.callback());
   if (options.waitUntilReady) {
     await waitFor('the gateway to be ready', async () => (await call(`${server.baseUrl}/ready`)).status === 200);

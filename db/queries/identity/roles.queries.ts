@@ -46,3 +46,13 @@ export function selectRoleGrants(tx: DatabaseTransactionConnection, userId: stri
     WHERE ur.user_id = ${userId}
   `);
 }
+
+/** The union of the permissions of the named roles in the transaction's tenant (the token carries names only). */
+export async function selectPermissionsOfRoles(tx: DatabaseTransactionConnection, roleNames: readonly string[]): Promise<string[]> {
+  const row = await tx.one(sql.type(z.object({ permissions: z.array(z.string()) }))`
+    SELECT coalesce(array_agg(DISTINCT p), '{}') AS permissions
+    FROM roles r, unnest(r.permissions) p
+    WHERE r.name = ANY(${sql.array(roleNames, 'text')})
+  `);
+  return row.permissions;
+}
