@@ -8,8 +8,11 @@ import { mountProbes, type Probes } from './health/probes.routes';
 import { evaluateReadiness, type ReadinessCondition } from './health/readiness';
 import { mountJwks } from './identity/jwks.routes';
 import type { PermissionResolver } from './access/permission-resolver';
+import type { SlidingWindowLimiter } from './access/rate-limiter';
+import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
 import { authorize } from './middleware/authorize';
+import { rateLimit } from './middleware/rate-limit';
 import { problemHandler } from './middleware/problem-handler';
 import { requestContext } from './middleware/request-context';
 import { routeFallback } from './middleware/route-fallback';
@@ -26,6 +29,10 @@ export interface AppDeps {
   tokens: TokenService;
   /** Checks the permission a route declares, per request. */
   permissions: PermissionResolver;
+  /** Counts every API request against its route's rate-limit group. */
+  limiter: SlidingWindowLimiter;
+  /** Served at /metrics. */
+  metrics: GatewayMetrics;
   liveness: Probes['liveness'];
   /** Start-up conditions beyond the routes (flags loaded, core connections established). */
   readiness: readonly ReadinessCondition[];
@@ -48,6 +55,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     validateResponses: config.api.validateResponses,
     authenticate: authenticate(deps.tokens),
     authorize: (permission) => authorize(deps.permissions, permission),
+    rateLimit: (group) => rateLimit(group, {
+      limiter: deps.limiter, settings: config.rateLimit, logger, onRejected: (rejected) => deps.metrics.rateLimited(rejected),
+    }),
   });
 
   const root = new Router<AppState>();
@@ -60,11 +70,16 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     health: deps.health,
   });
   mountDocs(root, documents);
+  root.get('/metrics', async (ctx) => {
+    ctx.set('Content-Type', deps.metrics.registry.contentType);
+    ctx.body = await deps.metrics.render();
+  });
   mountJwks(root, deps.tokens);
   root.use(['/v1', '/api/v1'], api.routes());
 
   const app = new Koa<AppState>();
   app.use(requestContext(logger));
+  app.use(deps.metrics.middleware());
   app.use(problemHandler(config.api.problemBase));
   app.use(root.routes());
   app.use(routeFallback(root));

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     config,
     logger,
     routes: platformRoutes(runtime),
-    tokens: runtime.identity.tokens, permissions: runtime.permissions,
+    ...runtime.gateway,
     ...runtime.probes,
     readiness: [...runtime.probes.readiness, { name: 'shutdown', met: () => !shuttingDown, reason: 'shutting down' }],
   });

@@ -34,6 +34,9 @@ const schema = Joi.object({
     .default('postgres://platform_app:platform_app@127.0.0.1:5432/platform'),
 
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379/0'),
+  RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(1000),
+  RATE_LIMIT_ADMIN_PER_MINUTE: Joi.number().integer().min(1).default(5000),
+  RATE_LIMIT_WINDOW_MS: Joi.number().integer().min(1000).default(60_000),
 
   KAFKA_BROKERS: Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'),
   KAFKA_CLIENT_ID: Joi.string().default('platform'),
@@ -145,6 +148,8 @@ export interface Config {
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
+  /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
+  rateLimit: { limit: number; adminLimit: number; windowMs: number };
   identity: {
     jwt: {
       issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
@@ -229,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,
       trialDays: v.BILLING_TRIAL_DAYS,
     },
+    rateLimit: { limit: v.RATE_LIMIT_PER_MINUTE, adminLimit: v.RATE_LIMIT_ADMIN_PER_MINUTE, windowMs: v.RATE_LIMIT_WINDOW_MS },
     identity: {
       jwt: {
         issuer: v.JWT_ISSUER, audience: v.JWT_AUDIENCE, privateKey: v.JWT_PRIVATE_KEY, previousPublicKeys: v.JWT_PREVIOUS_PUBLIC_KEYS,

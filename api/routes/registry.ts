@@ -12,6 +12,10 @@ export type Namespace = (typeof NAMESPACES)[number];
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
+/** Whose counter a request is charged to (document 1, Limits: IP, user, tenant or API key). */
+export const RATE_LIMIT_GROUPS = ['ip', 'user', 'tenant', 'apiKey'] as const;
+export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
+
 export interface RouteSchemas<P, Q, B> {
   params?: Joi.ObjectSchema<P>;
   query?: Joi.ObjectSchema<Q>;
@@ -42,6 +46,8 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   auth: 'public' | 'bearer';
   /** The permission a bearer route requires (document 1, RBAC); checked after authentication. */
   permission?: string;
+  /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones. */
+  rateLimit?: RateLimitGroup;
   schemas: RouteSchemas<P, Q, B>;
   // A method, not a function property, so routes of different shapes fit in one list.
   handler(ctx: RouteContext<P, Q, B>): void | Promise<void>;
@@ -49,6 +55,10 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
 
 /** A route of any shape, as lists hold them; each route is checked against its own types where defined. */
 export type AnyRoute = RouteDefinition<any, any, any>;
+
+export function rateLimitGroupOf(route: AnyRoute): RateLimitGroup {
+  return route.rateLimit ?? (route.auth === 'bearer' ? 'user' : 'ip');
+}
 
 /** Identity at run time; it lets TypeScript infer the guard's types from the schemas. */
 export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { AppState } from '../context';
 import { bodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
-import type { RouteRegistry } from './registry';
+import { rateLimitGroupOf, type RateLimitGroup, type RouteRegistry } from './registry';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -14,11 +14,14 @@ export interface ApiRouterOptions {
   authenticate: Middleware<AppState>;
   /** Put after authentication on every route that declares a permission. */
   authorize(permission: string): Middleware<AppState>;
+  /** Charges the request to its group's rate limit; after authorization, before the body is read. */
+  rateLimit(group: RateLimitGroup): Middleware<AppState>;
 }
 
 /**
- * The versioned API as one router: each registered route gets authentication (unless it is
- * public), authorization (when it declares a permission), the body guard (for methods that carry a body), its validation guard and its handler.
+ * The versioned API as one router: each registered route gets, in the order of document 1,
+ * authentication (unless it is public), authorization (when it declares a permission), its rate
+ * limit, the body guard (for methods that carry a body), its validation guard and its handler.
  * Authentication comes first, so an anonymous caller learns nothing about a body's validity. The
  * app mounts this router twice, under /v1 and under the alias /api/v1.
  */
@@ -29,6 +32,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
       ...(route.permission ? [options.authorize(route.permission)] : []),
+      options.rateLimit(rateLimitGroupOf(route)),
       ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
       validationGuard(route, options.validateResponses),
       // The guard has put ctx.guard in place, which the handler's context type promises.

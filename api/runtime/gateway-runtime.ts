@@ -7,6 +7,8 @@ import { EventLoopMonitor } from '../health/event-loop';
 import { createHealthReporter } from '../health/health-report';
 import type { ReadinessCondition } from '../health/readiness';
 import { PermissionResolver } from '../access/permission-resolver';
+import { SlidingWindowLimiter } from '../access/rate-limiter';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { AppDeps } from '../app';
 import { createIdentityServices } from '../identity';
 import type { IdentityDeps } from '../identity/deps';
@@ -25,8 +27,8 @@ export interface GatewayRuntime {
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
-  /** Resolves the permission a route declares from the caller's roles. */
-  permissions: PermissionResolver;
+  /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
+  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics'>;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -94,7 +96,12 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     breakers,
     flags,
     identity,
-    permissions: new PermissionResolver(connections.db),
+    gateway: {
+      tokens: identity.tokens,
+      permissions: new PermissionResolver(connections.db),
+      limiter: new SlidingWindowLimiter(connections.redis),
+      metrics: new GatewayMetrics(breakers),
+    },
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

@@ -1,0 +1,63 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CircuitBreakers, CircuitState } from '../resilience/circuit-breaker';
+import type { AppMiddleware } from '../context';
+
+const STATE_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
+
+/**
+ * The gateway's Prometheus metrics, on a registry of its own (not prom-client's global one), so
+ * two gateways in one test process do not share counters. Route labels are the route's pattern,
+ * never the raw path, so ids in paths cannot explode the label space.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly latency: Histogram<'method' | 'route'>;
+  private readonly rejections: Counter<'group'>;
+
+  constructor(breakers: CircuitBreakers) {
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'http_requests_total', help: 'Requests answered, by route pattern and status',
+      labelNames: ['method', 'route', 'status'], registers: [this.registry],
+    });
+    this.latency = new Histogram({
+      name: 'http_request_duration_seconds', help: 'Time from the first byte read to the response, by route pattern',
+      labelNames: ['method', 'route'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.rejections = new Counter({
+      name: 'rate_limit_rejections_total', help: 'Requests refused with 429 by the gateway rate limit, by group key kind',
+      labelNames: ['group'], registers: [this.registry],
+    });
+    new Gauge({
+      name: 'circuit_breaker_state', help: 'Downstream circuit breaker state: 0 closed, 1 half-open, 2 open',
+      labelNames: ['downstream'], registers: [this.registry],
+      collect() {
+        for (const [downstream, state] of Object.entries(breakers.states())) this.set({ downstream }, STATE_VALUE[state]);
+      },
+    });
+  }
+
+  /** Outermost but one (inside the request context): times every request, errors included. */
+  middleware(): AppMiddleware {
+    return async (ctx, next) => {
+      const stop = this.latency.startTimer();
+      try {
+        await next();
+      } finally {
+        const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        this.requests.inc({ method: ctx.method, route, status: ctx.status });
+        stop({ method: ctx.method, route });
+      }
+    };
+  }
+
+  rateLimited(group: string): void {
+    this.rejections.inc({ group });
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
