@@ -11,8 +11,11 @@ import type { PermissionResolver } from './access/permission-resolver';
 import type { SlidingWindowLimiter } from './access/rate-limiter';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
-import { authorize } from './middleware/authorize';
+import { authorize, requireAdminRole } from './middleware/authorize';
 import { rateLimit } from './middleware/rate-limit';
+import type { CircuitBreakers } from './resilience/circuit-breaker';
+import { downstreamCall } from './resilience/downstream-call';
+import type { TenantBreakers } from './resilience/tenant-breaker';
 import { problemHandler } from './middleware/problem-handler';
 import { requestContext } from './middleware/request-context';
 import { routeFallback } from './middleware/route-fallback';
@@ -33,6 +36,9 @@ export interface AppDeps {
   limiter: SlidingWindowLimiter;
   /** Served at /metrics. */
   metrics: GatewayMetrics;
+  /** One breaker per downstream service (the route namespaces) and one per tenant. */
+  breakers: CircuitBreakers;
+  tenantBreakers: TenantBreakers;
   liveness: Probes['liveness'];
   /** Start-up conditions beyond the routes (flags loaded, core connections established). */
   readiness: readonly ReadinessCondition[];
@@ -50,13 +56,18 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const registry = new RouteRegistry(deps.routes);
   const documents = buildOpenApiDocuments(registry, config.version);
+  const bearer = authenticate(deps.tokens);
   const api = buildApiRouter(registry, {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,
-    authenticate: authenticate(deps.tokens),
+    authenticate: bearer,
     authorize: (permission) => authorize(deps.permissions, permission),
     rateLimit: (group) => rateLimit(group, {
       limiter: deps.limiter, settings: config.rateLimit, logger, onRejected: (rejected) => deps.metrics.rateLimited(rejected),
+    }),
+    call: (route) => downstreamCall(route, {
+      breakers: deps.breakers, tenants: deps.tenantBreakers,
+      timeoutMs: config.api.downstreamTimeoutMs, retryDelayMs: config.resilience.getRetryDelayMs,
     }),
   });
 
@@ -68,7 +79,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       { name: 'routes', met: () => routesSynced, reason: 'route configuration not synced' },
     ]),
     health: deps.health,
-  });
+  }, [bearer, requireAdminRole()]);
   mountDocs(root, documents);
   root.get('/metrics', async (ctx) => {
     ctx.set('Content-Type', deps.metrics.registry.contentType);

@@ -37,6 +37,11 @@ const schema = Joi.object({
   RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(1000),
   RATE_LIMIT_ADMIN_PER_MINUTE: Joi.number().integer().min(1).default(5000),
   RATE_LIMIT_WINDOW_MS: Joi.number().integer().min(1000).default(60_000),
+  GET_RETRY_DELAY_MS: Joi.number().integer().min(0).default(100),
+  TENANT_BREAKER_ERROR_RATE: Joi.number().min(0).max(1).default(0.5),
+  TENANT_BREAKER_WINDOW_MS: Joi.number().integer().min(1000).default(60_000),
+  TENANT_BREAKER_MIN_REQUESTS: Joi.number().integer().min(1).default(20),
+  TENANT_BREAKER_OPEN_MS: Joi.number().integer().min(1000).default(30_000),
 
   KAFKA_BROKERS: Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'),
   KAFKA_CLIENT_ID: Joi.string().default('platform'),
@@ -150,6 +155,8 @@ export interface Config {
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
+  /** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
+  resilience: { getRetryDelayMs: number; tenantBreaker: { errorRate: number; windowMs: number; minRequests: number; openMs: number } };
   identity: {
     jwt: {
       issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
@@ -235,6 +242,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       trialDays: v.BILLING_TRIAL_DAYS,
     },
     rateLimit: { limit: v.RATE_LIMIT_PER_MINUTE, adminLimit: v.RATE_LIMIT_ADMIN_PER_MINUTE, windowMs: v.RATE_LIMIT_WINDOW_MS },
+    resilience: {
+      getRetryDelayMs: v.GET_RETRY_DELAY_MS,
+      tenantBreaker: {
+        errorRate: v.TENANT_BREAKER_ERROR_RATE, windowMs: v.TENANT_BREAKER_WINDOW_MS,
+        minRequests: v.TENANT_BREAKER_MIN_REQUESTS, openMs: v.TENANT_BREAKER_OPEN_MS,
+      },
+    },
     identity: {
       jwt: {
         issuer: v.JWT_ISSUER, audience: v.JWT_AUDIENCE, privateKey: v.JWT_PRIVATE_KEY, previousPublicKeys: v.JWT_PREVIOUS_PUBLIC_KEYS,

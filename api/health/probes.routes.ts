@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
 import type { AppState } from '../context';
 import type { Liveness } from './event-loop';
 import type { Readiness } from './readiness';
@@ -11,10 +12,10 @@ export interface Probes {
 }
 
 /**
- * The probes of document 1 at the root of the host. /health should require the admin role; the
- * identity layer does not exist yet, so it is open for now (recorded in docs/decisions.md).
+ * The probes of document 1 at the root of the host. /live and /ready are open to the orchestrator;
+ * /health names every dependency and its errors, so it is behind `healthGuard` (the admin role).
  */
-export function mountProbes(router: Router<AppState>, probes: Probes): void {
+export function mountProbes(router: Router<AppState>, probes: Probes, healthGuard: readonly Middleware<AppState>[]): void {
   router.get('/live', (ctx) => {
     const liveness = probes.liveness();
     ctx.set('Cache-Control', 'no-store');
@@ -29,7 +30,7 @@ export function mountProbes(router: Router<AppState>, probes: Probes): void {
     ctx.body = readiness.ready ? { status: 'ready' } : { status: 'not_ready', reason: readiness.reason };
   });
 
-  router.get('/health', async (ctx) => {
+  router.get('/health', ...healthGuard, async (ctx) => {
     const report = await probes.health();
     ctx.set('Cache-Control', 'no-store');
     ctx.status = HTTP_STATUS[report.status];

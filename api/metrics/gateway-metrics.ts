@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CircuitBreakers, CircuitState } from '../resilience/circuit-breaker';
+import type { TenantBreakers } from '../resilience/tenant-breaker';
 import type { AppMiddleware } from '../context';
 
 const STATE_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
@@ -15,7 +16,7 @@ export class GatewayMetrics {
   private readonly latency: Histogram<'method' | 'route'>;
   private readonly rejections: Counter<'group'>;
 
-  constructor(breakers: CircuitBreakers) {
+  constructor(breakers: CircuitBreakers, tenants: TenantBreakers) {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'http_requests_total', help: 'Requests answered, by route pattern and status',
@@ -35,6 +36,13 @@ export class GatewayMetrics {
       labelNames: ['downstream'], registers: [this.registry],
       collect() {
         for (const [downstream, state] of Object.entries(breakers.states())) this.set({ downstream }, STATE_VALUE[state]);
+      },
+    });
+    new Gauge({
+      name: 'tenant_breaker_isolated_tenants', help: 'Tenants answered 503 by the per-tenant breaker right now',
+      registers: [this.registry],
+      collect() {
+        this.set(tenants.isolatedCount());
       },
     });
   }

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../common/config';
+import { ADMIN_ROLE_NAMES } from '../../common/identity/permissions';
 import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import type { RateLimitDecision, SlidingWindowLimiter } from '../access/rate-limiter';
 import type { AppMiddleware } from '../context';
 import type { RateLimitGroup } from '../routes/registry';
 
-/** Roles that get the higher limit (document 1: "admin role 5000 per minute"); the owner ranks above admin. */
-const ADMIN_ROLES = new Set(['admin', 'owner', 'platform_owner']);
 
 export interface RateLimitOptions {
   limiter: SlidingWindowLimiter;
@@ -28,7 +27,7 @@ export function rateLimit(group: RateLimitGroup, options: RateLimitOptions): App
   const { limiter, settings, logger } = options;
   return async (ctx, next) => {
     const auth = ctx.state.auth;
-    const limit = auth?.roles.some((role) => ADMIN_ROLES.has(role)) ? settings.adminLimit : settings.limit;
+    const limit = auth?.roles.some((role) => ADMIN_ROLE_NAMES.has(role)) ? settings.adminLimit : settings.limit;
     let decision: RateLimitDecision | undefined;
     try {
       decision = await limiter.consume(groupKey(group, ctx), limit, settings.windowMs);

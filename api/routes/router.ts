@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { AppState } from '../context';
 import { bodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
-import { rateLimitGroupOf, type RateLimitGroup, type RouteRegistry } from './registry';
+import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteRegistry } from './registry';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -16,12 +16,14 @@ export interface ApiRouterOptions {
   authorize(permission: string): Middleware<AppState>;
   /** Charges the request to its group's rate limit; after authorization, before the body is read. */
   rateLimit(group: RateLimitGroup): Middleware<AppState>;
+  /** Runs the route's handler as a call to its downstream service (deadline, retry, breakers). */
+  call(route: AnyRoute): Middleware<AppState>;
 }
 
 /**
  * The versioned API as one router: each registered route gets, in the order of document 1,
  * authentication (unless it is public), authorization (when it declares a permission), its rate
- * limit, the body guard (for methods that carry a body), its validation guard and its handler.
+ * limit, the body guard (for methods that carry a body), its validation guard and the call of its handler (deadline, retry, breakers).
  * Authentication comes first, so an anonymous caller learns nothing about a body's validity. The
  * app mounts this router twice, under /v1 and under the alias /api/v1.
  */
@@ -35,8 +37,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
       options.rateLimit(rateLimitGroupOf(route)),
       ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
       validationGuard(route, options.validateResponses),
-      // The guard has put ctx.guard in place, which the handler's context type promises.
-      route.handler as unknown as Middleware<AppState>,
+      options.call(route),
     ];
     router.register(route.path, [route.method], stack, { name: route.operationId });
   }

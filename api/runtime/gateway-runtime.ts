@@ -13,6 +13,7 @@ import type { AppDeps } from '../app';
 import { createIdentityServices } from '../identity';
 import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
+import { TenantBreakers } from '../resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
 import { ensureBucket } from './bucket';
 import { closeConnections, openConnections, type Connections } from './connections';
@@ -28,7 +29,7 @@ export interface GatewayRuntime {
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
-  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics'>;
+  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers'>;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -47,6 +48,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const connections = await openConnections(config, logger);
   const identity = await createIdentityServices(config, connections, logger);
   const breakers = new CircuitBreakers();
+  const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
+  const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
+  sweepTenants.unref();
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
@@ -100,7 +104,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       tokens: identity.tokens,
       permissions: new PermissionResolver(connections.db),
       limiter: new SlidingWindowLimiter(connections.redis),
-      metrics: new GatewayMetrics(breakers),
+      metrics: new GatewayMetrics(breakers, tenantBreakers),
+      breakers,
+      tenantBreakers,
     },
     probes: {
       liveness: () => eventLoop.liveness(),
@@ -110,6 +116,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     started,
     async close() {
       stopping.abort();
+      clearInterval(sweepTenants);
       flags.stop();
       eventLoop.stop();
       // A start-up attempt in flight (a Temporal connect lasts up to its 5 s timeout) ends first,

@@ -44,3 +44,9 @@ export function permits(held: ReadonlySet<string> | readonly string[], required:
   const dot = required.indexOf('.');
   return dot > 0 && set.has(`${required.slice(0, dot)}.*`);
 }
+
+/**
+ * Roles that count as "the admin role" where document 1 names it (the /health probe, the higher rate
+ * limit): admin itself and the roles above it.
+ */
+export const ADMIN_ROLE_NAMES: ReadonlySet<string> = new Set(['admin', 'owner', 'platform_owner']);

@@ -1,0 +1,88 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { problems } from '../../common/problems';
+import { toProblem } from '../http/to-problem';
+import type { AppMiddleware } from '../context';
+import type { AnyRoute } from '../routes/registry';
+import { CircuitOpenError, type CircuitBreakers } from './circuit-breaker';
+import type { TenantBreakers } from './tenant-breaker';
+
+export interface DownstreamCallOptions {
+  breakers: CircuitBreakers;
+  tenants: TenantBreakers;
+  /** Document 1: 5 s (GRPC_CALL_TIMEOUT_MS), then 504. */
+  timeoutMs: number;
+  /** Document 1: one retry after 100 ms, for idempotent GETs only. */
+  retryDelayMs: number;
+}
+
+/**
+ * Runs a route's handler as the gateway's call to its downstream service (the route's namespace:
+ * iam, money, audit …), with the resilience rules of document 1: a deadline per attempt (504
+ * `gateway-timeout`), one retry after 100 ms for a GET whose first attempt failed transiently,
+ * the downstream's circuit breaker (five consecutive failures open it: 503 `service-unavailable`
+ * without calling), and the caller's tenant breaker. Only server-side failures count: a 4xx
+ * answer is the service working correctly.
+ *
+ * It calls the handler itself (it is the last middleware), because a retry cannot call Koa's
+ * next() twice.
+ */
+export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions): AppMiddleware {
+  const downstream = `service:${route.namespace}`;
+  const retries = route.method === 'GET' ? 1 : 0;
+  return async (ctx) => {
+    const tenantId = ctx.state.auth?.tenantId;
+    if (tenantId && options.tenants.isIsolated(tenantId)) {
+      throw problems.unavailable('Requests of this tenant are failing; they are paused for a short while');
+    }
+    const breaker = options.breakers.for(downstream);
+    const attempt = () => breaker.execute(() => settleClientErrors(withDeadline(route.handler(ctx as never), options.timeoutMs)));
+    let failure: unknown;
+    for (let tries = 0; tries <= retries; tries += 1) {
+      if (tries > 0) await sleep(options.retryDelayMs);
+      try {
+        const clientError = await attempt();
+        if (tenantId) options.tenants.record(tenantId, false);
+        if (clientError) throw clientError;
+        return;
+      } catch (error) {
+        if (error instanceof CircuitOpenError) throw problems.unavailable(`The ${route.namespace} service is unavailable; try again shortly`);
+        failure = error;
+        ctx.state.log.warn({ err: error, downstream, attempt: tries + 1 }, 'downstream call failed');
+      }
+    }
+    if (tenantId) options.tenants.record(tenantId, true);
+    throw failure;
+  };
+}
+
+/**
+ * An error that will be answered with a 4xx (a problem, a constraint violation, a downstream's
+ * NOT_FOUND …) is a successful call as far as the breakers are concerned: it is handed back, not thrown.
+ */
+async function settleClientErrors(call: Promise<void>): Promise<unknown> {
+  try {
+    await call;
+    return undefined;
+  } catch (error) {
+    if (toProblem(error).status < 500) return error;
+    throw error;
+  }
+}
+
+async function withDeadline(call: void | Promise<void>, timeoutMs: number): Promise<void> {
+  const timer = new AbortController();
+  const running = Promise.resolve(call);
+  // The handler may still settle after the deadline; its outcome is then nobody's business.
+  running.catch(() => undefined);
+  try {
+    await Promise.race([
+      running,
+      sleep(timeoutMs, undefined, { signal: timer.signal }).then(
+        () => { throw problems.timeout(`The service did not answer within ${timeoutMs} ms`); },
+        () => undefined,
+      ),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}
