@@ -1,6 +1,6 @@
 import type { IdentityDeps } from '../identity/deps';
 import type { AnyRoute } from './registry';
-import { helloRoute } from './gateway/hello.routes';
+import { helloRoutes } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
@@ -13,5 +13,5 @@ export interface RouteServices {
  * services it needs); the router and the OpenAPI documents are both built from this list.
  */
 export function platformRoutes(services: RouteServices): AnyRoute[] {
-  return [helloRoute, ...authRoutes(services.identity)];
+  return [...helloRoutes, ...authRoutes(services.identity)];
 }

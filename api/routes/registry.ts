@@ -46,8 +46,8 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   auth: 'public' | 'bearer';
   /** The permission a bearer route requires (document 1, RBAC); checked after authentication. */
   permission?: string;
-  /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones. */
-  rateLimit?: RateLimitGroup;
+  /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
+  rateLimit?: RateLimitGroup | false;
   schemas: RouteSchemas<P, Q, B>;
   // A method, not a function property, so routes of different shapes fit in one list.
   handler(ctx: RouteContext<P, Q, B>): void | Promise<void>;
@@ -56,7 +56,7 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
 /** A route of any shape, as lists hold them; each route is checked against its own types where defined. */
 export type AnyRoute = RouteDefinition<any, any, any>;
 
-export function rateLimitGroupOf(route: AnyRoute): RateLimitGroup {
+export function rateLimitGroupOf(route: AnyRoute): RateLimitGroup | false {
   return route.rateLimit ?? (route.auth === 'bearer' ? 'user' : 'ip');
 }
 

@@ -27,6 +27,11 @@ export interface ApiRouterOptions {
  * Authentication comes first, so an anonymous caller learns nothing about a body's validity. The
  * app mounts this router twice, under /v1 and under the alias /api/v1.
  */
+function rateLimitsOf(route: AnyRoute, options: ApiRouterOptions): Middleware<AppState>[] {
+  const group = rateLimitGroupOf(route);
+  return group ? [options.rateLimit(group)] : [];
+}
+
 export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
   const router = new Router<AppState>();
   const parseBody = bodyGuard(options.bodyLimitBytes);
@@ -34,7 +39,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
       ...(route.permission ? [options.authorize(route.permission)] : []),
-      options.rateLimit(rateLimitGroupOf(route)),
+      ...rateLimitsOf(route, options),
       ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
       validationGuard(route, options.validateResponses),
       options.call(route),

@@ -1,0 +1,64 @@
+import { parseArgs } from 'node:util';
+import { config } from '../common/config';
+import { newId } from '../common/ids';
+import { createDbPool } from '../db/pool';
+import { addMembership } from '../test/helpers/identity';
+import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGateway, startChildServer } from './lib/load';
+
+/**
+ * The gateway's own overhead (issue 4), in one run on this machine:
+ * - the full pipeline: GET /v1/gateway/hello/secure (ES256 token, permission resolved for an admin,
+ *   rate limit counted in Redis, validation, request metrics);
+ * - the same handler with every check off: GET /v1/gateway/hello;
+ * - a bare Koa route that only verifies the ES256 token, and a bare Koa hello world.
+ * Targets: full pipeline >= 60 % of checks-off, and >= 75 % of the bare verifying route.
+ *
+ *   npm run bench:gateway -- [--concurrency 16] [--seconds 5] [--max 50000]
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { concurrency: { type: 'string', default: '16' }, seconds: { type: 'string', default: '5' }, max: { type: 'string', default: '50000' } },
+  });
+  const concurrency = Number(values.concurrency);
+  const seconds = Number(values.seconds);
+  const max = Number(values.max);
+
+  const gateway = await startBenchGateway();
+  const bare = await startChildServer('bench/lib/bare-koa.ts', 'bare koa listening');
+  try {
+    const call = apiClient(gateway.baseUrl);
+    // An admin, not the owner: the owner skips the permission lookup, an admin does not.
+    const owner = await call('POST', '/auth/register', { email: `bench.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+    const admin = await call('POST', '/auth/register', { email: `bench.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+    const tenantId = (owner.tenant as { id: string }).id;
+    const ownerPool = await createDbPool(config().db.ownerUrl, { maxPoolSize: 1, name: 'bench-gateway-owner' });
+    await addMembership(ownerPool, tenantId, (admin.user as { id: string }).id, 'admin').finally(() => ownerPool.end());
+    const token = String((await call('POST', '/auth/switch-tenant', { tenantId }, String(admin.accessToken))).accessToken);
+
+    const get = (url: string, headers: Record<string, string> = {}) => async () => {
+      const response = await fetch(url, { headers });
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+    };
+    const auth = { authorization: `Bearer ${token}` };
+    const phases = [
+      await measure('bare Koa hello world', concurrency, seconds, max, get(`${bare.baseUrl}/hello`)),
+      await measure('bare Koa, ES256 verification only', concurrency, seconds, max, get(`${bare.baseUrl}/verified`, auth)),
+      await measure('gateway, checks off (GET /gateway/hello)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello`)),
+      await measure('gateway, full pipeline (GET /gateway/hello/secure)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth)),
+    ];
+    console.log(`concurrency ${concurrency}; up to ${seconds} s or ${max} requests per phase`);
+    printPhases(phases);
+    const [, verifying, checksOff, full] = phases;
+    console.log(`full pipeline / checks off: ${((rate(full) / rate(checksOff)) * 100).toFixed(0)} % (target 60 %)`);
+    console.log(`full pipeline / bare ES256 route: ${((rate(full) / rate(verifying)) * 100).toFixed(0)} % (target 75 %)`);
+  } finally {
+    gateway.child.kill('SIGTERM');
+    bare.child.kill('SIGTERM');
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../common/paths';
+
+/** One measured phase of a benchmark: how many steps succeeded, over how long, and their latencies. */
+export interface Phase {
+  name: string;
+  count: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+export const ratePerSecond = (phase: Phase): number => phase.count / phase.seconds;
+
+/** `concurrency` loops calling `step` until the time or the count runs out; every step must succeed. */
+export async function measure(name: string, concurrency: number, seconds: number, max: number, step: (worker: number) => Promise<void>): Promise<Phase> {
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  let issued = 0;
+  await Promise.all(Array.from({ length: concurrency }, async (_, worker) => {
+    while (performance.now() < deadline && issued < max) {
+      issued += 1;
+      const t0 = performance.now();
+      await step(worker);
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/** The phases as a Markdown table, as the README reports them. */
+export function printPhases(phases: readonly Phase[]): void {
+  console.log('| phase | count | per second | p50 ms | p99 ms |');
+  console.log('|---|---|---|---|---|');
+  for (const phase of phases) {
+    console.log(`| ${phase.name} | ${phase.count} | ${ratePerSecond(phase).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} |`);
+  }
+}
+
+export interface ChildServer {
+  child: ChildProcess;
+  baseUrl: string;
+}
+
+/**
+ * Runs a TypeScript server entry point (from source, through the swc register hook) as a child
+ * process on an ephemeral loopback port, so client and server do not share an event loop. The
+ * child must log a JSON line containing `listenMessage` and a `port` member.
+ */
+export function startChildServer(entry: string, listenMessage: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, entry)], {
+    cwd: repoRoot,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const line = buffered.split('\n').find((candidate) => candidate.includes(`"${listenMessage}"`));
+      if (!line) return;
+      child.stdout!.off('data', onData);
+      child.stdout!.resume(); // the request log is not read, only drained
+      resolve({ child, baseUrl: `http://127.0.0.1:${JSON.parse(line).port}` });
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before listening`)));
+  });
+}
+
+/**
+ * The gateway (api/server.ts) as a child process against the running services. The limiter still
+ * counts every request, but a load from one address must not be refused.
+ */
+export async function startBenchGateway(env: Record<string, string> = {}): Promise<ChildServer> {
+  const gateway = await startChildServer('api/server.ts', 'gateway listening', {
+    NODE_ENV: 'production', API_HOST: '127.0.0.1', API_PORT: '0', LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_ADMIN_PER_MINUTE: '100000000',
+    ...env,
+  });
+  await waitReady(gateway.baseUrl);
+  return gateway;
+}
+
+async function waitReady(baseUrl: string): Promise<void> {
+  for (let attempt = 0; attempt < 150; attempt += 1) {
+    if ((await fetch(`${baseUrl}/ready`).catch(() => null))?.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('gateway not ready after 30 s');
+}
+
+/** A JSON call to the gateway's API that must succeed. */
+export function apiClient(baseUrl: string) {
+  return async (method: string, path: string, body?: unknown, token?: string): Promise<Record<string, unknown>> => {
+    const response = await fetch(`${baseUrl}/v1${path}`, {
+      method,
+      headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = await response.json() as Record<string, unknown>;
+    if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(json)}`);
+    return json;
+  };
+}
