@@ -5,6 +5,55 @@ import Joi from 'joi';
 import { repoRoot } from './paths';
 
 /**
+ * One external sign-in provider (OpenID Connect, authorization code with PKCE). The endpoints come
+ * from the issuer's discovery document, so only what the provider registered for us is configured.
+ */
+export interface AuthProviderSettings {
+  /** The :providerId of the routes and of stored links. */
+  id: string;
+  /** Shown on the login page. */
+  name: string;
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  /** Where the provider sends the browser back with code and state (the login page's callback). */
+  redirectUri: string;
+  scopes: string[];
+  tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post' | 'none';
+}
+
+const authProvider = Joi.object({
+  id: Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{0,39}$/).required(),
+  name: Joi.string().trim().min(1).max(100).required(),
+  // http is accepted for local issuers (tests start one); production issuers are https.
+  issuer: Joi.string().uri({ scheme: ['https', 'http'] }).required(),
+  clientId: Joi.string().min(1).max(500).required(),
+  clientSecret: Joi.string().min(1).max(2000),
+  redirectUri: Joi.string().uri({ scheme: ['https', 'http'] }).required(),
+  // Scope tokens of RFC 6749 3.3; openid is what makes it OpenID Connect.
+  scopes: Joi.array().items(Joi.string().pattern(/^[\x21\x23-\x5B\x5D-\x7E]+$/)).has(Joi.string().valid('openid'))
+    .default(['openid', 'email', 'profile']),
+  tokenEndpointAuthMethod: Joi.string().valid('client_secret_basic', 'client_secret_post', 'none')
+    .default((provider: { clientSecret?: string }) => (provider.clientSecret ? 'client_secret_basic' : 'none')),
+}).custom((provider: AuthProviderSettings, helpers) => (
+  provider.tokenEndpointAuthMethod !== 'none' && !provider.clientSecret
+    ? helpers.error('any.invalid', { message: `${provider.tokenEndpointAuthMethod} needs a clientSecret` })
+    : provider)).messages({ 'any.invalid': 'provider {{#value.id}}: {{#message}}' });
+
+/** AUTH_PROVIDERS is a JSON array of providers (empty: password sign-in only). Joi reports what is thrown. */
+function parseAuthProviders(text: string): AuthProviderSettings[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('it is not JSON');
+  }
+  const { value, error } = Joi.array().items(authProvider).unique('id').validate(parsed, { abortEarly: false });
+  if (error) throw new Error(error.message);
+  return value;
+}
+
+/**
  * The one place that reads process.env. Values are validated once at start-up and frozen, so a
  * bad value stops the process with a message naming the variable instead of failing later.
  */
@@ -114,6 +163,10 @@ const schema = Joi.object({
   LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: Joi.number().integer().min(1).default(10),
   LOGIN_THROTTLE_IP_ATTEMPTS: Joi.number().integer().min(1).default(50),
   LOGIN_THROTTLE_MAX_DELAY_SECONDS: Joi.number().integer().min(1).default(900),
+  AUTH_PROVIDERS: Joi.string().empty('').custom(parseAuthProviders).default([]),
+  AUTH_PROVIDER_STATE_TTL_SECONDS: Joi.number().integer().min(30).max(3600).default(600),
+  AUTH_PROVIDER_HTTP_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(5000),
+  AUTH_PROVIDER_DISCOVERY_TTL_SECONDS: Joi.number().integer().min(0).max(86_400).default(3600),
 }).unknown(true);
 
 export interface Config {
@@ -168,6 +221,11 @@ export interface Config {
      * further one doubles a wait (at most maxDelaySeconds) that ends with the window.
      */
     loginThrottle: { windowSeconds: number; accountAttempts: number; ipAttempts: number; maxDelaySeconds: number };
+    /**
+     * External sign-in: the configured providers; how long a started sign-in (state, PKCE verifier,
+     * nonce) may take; the deadline of each call to a provider; how long a discovery document is reused.
+     */
+    providers: { list: AuthProviderSettings[]; stateTtlSeconds: number; httpTimeoutMs: number; discoveryTtlSeconds: number };
   };
 }
 
@@ -261,6 +319,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       loginThrottle: {
         windowSeconds: v.LOGIN_THROTTLE_WINDOW_SECONDS, accountAttempts: v.LOGIN_THROTTLE_ACCOUNT_ATTEMPTS,
         ipAttempts: v.LOGIN_THROTTLE_IP_ATTEMPTS, maxDelaySeconds: v.LOGIN_THROTTLE_MAX_DELAY_SECONDS,
+      },
+      providers: {
+        list: v.AUTH_PROVIDERS, stateTtlSeconds: v.AUTH_PROVIDER_STATE_TTL_SECONDS,
+        httpTimeoutMs: v.AUTH_PROVIDER_HTTP_TIMEOUT_MS, discoveryTtlSeconds: v.AUTH_PROVIDER_DISCOVERY_TTL_SECONDS,
       },
     },
   });

@@ -7,6 +7,8 @@ import { problems, type Problem } from '../../common/problems';
  */
 const uniqueViolations: Record<string, () => Problem> = {
   users_email_lower: () => problems.conflict('An account with this e-mail address already exists'),
+  user_identities_provider_subject: () => problems.providerAlreadyLinked('provider'),
+  user_identities_user_provider: () => problems.conflict('The account already has a link to this provider; unlink it first'),
 };
 
 export function constraintProblemOf(error: unknown): Problem | null {

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Config } from '../../common/config';
 import type { TokenService } from '../../common/identity/tokens';
 import type { Logger } from '../../common/logger';
@@ -11,6 +12,8 @@ export interface IdentityDeps {
   db: DatabasePool;
   tokens: TokenService;
   throttle: LoginThrottle;
+  /** Short-lived shared state (started provider sign-ins). */
+  redis: Redis;
   logger: Logger;
 }
 

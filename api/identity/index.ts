@@ -22,6 +22,7 @@ export async function createIdentityServices(
     db: clients.db,
     tokens: new TokenService(keys, config.identity.jwt, config.identity.ttl),
     throttle: new LoginThrottle(clients.redis, config.identity.loginThrottle, logger),
+    redis: clients.redis,
     logger,
   };
 }

@@ -41,6 +41,22 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
   // Two-factor (issue 3, second half): when user.mfaEnabled, require and check credentials.mfaCode
   // here (mfa-required / mfa-invalid), before any tenant or token is revealed.
 
+  return completeLogin(deps, user, { method: 'password' });
+}
+
+/** How a sign-in was proved, as the auth.user.logged_in event reports it. */
+export type LoginMethod = { method: 'password' } | { method: 'oidc'; provider: string };
+
+/**
+ * The end of every successful sign-in (password or external provider), once the account is known
+ * to be usable: a user of one tenant, or of several with a remembered choice, gets a token pair;
+ * otherwise the tenant-selection result with a 5-minute session token.
+ */
+export async function completeLogin(
+  deps: IdentityDeps,
+  user: { id: string; email: string; lastTenantId: string | null },
+  how: LoginMethod,
+): Promise<TokenPair | TenantSelection> {
   const tenants = [...await selectUserTenants(deps.db, user.id)];
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
   const chosen = tenants.length === 1 ? tenants[0] : tenants.find((tenant) => tenant.id === user.lastTenantId);
@@ -49,7 +65,7 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
     return { requiresTenantSelection: true, sessionToken: session.token, tenants };
   }
   // The account and its active membership were both just read; nothing more to check.
-  return withTenant(deps.db, chosen.id, (tx) => openSession(deps, tx, { userId: user.id, email: user.email, tenantId: chosen.id }));
+  return withTenant(deps.db, chosen.id, (tx) => openSession(deps, tx, { userId: user.id, email: user.email, tenantId: chosen.id }, how));
 }
 
 /**
@@ -73,10 +89,15 @@ export async function selectTenant(
 }
 
 /** A new session (a new refresh-token family) in the transaction's tenant, with its auth.user.logged_in event. */
-async function openSession(deps: IdentityDeps, tx: DatabaseTransactionConnection, subject: SessionSubject): Promise<TokenPair> {
+async function openSession(
+  deps: IdentityDeps,
+  tx: DatabaseTransactionConnection,
+  subject: SessionSubject,
+  how: LoginMethod = { method: 'password' },
+): Promise<TokenPair> {
   const pair = await issuePair(deps, tx, subject);
   await enqueueAuthEvent(tx, 'auth.user.logged_in', subject.tenantId, subject.userId, {
-    method: 'password', logged_in_at: new Date().toISOString(),
+    ...how, logged_in_at: new Date().toISOString(),
   });
   return publicPair(pair);
 }

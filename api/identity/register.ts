@@ -1,6 +1,7 @@
 import { newId } from '../../common/ids';
 import { hashPassword } from '../../common/identity/passwords';
 import { BUILT_IN_ROLES } from '../../common/identity/permissions';
+import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { insertTrialSubscription } from '../../db/queries/billing/subscriptions.queries';
 import { assignRole, insertBuiltInRoles } from '../../db/queries/identity/roles.queries';
@@ -28,20 +29,42 @@ export interface Registered extends TokenPair {
 const TRIAL_PLAN = 'starter';
 
 /** "Ada's workspace" when no tenant name is given. */
-function defaultTenantName(registration: Registration): string {
-  const who = registration.firstName || registration.email.slice(0, registration.email.indexOf('@'));
+function defaultTenantName(account: NewAccount): string {
+  const who = account.firstName || account.email.slice(0, account.email.indexOf('@'));
   return `${who}'s workspace`;
+}
+
+/** POST /auth/register: an account with a password (Argon2id) and its own tenant. */
+export async function register(deps: IdentityDeps, registration: Registration): Promise<Registered> {
+  const { password, ...account } = registration;
+  return createAccount(deps, { ...account, passwordHash: await hashPassword(password) });
+}
+
+/** An account as registration and sign-in by provider create it. */
+export interface NewAccount {
+  email: string;
+  /** Null for an account that signs in through a provider only. */
+  passwordHash: string | null;
+  firstName?: string;
+  lastName?: string;
+  tenantName?: string;
+  /** True only when a trusted party (a provider's email_verified) has already proved the address. */
+  emailVerified?: boolean;
 }
 
 /**
  * A new account and its own tenant, in one transaction of that tenant: tenant, user, owner
- * membership, the built-in roles, the trialing subscription, the first session and the
- * auth.user.created event either all exist or none does. A taken address fails on the unique
- * index users_email_lower (409 conflict, mapped in api/http/constraint-problems.ts).
+ * membership, the built-in roles, the trialing subscription, whatever `alsoInTransaction` adds
+ * (a provider link), the first session and the auth.user.created event either all exist or none
+ * does. A taken address fails on the unique index users_email_lower (409 conflict, mapped in
+ * api/http/constraint-problems.ts).
  */
-export async function register(deps: IdentityDeps, registration: Registration): Promise<Registered> {
-  const passwordHash = await hashPassword(registration.password);
-  const tenant = { id: newId(), name: registration.tenantName ?? defaultTenantName(registration) };
+export async function createAccount(
+  deps: IdentityDeps,
+  account: NewAccount,
+  alsoInTransaction?: (tx: DatabaseTransactionConnection, account: { userId: string; tenantId: string }) => Promise<void>,
+): Promise<Registered> {
+  const tenant = { id: newId(), name: account.tenantName ?? defaultTenantName(account) };
   const userId = newId();
   const roles = BUILT_IN_ROLES.map((role) => ({ ...role, id: newId() }));
   const owner = roles.find((role) => role.name === 'owner')!;
@@ -49,13 +72,14 @@ export async function register(deps: IdentityDeps, registration: Registration): 
   return withTenant(deps.db, tenant.id, async (tx) => {
     await insertTenant(tx, tenant);
     await insertUser(tx, {
-      id: userId, email: registration.email, passwordHash,
-      firstName: registration.firstName ?? '', lastName: registration.lastName ?? '',
+      id: userId, email: account.email, passwordHash: account.passwordHash, emailVerified: account.emailVerified ?? false,
+      firstName: account.firstName ?? '', lastName: account.lastName ?? '',
     });
     await insertMembership(tx, tenant.id, userId);
     await insertBuiltInRoles(tx, tenant.id, userId, roles);
     await assignRole(tx, tenant.id, userId, owner.id);
     await insertTrialSubscription(tx, { id: newId(), tenantId: tenant.id, planId: TRIAL_PLAN, trialDays: deps.config.billing.trialDays });
+    await alsoInTransaction?.(tx, { userId, tenantId: tenant.id });
 
     const profile = (await selectUserProfile(tx, userId))!;
     await enqueueAuthEvent(tx, 'auth.user.created', tenant.id, userId, {

@@ -28,7 +28,7 @@ export interface DownstreamCallOptions {
  */
 export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions): AppMiddleware {
   const downstream = `service:${route.namespace}`;
-  const retries = route.method === 'GET' ? 1 : 0;
+  const retries = route.method === 'GET' && route.idempotent !== false ? 1 : 0;
   return async (ctx) => {
     const tenantId = ctx.state.auth?.tenantId;
     if (tenantId && options.tenants.isIsolated(tenantId)) {
@@ -39,16 +39,18 @@ export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions):
     let failure: unknown;
     for (let tries = 0; tries <= retries; tries += 1) {
       if (tries > 0) await sleep(options.retryDelayMs);
+      let clientError: unknown;
       try {
-        const clientError = await attempt();
-        if (tenantId) options.tenants.record(tenantId, false);
-        if (clientError) throw clientError;
-        return;
+        clientError = await attempt();
       } catch (error) {
         if (error instanceof CircuitOpenError) throw problems.unavailable(`The ${route.namespace} service is unavailable; try again shortly`);
         failure = error;
         ctx.state.log.warn({ err: error, downstream, attempt: tries + 1 }, 'downstream call failed');
+        continue;
       }
+      if (tenantId) options.tenants.record(tenantId, false);
+      if (clientError) throw clientError;
+      return;
     }
     if (tenantId) options.tenants.record(tenantId, true);
     throw failure;

@@ -46,6 +46,8 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   auth: 'public' | 'bearer';
   /** The permission a bearer route requires (document 1, RBAC); checked after authentication. */
   permission?: string;
+  /** A GET with side effects (an OAuth callback spends its state) says false: it is never retried. */
+  idempotent?: false;
   /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
   rateLimit?: RateLimitGroup | false;
   schemas: RouteSchemas<P, Q, B>;

@@ -5,7 +5,10 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 export interface NewUser {
   id: string;
   email: string;
-  passwordHash: string;
+  /** Null: the account signs in through a provider only. */
+  passwordHash: string | null;
+  /** Default false: the address is proved by the verification e-mail. */
+  emailVerified?: boolean;
   firstName: string;
   lastName: string;
 }
@@ -16,8 +19,8 @@ export interface NewUser {
  */
 export async function insertUser(tx: DatabaseTransactionConnection, user: NewUser): Promise<void> {
   await tx.query(sql.unsafe`
-    INSERT INTO users (id, email, password_hash, first_name, last_name)
-    VALUES (${user.id}, ${user.email}, ${user.passwordHash}, ${user.firstName}, ${user.lastName})
+    INSERT INTO users (id, email, password_hash, email_verified, first_name, last_name)
+    VALUES (${user.id}, ${user.email}, ${user.passwordHash}, ${user.emailVerified ?? false}, ${user.firstName}, ${user.lastName})
   `);
 }
 

@@ -92,7 +92,10 @@ describe('downstream calls', () => {
     expect(calls.get(key)).toBe(2);
   });
 
-  it('does not count 4xx answers as failures', async () => {
+  it('does not count 4xx answers as failures, nor retries them', async () => {
+    const key = unique();
+    expect((await request('GET', '/test/client-error', key)).status).toBe(404);
+    expect(calls.get(key)).toBe(1);
     for (let i = 0; i < 6; i += 1) expect((await request('GET', '/test/client-error', unique())).status).toBe(404);
     expect(gateway.runtime.gateway.breakers.states()['service:notify']).toBe('closed');
   });
@@ -126,3 +129,4 @@ describe('downstream calls', () => {
     expect((await request('GET', '/test/flaky', unique(), other.accessToken)).status).toBe(200);
   });
 });
+
