@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import Joi from 'joi';
 import { repoRoot } from './paths';
 
+/** The public development key of MFA_ENCRYPTION_KEY (also in .env.example); production must set another. */
+const DEV_MFA_ENCRYPTION_KEY = 'ZGV2LW9ubHktbWZhLWtleS1uZXZlci1pbi1wcm9kLTE=';
+
 /**
  * The one place that reads process.env. Values are validated once at start-up and frozen, so a
  * bad value stops the process with a message naming the variable instead of failing later.
@@ -106,6 +109,16 @@ const schema = Joi.object({
   LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: Joi.number().integer().min(1).default(10),
   LOGIN_THROTTLE_IP_ATTEMPTS: Joi.number().integer().min(1).default(50),
   LOGIN_THROTTLE_MAX_DELAY_SECONDS: Joi.number().integer().min(1).default(900),
+  // 32 bytes in base64: seals TOTP secrets (AES-256-GCM) and keys recovery-code hashes. The development
+  // default is public, so production must set its own.
+  MFA_ENCRYPTION_KEY: Joi.string().base64().when('NODE_ENV', {
+    is: 'production', then: Joi.required().invalid(DEV_MFA_ENCRYPTION_KEY), otherwise: Joi.optional().default(DEV_MFA_ENCRYPTION_KEY),
+  }).custom((value: string, helpers) => (Buffer.from(value, 'base64').length === 32 ? value : helpers.error('any.invalid'))),
+  MFA_ISSUER: Joi.string().max(100).default('Platform'),
+  RECOVERY_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
+  RECOVERY_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
+  RECOVERY_LOCK_SECONDS: Joi.number().integer().min(1).default(3600),
+  RECOVERY_ACCOUNT_LOCK_FAILURES: Joi.number().integer().min(1).default(15),
 }).unknown(true);
 
 export interface Config {
@@ -156,6 +169,13 @@ export interface Config {
      * further one doubles a wait (at most maxDelaySeconds) that ends with the window.
      */
     loginThrottle: { windowSeconds: number; accountAttempts: number; ipAttempts: number; maxDelaySeconds: number };
+    /** encryptionKey: base64 of 32 bytes; issuer: the name authenticator apps show. */
+    mfa: { encryptionKey: string; issuer: string };
+    /**
+     * /auth/recovery: maxAttempts failures within windowSeconds lock recovery for lockSeconds (owner
+     * alerted); accountLockFailures failures since the last success lock the account.
+     */
+    recovery: { maxAttempts: number; windowSeconds: number; lockSeconds: number; accountLockFailures: number };
   };
 }
 
@@ -241,6 +261,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       loginThrottle: {
         windowSeconds: v.LOGIN_THROTTLE_WINDOW_SECONDS, accountAttempts: v.LOGIN_THROTTLE_ACCOUNT_ATTEMPTS,
         ipAttempts: v.LOGIN_THROTTLE_IP_ATTEMPTS, maxDelaySeconds: v.LOGIN_THROTTLE_MAX_DELAY_SECONDS,
+      },
+      mfa: { encryptionKey: v.MFA_ENCRYPTION_KEY, issuer: v.MFA_ISSUER },
+      recovery: {
+        maxAttempts: v.RECOVERY_MAX_ATTEMPTS, windowSeconds: v.RECOVERY_WINDOW_SECONDS, lockSeconds: v.RECOVERY_LOCK_SECONDS,
+        accountLockFailures: v.RECOVERY_ACCOUNT_LOCK_FAILURES,
       },
     },
   });
