@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import Joi from 'joi';
 import { repoRoot } from './paths';
 
+/** The public development key of MFA_ENCRYPTION_KEY (also in .env.example); production must set another. */
+const DEV_MFA_ENCRYPTION_KEY = 'ZGV2LW9ubHktbWZhLWtleS1uZXZlci1pbi1wcm9kLTE=';
+
 /**
  * One external sign-in provider (OpenID Connect, authorization code with PKCE). The endpoints come
  * from the issuer's discovery document, so only what the provider registered for us is configured.
@@ -167,6 +170,16 @@ const schema = Joi.object({
   AUTH_PROVIDER_STATE_TTL_SECONDS: Joi.number().integer().min(30).max(3600).default(600),
   AUTH_PROVIDER_HTTP_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(5000),
   AUTH_PROVIDER_DISCOVERY_TTL_SECONDS: Joi.number().integer().min(0).max(86_400).default(3600),
+  // 32 bytes in base64: seals TOTP secrets (AES-256-GCM) and keys recovery-code hashes. The development
+  // default is public, so production must set its own.
+  MFA_ENCRYPTION_KEY: Joi.string().base64().when('NODE_ENV', {
+    is: 'production', then: Joi.required().invalid(DEV_MFA_ENCRYPTION_KEY), otherwise: Joi.optional().default(DEV_MFA_ENCRYPTION_KEY),
+  }).custom((value: string, helpers) => (Buffer.from(value, 'base64').length === 32 ? value : helpers.error('any.invalid'))),
+  MFA_ISSUER: Joi.string().max(100).default('Platform'),
+  RECOVERY_MAX_ATTEMPTS: Joi.number().integer().min(1).default(5),
+  RECOVERY_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
+  RECOVERY_LOCK_SECONDS: Joi.number().integer().min(1).default(3600),
+  RECOVERY_ACCOUNT_LOCK_FAILURES: Joi.number().integer().min(1).default(15),
 }).unknown(true);
 
 export interface Config {
@@ -226,6 +239,13 @@ export interface Config {
      * nonce) may take; the deadline of each call to a provider; how long a discovery document is reused.
      */
     providers: { list: AuthProviderSettings[]; stateTtlSeconds: number; httpTimeoutMs: number; discoveryTtlSeconds: number };
+    /** encryptionKey: base64 of 32 bytes; issuer: the name authenticator apps show. */
+    mfa: { encryptionKey: string; issuer: string };
+    /**
+     * /auth/recovery: maxAttempts failures within windowSeconds lock recovery for lockSeconds (owner
+     * alerted); accountLockFailures failures since the last success lock the account.
+     */
+    recovery: { maxAttempts: number; windowSeconds: number; lockSeconds: number; accountLockFailures: number };
   };
 }
 
@@ -323,6 +343,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       providers: {
         list: v.AUTH_PROVIDERS, stateTtlSeconds: v.AUTH_PROVIDER_STATE_TTL_SECONDS,
         httpTimeoutMs: v.AUTH_PROVIDER_HTTP_TIMEOUT_MS, discoveryTtlSeconds: v.AUTH_PROVIDER_DISCOVERY_TTL_SECONDS,
+      },
+      mfa: { encryptionKey: v.MFA_ENCRYPTION_KEY, issuer: v.MFA_ISSUER },
+      recovery: {
+        maxAttempts: v.RECOVERY_MAX_ATTEMPTS, windowSeconds: v.RECOVERY_WINDOW_SECONDS, lockSeconds: v.RECOVERY_LOCK_SECONDS,
+        accountLockFailures: v.RECOVERY_ACCOUNT_LOCK_FAILURES,
       },
     },
   });

@@ -6,6 +6,7 @@ import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/que
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from './deps';
 import { enqueueAuthEvent } from './events';
+import { assertLoginSecondFactor } from './mfa/second-factor';
 import { issuePair, publicPair, type SessionSubject } from './sessions';
 
 export interface Credentials {
@@ -37,9 +38,10 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
   }
   // Only someone who knows the password learns that the account is locked.
   if (user.status === 'locked') throw problems.accountLocked();
+  // Before any tenant or token is revealed, and before the failure count is cleared: a password
+  // alone must not reset the throttle that slows guessing the code.
+  if (user.mfaEnabled) await assertLoginSecondFactor(deps, user, credentials, ip);
   await deps.throttle.recordSuccess(credentials.email);
-  // Two-factor (issue 3, second half): when user.mfaEnabled, require and check credentials.mfaCode
-  // here (mfa-required / mfa-invalid), before any tenant or token is revealed.
 
   return completeLogin(deps, user, { method: 'password' });
 }

@@ -9,6 +9,7 @@ import { insertMembership, insertTenant } from '../../db/queries/identity/tenant
 import { insertUser, selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from './deps';
 import { enqueueAuthEvent } from './events';
+import { issueRecoveryCodes } from './mfa/recovery-codes';
 import { issuePair, publicPair } from './sessions';
 import { toUserView, type UserView } from './user-view';
 
@@ -23,6 +24,8 @@ export interface Registration {
 export interface Registered extends TokenPair {
   user: UserView;
   tenant: { id: string; name: string };
+  /** The account's 10 recovery codes (document 1), shown only in this response. */
+  recoveryCodes: string[];
 }
 
 /** DECISIONS.md: the plan every new tenant starts its trial on. */
@@ -80,6 +83,7 @@ export async function createAccount(
     await assignRole(tx, tenant.id, userId, owner.id);
     await insertTrialSubscription(tx, { id: newId(), tenantId: tenant.id, planId: TRIAL_PLAN, trialDays: deps.config.billing.trialDays });
     await alsoInTransaction?.(tx, { userId, tenantId: tenant.id });
+    const recoveryCodes = await issueRecoveryCodes(deps.config, tx, userId);
 
     const profile = (await selectUserProfile(tx, userId))!;
     await enqueueAuthEvent(tx, 'auth.user.created', tenant.id, userId, {
@@ -93,6 +97,6 @@ export async function createAccount(
     // an account never exists without its verification link being on its way.
 
     const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId: tenant.id });
-    return { ...publicPair(pair), user: toUserView(profile, tenant.id, [owner.name]), tenant };
+    return { ...publicPair(pair), user: toUserView(profile, tenant.id, [owner.name]), tenant, recoveryCodes };
   });
 }

@@ -3,6 +3,7 @@ import type { AnyRoute } from './registry';
 import { helloRoutes } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
 import { providerRoutes } from './identity/providers.routes';
+import { mfaRoutes } from './identity/mfa.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -18,5 +19,6 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...helloRoutes,
     ...authRoutes(services.identity),
     ...providerRoutes(services.identity),
+    ...mfaRoutes(services.identity),
   ];
 }

@@ -22,6 +22,8 @@ export interface RegisteredAccount {
   expiresAt: string;
   user: { id: string; email: string; tenantId: string; roles: string[] } & Record<string, unknown>;
   tenant: { id: string; name: string };
+  /** The 10 recovery codes registration answers once. */
+  recoveryCodes: string[];
   password: string;
 }
 

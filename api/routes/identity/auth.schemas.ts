@@ -99,6 +99,8 @@ export const user = Joi.object({
 export const registerResponse = tokenPair.keys({
   user: user.required(),
   tenant: Joi.object({ id: Joi.string().uuid().required(), name: Joi.string().required() }).required(),
+  // Document 1: recovery codes are generated at registration; shown this once.
+  recoveryCodes: Joi.array().items(Joi.string()).length(10).required(),
 });
 
 export const meResponse = user.keys({ permissions: Joi.array().items(Joi.string()).required() });
