@@ -9,6 +9,8 @@ export interface AuthState {
   email: string;
   /** Role names only; permissions are resolved per request, never taken from the token. */
   roles: string[];
+  /** Set only under an impersonation token: the Platform Owner acting as this user (`act.sub`). */
+  impersonatorId?: string;
 }
 
 /**

@@ -162,6 +162,7 @@ const schema = Joi.object({
   REFRESH_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(7 * 24 * 3600),
   REFRESH_GRACE_SECONDS: Joi.number().min(0).max(300).default(10),
   SESSION_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(300),
+  IMPERSONATION_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(3600),
   LOGIN_THROTTLE_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
   LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: Joi.number().integer().min(1).default(10),
   LOGIN_THROTTLE_IP_ATTEMPTS: Joi.number().integer().min(1).default(50),
@@ -228,7 +229,7 @@ export interface Config {
       issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
     };
     /** Lifetimes in seconds (document 1, Limits); the grace window may be fractional in tests. */
-    ttl: { accessToken: number; refreshToken: number; refreshGrace: number; sessionToken: number };
+    ttl: { accessToken: number; refreshToken: number; refreshGrace: number; sessionToken: number; impersonation: number };
     /**
      * Failed logins counted per account and per IP within windowSeconds; past the free attempts each
      * further one doubles a wait (at most maxDelaySeconds) that ends with the window.
@@ -335,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       ttl: {
         accessToken: v.ACCESS_TOKEN_TTL_SECONDS, refreshToken: v.REFRESH_TOKEN_TTL_SECONDS,
         refreshGrace: v.REFRESH_GRACE_SECONDS, sessionToken: v.SESSION_TOKEN_TTL_SECONDS,
+        impersonation: v.IMPERSONATION_TOKEN_TTL_SECONDS,
       },
       loginThrottle: {
         windowSeconds: v.LOGIN_THROTTLE_WINDOW_SECONDS, accountAttempts: v.LOGIN_THROTTLE_ACCOUNT_ATTEMPTS,

@@ -45,7 +45,9 @@ export async function refresh(deps: IdentityDeps, refreshToken: string): Promise
       await revokeFamily(tx, stored.familyId);
       return invalidToken();
     }
-    const issued = await issuePair(deps, tx, { userId: stored.userId, email: profile.email, tenantId, familyId: stored.familyId });
+    // An impersonation session stays one: the same actor, and never past its end.
+    const impersonation = stored.impersonatorId ? { impersonatorId: stored.impersonatorId, endsAt: stored.expiresAt } : undefined;
+    const issued = await issuePair(deps, tx, { userId: stored.userId, email: profile.email, tenantId, familyId: stored.familyId, impersonation });
     const pair = publicPair(issued);
     await markRotated(tx, stored.id, issued.refreshTokenId, sealSuccessor(refreshToken, pair));
     return pair;

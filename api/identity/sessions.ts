@@ -11,6 +11,11 @@ export interface SessionSubject {
   tenantId: string;
   /** The family of the token being rotated; a new login starts a new family. */
   familyId?: string;
+  /**
+   * The Platform Owner acting as this user, and when that ends: the access token carries
+   * `act: {sub: impersonatorId}` and both tokens expire at endsAt (ISO 8601), rotation or not.
+   */
+  impersonation?: { impersonatorId: string; endsAt: string };
 }
 
 export interface IssuedPair extends TokenPair {
@@ -28,7 +33,11 @@ export async function issuePair(
   subject: SessionSubject,
 ): Promise<IssuedPair> {
   const { roles } = await selectRoleGrants(tx, subject.userId);
-  const access = await deps.tokens.issueAccessToken({ sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles });
+  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles };
+  const { impersonation } = subject;
+  const access = impersonation
+    ? await deps.tokens.issueImpersonationToken(claims, impersonation.impersonatorId, new Date(impersonation.endsAt))
+    : await deps.tokens.issueAccessToken(claims);
   const refreshToken = newRefreshToken();
   const refreshTokenId = newId();
   await insertRefreshToken(tx, {
@@ -38,6 +47,7 @@ export async function issuePair(
     tenantId: subject.tenantId,
     tokenHash: hashRefreshToken(refreshToken),
     ttlSeconds: deps.config.identity.ttl.refreshToken,
+    impersonation,
   });
   return { accessToken: access.token, refreshToken, expiresAt: access.expiresAt.toISOString(), refreshTokenId };
 }

@@ -15,8 +15,11 @@ export function authenticate(tokens: TokenService): AppMiddleware {
     const match = BEARER.exec(ctx.get('authorization'));
     if (!match) throw problems.unauthorized('A bearer token is required');
     const claims = await tokens.verifyAccessToken(match[1]);
-    ctx.state.auth = { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles };
-    const context = { ...currentRequestContext(), traceId: ctx.state.traceId, tenantId: claims.tenantId, actorId: claims.sub };
+    // Under impersonation the request acts as the user and names the Platform Owner behind it, so
+    // audit records (recordAudit) and Temporal calls (the platform-context header) carry both.
+    const impersonation = claims.impersonatorId ? { impersonatorId: claims.impersonatorId } : {};
+    ctx.state.auth = { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles, ...impersonation };
+    const context = { ...currentRequestContext(), traceId: ctx.state.traceId, tenantId: claims.tenantId, actorId: claims.sub, ...impersonation };
     return runWithRequestContext(context, next);
   };
 }

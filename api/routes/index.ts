@@ -4,6 +4,8 @@ import { helloRoutes } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
 import { providerRoutes } from './identity/providers.routes';
 import { mfaRoutes } from './identity/mfa.routes';
+import { impersonationRoutes } from './identity/impersonation.routes';
+import { userRoutes } from './identity/users.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -20,5 +22,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...authRoutes(services.identity),
     ...providerRoutes(services.identity),
     ...mfaRoutes(services.identity),
+    ...userRoutes(services.identity),
+    ...impersonationRoutes(services.identity),
   ];
 }

@@ -1,4 +1,5 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
+import { currentRequestContext } from '../context';
 import { enqueueEvent } from '../events/publish';
 import { topics } from '../events/topics';
 import { AUDIT_EVENT_TYPE, AUDIT_SCHEMA_VERSION, auditPayloadOrThrow, type AuditPayloadInput } from './record';
@@ -18,7 +19,9 @@ export interface AuditDraft extends AuditPayloadInput {
  * (the event id). An invalid record is a validation problem, raised before anything is written.
  */
 export function recordAudit(tx: DatabaseTransactionConnection, draft: AuditDraft): Promise<string> {
-  const { tenantId, source, traceId, ...fields } = draft;
+  const { tenantId, source, traceId, ...given } = draft;
+  // A record written while a Platform Owner impersonates a user names the impersonator, whoever wrote it.
+  const fields = { ...given, impersonatorId: given.impersonatorId ?? currentRequestContext()?.impersonatorId ?? null };
   return enqueueEvent(tx, {
     tenantId,
     type: AUDIT_EVENT_TYPE,

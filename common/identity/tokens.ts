@@ -15,6 +15,22 @@ export interface AccessClaims {
 export interface VerifiedAccess extends AccessClaims {
   iat: number;
   exp: number;
+  /** Only on impersonation tokens: the Platform Owner behind them (the RFC 8693 `act` claim). */
+  impersonatorId?: string;
+}
+
+/**
+ * The claims an access token may carry: document 1's, plus `act` (RFC 8693, "actor") on
+ * impersonation tokens only. A token with any other claim is refused, so nothing outside this
+ * list can ever be read from a token by accident.
+ */
+const ACCESS_CLAIMS = new Set(['sub', 'email', 'tenantId', 'roles', 'iat', 'exp', 'iss', 'aud', 'act']);
+
+/** `act` is exactly `{sub: <uuid>}`: one actor, no nested delegation chain. */
+function actorOf(act: unknown): string | null {
+  if (typeof act !== 'object' || act === null || Array.isArray(act)) return null;
+  const { sub, ...rest } = act as Record<string, unknown>;
+  return typeof sub === 'string' && isUuid(sub) && Object.keys(rest).length === 0 ? sub : null;
 }
 
 /**
@@ -40,7 +56,7 @@ export class TokenService {
   constructor(
     private readonly keys: SigningKeys,
     private readonly jwt: JwtSettings,
-    private readonly ttl: Config['identity']['ttl'],
+    private readonly ttl: Pick<Config['identity']['ttl'], 'accessToken' | 'sessionToken'>,
   ) {}
 
   get jwks(): SigningKeys['jwks'] {
@@ -52,14 +68,29 @@ export class TokenService {
     return this.sign({ ...rest }, sub, ACCESS_TYP, this.ttl.accessToken, now);
   }
 
+  /**
+   * An access token for the Platform Owner acting as a user of a tenant: the user's own claims plus
+   * `act: {sub: impersonatorId}`, expiring at the end of the impersonation (one hour from its start;
+   * a rotation within it issues tokens that end at the same moment).
+   */
+  async issueImpersonationToken(claims: AccessClaims, impersonatorId: string, endsAt: Date, now = new Date()): Promise<SignedToken> {
+    const { sub, ...rest } = claims;
+    // exp = iat + ttl lands exactly on the (whole) second the impersonation ends.
+    const ttlSeconds = Math.floor(endsAt.getTime() / 1000) - Math.floor(now.getTime() / 1000);
+    if (ttlSeconds <= 0) throw problems.unauthorized('The impersonation has ended');
+    return this.sign({ ...rest, act: { sub: impersonatorId } }, sub, ACCESS_TYP, ttlSeconds, now);
+  }
+
   async verifyAccessToken(token: string): Promise<VerifiedAccess> {
     const payload = await this.verify(token, ACCESS_TYP);
-    const { sub, email, tenantId, roles, iat, exp } = payload;
+    const { sub, email, tenantId, roles, iat, exp, act } = payload;
+    const impersonatorId = act === undefined ? undefined : actorOf(act);
     const valid = typeof sub === 'string' && isUuid(sub) && typeof email === 'string' && typeof tenantId === 'string'
       && isUuid(tenantId) && Array.isArray(roles) && roles.every((role) => typeof role === 'string')
-      && typeof iat === 'number' && typeof exp === 'number';
+      && typeof iat === 'number' && typeof exp === 'number' && impersonatorId !== null
+      && Object.keys(payload).every((claim) => ACCESS_CLAIMS.has(claim));
     if (!valid) throw problems.unauthorized('The access token is not valid');
-    return { sub, email, tenantId, roles: roles as string[], iat, exp };
+    return { sub, email, tenantId, roles: roles as string[], iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
   }
 
   /** The 5-minute token of a login that must still choose its tenant; it names the user only. */

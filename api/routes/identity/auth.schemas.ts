@@ -4,7 +4,7 @@ import type { Credentials } from '../../identity/login';
 import type { Registration } from '../../identity/register';
 
 /** Addresses are kept in lower case; joi's TLD list would refuse reserved domains such as .test. */
-const email = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase();
+export const email = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase();
 
 /**
  * A new password: at least 12 characters (TOO_SHORT) and not on the shipped breached list
@@ -14,7 +14,7 @@ export const newPassword = Joi.string().min(PASSWORD_MIN_LENGTH).max(PASSWORD_MA
   .custom((value: string, helpers) => (isBreachedPassword(value) ? helpers.error('password.breached') : value))
   .messages({ 'password.breached': '{{#label}} appears in a list of breached passwords; choose another' });
 
-const name = Joi.string().trim().max(100).allow('');
+export const name = Joi.string().trim().max(100).allow('');
 const opaqueToken = Joi.string().max(2048);
 
 export const registerBody = Joi.object<Registration>({

@@ -9,13 +9,18 @@ export interface NewRefreshToken {
   tenantId: string;
   tokenHash: Buffer;
   ttlSeconds: number;
+  /** An impersonation session: who impersonates, and the moment it ends (instead of ttlSeconds). */
+  impersonation?: { impersonatorId: string; endsAt: string };
 }
 
 export async function insertRefreshToken(tx: DatabaseTransactionConnection, token: NewRefreshToken): Promise<void> {
+  const expiresAt = token.impersonation
+    ? sql.fragment`${token.impersonation.endsAt}::timestamptz`
+    : sql.fragment`now() + make_interval(secs => ${token.ttlSeconds})`;
   await tx.query(sql.unsafe`
-    INSERT INTO refresh_tokens (id, family_id, user_id, tenant_id, token_hash, expires_at)
+    INSERT INTO refresh_tokens (id, family_id, user_id, tenant_id, token_hash, expires_at, impersonator_id)
     VALUES (${token.id}, ${token.familyId}, ${token.userId}, ${token.tenantId}, ${sql.binary(token.tokenHash)},
-            now() + make_interval(secs => ${token.ttlSeconds}))
+            ${expiresAt}, ${token.impersonation?.impersonatorId ?? null})
   `);
 }
 
@@ -42,6 +47,8 @@ const storedToken = z.object({
   rotatedAgoSeconds: z.number().nullable(),
   revoked: z.boolean(),
   expired: z.boolean(),
+  expiresAt: z.string(),
+  impersonatorId: z.string().nullable(),
 });
 export type StoredRefreshToken = z.infer<typeof storedToken>;
 
@@ -53,7 +60,8 @@ export function lockRefreshToken(tx: DatabaseTransactionConnection, tokenHash: B
   return tx.maybeOne(sql.type(storedToken)`
     SELECT id, family_id AS "familyId", user_id AS "userId", tenant_id AS "tenantId", successor_pair AS "successorPair",
            extract(epoch FROM clock_timestamp() - rotated_at)::float8 AS "rotatedAgoSeconds",
-           revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
+           revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired,
+           expires_at AS "expiresAt", impersonator_id AS "impersonatorId"
     FROM refresh_tokens WHERE token_hash = ${sql.binary(tokenHash)}
     FOR UPDATE
   `);

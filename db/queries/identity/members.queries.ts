@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { sql, type DatabaseTransactionConnection } from '../../pool';
+
+/**
+ * The users of the transaction's tenant as document 1's User, read through their memberships
+ * (row-level security keeps memberships, role assignments and accounts to the tenant's own).
+ * `status` is the account's, except that a membership blocked by this tenant reads as `locked`;
+ * `deletedAt` is the membership's soft-delete marker, because deletion is per tenant.
+ */
+const member = z.object({
+  id: z.string(),
+  email: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  avatarUrl: z.string().nullable(),
+  emailVerified: z.boolean(),
+  mfaEnabled: z.boolean(),
+  status: z.enum(['active', 'locked', 'pending_deletion']),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  deletedAt: z.string().nullable(),
+  roles: z.array(z.string()),
+  /** The raw states the view is computed from. */
+  membershipStatus: z.enum(['active', 'blocked', 'deleted']),
+  accountStatus: z.enum(['active', 'locked', 'pending_deletion']),
+});
+export type Member = z.infer<typeof member>;
+export type MemberStatus = Member['status'];
+
+const viewStatus = sql.fragment`CASE WHEN u.status = 'active' AND m.status = 'blocked' THEN 'locked' ELSE u.status END`;
+
+const memberColumns = sql.fragment`
+  u.id, u.email, u.first_name AS "firstName", u.last_name AS "lastName", u.avatar_url AS "avatarUrl",
+  u.email_verified AS "emailVerified", u.mfa_enabled AS "mfaEnabled", ${viewStatus} AS status,
+  u.created_at AS "createdAt", u.updated_at AS "updatedAt", m.deleted_at AS "deletedAt",
+  coalesce((SELECT array_agg(r.name ORDER BY r.name) FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+            WHERE ur.user_id = u.id), '{}') AS roles,
+  m.status AS "membershipStatus", u.status AS "accountStatus"
+`;
+
+export interface MemberFilter {
+  /** Keyset position: the last id of the previous page (ids are UUID v7, so this is creation order). */
+  afterId?: string;
+  limit: number;
+  includeDeleted: boolean;
+  status?: MemberStatus;
+  /** Part of the address, case-insensitive. */
+  emailContains?: string;
+}
+
+/** A page of the tenant's users in id order; deleted memberships only when asked for. */
+export function selectMembers(tx: DatabaseTransactionConnection, filter: MemberFilter): Promise<readonly Member[]> {
+  const conditions = [
+    filter.afterId ? sql.fragment`u.id > ${filter.afterId}` : sql.fragment`TRUE`,
+    filter.includeDeleted ? sql.fragment`TRUE` : sql.fragment`m.status <> 'deleted'`,
+    filter.status ? sql.fragment`${viewStatus} = ${filter.status}` : sql.fragment`TRUE`,
+    // strpos, not LIKE: % and _ in the search text are plain characters.
+    filter.emailContains
+      ? sql.fragment`strpos(lower(u.email), lower(${filter.emailContains})) > 0`
+      : sql.fragment`TRUE`,
+  ];
+  return tx.any(sql.type(member)`
+    SELECT ${memberColumns}
+    FROM memberships m JOIN users u ON u.id = m.user_id
+    WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    ORDER BY u.id
+    LIMIT ${filter.limit}
+  `);
+}
+
+/** One user of the tenant, deleted or not; null when the account has no membership here. */
+export function selectMember(tx: DatabaseTransactionConnection, userId: string): Promise<Member | null> {
+  return tx.maybeOne(sql.type(member)`
+    SELECT ${memberColumns}
+    FROM memberships m JOIN users u ON u.id = m.user_id
+    WHERE m.user_id = ${userId}
+  `);
+}
+
+/** Locks the membership row, so concurrent changes of one user in one tenant run one after the other. */
+export async function lockMembership(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
+  return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE user_id = ${userId} FOR UPDATE`);
+}
+
+const reach = z.object({ otherTenants: z.number(), liveMemberships: z.number() });
+export type AccountReach = z.infer<typeof reach>;
+
+/**
+ * How far the account reaches beyond this tenant (SECURITY DEFINER users_account_reach of migration
+ * 0007): memberships in other tenants, and memberships still live anywhere (this transaction's own
+ * changes included).
+ */
+export function selectAccountReach(tx: DatabaseTransactionConnection, userId: string): Promise<AccountReach> {
+  return tx.one(sql.type(reach)`
+    SELECT other_tenants AS "otherTenants", live_memberships AS "liveMemberships" FROM users_account_reach(${userId})
+  `);
+}
+
+export interface ProfileChange {
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+}
+
+/**
+ * Account fields; a new address is unverified until proven. A taken address fails on the unique
+ * index users_email_lower (409 conflict through api/http/constraint-problems.ts).
+ */
+export async function updateAccountProfile(tx: DatabaseTransactionConnection, userId: string, change: ProfileChange): Promise<void> {
+  const sets = [
+    ...(change.firstName !== undefined ? [sql.fragment`first_name = ${change.firstName}`] : []),
+    ...(change.lastName !== undefined ? [sql.fragment`last_name = ${change.lastName}`] : []),
+    ...(change.email !== undefined ? [sql.fragment`email = ${change.email}`, sql.fragment`email_verified = false`] : []),
+    sql.fragment`updated_at = now()`,
+  ];
+  await tx.query(sql.unsafe`UPDATE users SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${userId}`);
+}
+
+export async function updateAccountStatus(tx: DatabaseTransactionConnection, userId: string, status: 'active' | 'locked'): Promise<void> {
+  await tx.query(sql.unsafe`UPDATE users SET status = ${status}, updated_at = now() WHERE id = ${userId}`);
+}
+
+/** The account-wide soft-delete marker, set when no membership is live any more and cleared on restore. */
+export async function updateAccountDeleted(tx: DatabaseTransactionConnection, userId: string, deleted: boolean): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE users SET deleted_at = ${deleted ? sql.fragment`coalesce(deleted_at, now())` : sql.fragment`NULL`}, updated_at = now()
+    WHERE id = ${userId}
+  `);
+}
+
+/** This tenant's side: active, blocked (locked here) or deleted (soft, with its timestamp). */
+export async function updateMembershipStatus(
+  tx: DatabaseTransactionConnection,
+  userId: string,
+  status: 'active' | 'blocked' | 'deleted',
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE memberships SET status = ${status}, deleted_at = ${status === 'deleted' ? sql.fragment`now()` : sql.fragment`NULL`}
+    WHERE user_id = ${userId}
+  `);
+  // The User a tenant sees changed, and updatedAt is the only timestamp it shows.
+  await tx.query(sql.unsafe`UPDATE users SET updated_at = now() WHERE id = ${userId}`);
+}
+
+/** Ends every session of the user in this tenant (row-level security keeps it to the tenant). */
+export async function revokeMemberSessions(tx: DatabaseTransactionConnection, userId: string): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE refresh_tokens SET revoked_at = now(), successor_pair = NULL WHERE user_id = ${userId} AND revoked_at IS NULL
+  `);
+}
