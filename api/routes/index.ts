@@ -1,11 +1,14 @@
+import type { AuditDeps } from '../audit/deps';
 import type { IdentityDeps } from '../identity/deps';
 import type { AnyRoute } from './registry';
 import { helloRoute } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
+import { auditRecordRoutes } from './audit/records.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
   identity: IdentityDeps;
+  audit: AuditDeps;
 }
 
 /**
@@ -13,5 +16,5 @@ export interface RouteServices {
  * services it needs); the router and the OpenAPI documents are both built from this list.
  */
 export function platformRoutes(services: RouteServices): AnyRoute[] {
-  return [helloRoute, ...authRoutes(services.identity)];
+  return [helloRoute, ...authRoutes(services.identity), ...auditRecordRoutes(services.audit)];
 }

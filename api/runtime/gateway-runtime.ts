@@ -8,6 +8,8 @@ import { createHealthReporter } from '../health/health-report';
 import type { ReadinessCondition } from '../health/readiness';
 import { PermissionResolver } from '../access/permission-resolver';
 import type { AppDeps } from '../app';
+import { createAuditServices } from '../audit';
+import type { AuditDeps } from '../audit/deps';
 import { createIdentityServices } from '../identity';
 import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
@@ -25,6 +27,8 @@ export interface GatewayRuntime {
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
+  /** The audit intake and the pools of the audit routes. */
+  audit: AuditDeps;
   /** Resolves the permission a route declares from the caller's roles. */
   permissions: PermissionResolver;
   /** The probe dependencies of createApp. */
@@ -44,6 +48,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const retry = { logger, signal: stopping.signal };
   const connections = await openConnections(config, logger);
   const identity = await createIdentityServices(config, connections, logger);
+  const audit = createAuditServices(config, connections, logger);
   const breakers = new CircuitBreakers();
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
@@ -94,6 +99,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     breakers,
     flags,
     identity,
+    audit,
     permissions: new PermissionResolver(connections.db),
     probes: {
       liveness: () => eventLoop.liveness(),
@@ -108,7 +114,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       // A start-up attempt in flight (a Temporal connect lasts up to its 5 s timeout) ends first,
       // so nothing it opens outlives the runtime.
       await started;
-      await Promise.allSettled([closeConnections(connections), temporal?.connection.close()]);
+      await Promise.allSettled([closeConnections(connections), temporal?.connection.close(), audit.intake.close()]);
     },
   };
 }
