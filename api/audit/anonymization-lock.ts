@@ -5,7 +5,7 @@ import { problems } from '../../common/problems';
 import {
   acquireAnonymizationLock, hasLiveAnonymizationLock, releaseAnonymizationLock,
 } from '../../db/queries/audit/audit-anonymization.queries';
-import type { DatabasePool } from '../../db/pool';
+import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 
 /**
@@ -46,20 +46,36 @@ export async function withAnonymizationLock<T>(
 }
 
 /**
- * What every reader of audit records calls first: returns at once when no anonymization of the
- * tenant is in progress, otherwise polls every pollMs until none is, for at most maxWaitMs. Returns
- * true when the tenant is clear, false when a lock was still held at the deadline; the caller then
- * reads anyway, which is safe (an anonymization takes effect atomically at its commit) but may miss
- * the masking of the one still in progress. `db` may be the read-only reporting pool.
+ * Runs a read of the tenant's audit records once no anonymization of the tenant is in progress:
+ * the lock check is the first statement of the read's own transaction, so a reader that finds
+ * none pays one statement. While a lock is live it polls every pollMs, for at most maxWaitMs;
+ * at the deadline it reads anyway (`settled: false`), which is safe because an anonymization
+ * takes effect atomically at its commit, but may miss the masking of the one still in progress.
+ * `db` may be the read-only reporting pool.
+ */
+export async function readAfterAnonymizations<T>(
+  db: DatabasePool, tenantId: string, work: (tx: DatabaseTransactionConnection) => Promise<T>,
+  timing: AnonymizationTiming = anonymizationTiming(),
+): Promise<{ settled: boolean; value: T }> {
+  const deadline = Date.now() + timing.maxWaitMs;
+  for (;;) {
+    const outcome = await withTenant(db, tenantId, async (tx) => {
+      const pending = await hasLiveAnonymizationLock(tx, tenantId);
+      if (pending && Date.now() + timing.pollMs <= deadline) return undefined;
+      return { settled: !pending, value: await work(tx) };
+    });
+    if (outcome) return outcome;
+    await sleep(timing.pollMs);
+  }
+}
+
+/**
+ * What a reader that reads elsewhere (a streamed export) calls first: returns true at once when
+ * no anonymization of the tenant is in progress, otherwise polls as above and returns true once
+ * none is, or false when a lock was still held after maxWaitMs.
  */
 export async function awaitPendingAnonymizations(
   db: DatabasePool, tenantId: string, timing: AnonymizationTiming = anonymizationTiming(),
 ): Promise<boolean> {
-  const deadline = Date.now() + timing.maxWaitMs;
-  for (;;) {
-    const pending = await withTenant(db, tenantId, (tx) => hasLiveAnonymizationLock(tx, tenantId));
-    if (!pending) return true;
-    if (Date.now() + timing.pollMs > deadline) return false;
-    await sleep(timing.pollMs);
-  }
+  return (await readAfterAnonymizations(db, tenantId, async () => undefined, timing)).settled;
 }

@@ -3,8 +3,8 @@ import { problems } from '../../common/problems';
 import {
   selectAuditRecord, selectAuditRecords, type AuditKeyset, type AuditRecordFilter, type AuditRecordRow,
 } from '../../db/queries/audit/audit-read.queries';
-import { withTenant } from '../../db/tenant';
-import { awaitPendingAnonymizations, anonymizationTiming } from './anonymization-lock';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import { anonymizationTiming, readAfterAnonymizations } from './anonymization-lock';
 import type { AuditDeps } from './deps';
 
 /**
@@ -77,14 +77,16 @@ export function decodePageToken(token: string, field: string): AuditKeyset {
   return { timestamp, id };
 }
 
+/** What reads need: the reporting pool, and the configuration of the wait for anonymizations. */
+export type AuditReadDeps = Pick<AuditDeps, 'analyticsDb' | 'config'>;
+
 /** Reads on the reporting pool once no anonymization of the tenant is in progress. */
-async function read<T>(deps: AuditDeps, tenantId: string, work: Parameters<typeof withTenant<T>>[2]): Promise<T> {
-  await awaitPendingAnonymizations(deps.analyticsDb, tenantId, anonymizationTiming(deps.config));
-  return withTenant(deps.analyticsDb, tenantId, work);
+async function read<T>(deps: AuditReadDeps, tenantId: string, work: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T> {
+  return (await readAfterAnonymizations(deps.analyticsDb, tenantId, work, anonymizationTiming(deps.config))).value;
 }
 
 export async function listAuditRecords(
-  deps: AuditDeps, tenantId: string, filter: AuditRecordFilter, page: PageRequest,
+  deps: AuditReadDeps, tenantId: string, filter: AuditRecordFilter, page: PageRequest,
 ): Promise<RecordPage> {
   const after = page.token === undefined ? undefined : decodePageToken(page.token, page.style === 'page' ? 'page_token' : 'cursor');
   // One row more than asked tells whether another page exists.
@@ -97,7 +99,7 @@ export async function listAuditRecords(
   return next === undefined ? { data } : { data, next_page_token: next };
 }
 
-export async function getAuditRecord(deps: AuditDeps, tenantId: string, id: string): Promise<AuditRecordView> {
+export async function getAuditRecord(deps: AuditReadDeps, tenantId: string, id: string): Promise<AuditRecordView> {
   // A malformed id can name no record: the same 404 as an unknown one or another tenant's.
   const row = isUuid(id) ? await read(deps, tenantId, (tx) => selectAuditRecord(tx, tenantId, id)) : null;
   if (!row) throw problems.auditRecordNotFound(id);

@@ -54,25 +54,42 @@ export interface AuditRecordFilter {
   until?: string;
 }
 
-/** LIKE treats % _ and \ specially; a prefix is matched literally. */
-const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * The strings starting with `prefix` in C collation (bytewise): from the prefix up to, excluding,
+ * the prefix with its last character incremented. Exact for the ASCII prefixes the routes accept.
+ */
+function prefixRange(prefix: string): { from: string; below: string } {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return { from: prefix, below: `${prefix.slice(0, -1)}${String.fromCharCode(last + 1)}` };
+}
 
 /**
- * One page of a tenant's records, newest first: `limit` rows after `after`. The C collation makes
- * an action prefix a range scan of audit_records_action whatever the database collation.
+ * One page of a tenant's records, newest first: `limit` rows after `after`.
+ *
+ * Row-level security lets an index use only leakproof operators (others must wait until the
+ * tenant policy has run), and neither LIKE nor a row comparison `(a, b) < (x, y)` is leakproof.
+ * So an action prefix is a range of text comparisons in C collation (audit_records_action), and
+ * the keyset is `occurred_at <= x` (an index bound) refined by a filter on the rows at x itself.
  */
 export function selectAuditRecords(
   db: CommonQueryMethods, tenantId: string, filter: AuditRecordFilter, after: AuditKeyset | undefined, limit: number,
 ): Promise<readonly AuditRecordRow[]> {
   const conditions = [sql.fragment`tenant_id = ${tenantId}`];
-  if (filter.action?.prefix) conditions.push(sql.fragment`action COLLATE "C" LIKE ${likePrefix(filter.action.value)}`);
-  else if (filter.action) conditions.push(sql.fragment`action = ${filter.action.value}`);
+  if (filter.action?.prefix && filter.action.value !== '') {
+    const { from, below } = prefixRange(filter.action.value);
+    conditions.push(sql.fragment`action COLLATE "C" >= ${from} AND action COLLATE "C" < ${below}`);
+  } else if (filter.action && !filter.action.prefix) {
+    conditions.push(sql.fragment`action = ${filter.action.value}`);
+  }
   if (filter.entityType !== undefined) conditions.push(sql.fragment`entity_type = ${filter.entityType}`);
   if (filter.entityId !== undefined) conditions.push(sql.fragment`entity_id = ${filter.entityId}`);
   if (filter.actorId !== undefined) conditions.push(sql.fragment`actor_id = ${filter.actorId}`);
   if (filter.since !== undefined) conditions.push(sql.fragment`occurred_at >= ${filter.since}::timestamptz`);
   if (filter.until !== undefined) conditions.push(sql.fragment`occurred_at < ${filter.until}::timestamptz`);
-  if (after) conditions.push(sql.fragment`(occurred_at, id) < (${after.timestamp}::timestamptz, ${after.id}::uuid)`);
+  if (after) {
+    conditions.push(sql.fragment`occurred_at <= ${after.timestamp}::timestamptz`);
+    conditions.push(sql.fragment`(occurred_at < ${after.timestamp}::timestamptz OR id < ${after.id}::uuid)`);
+  }
   return db.any(sql.type(auditRecordRow)`
     SELECT ${columns}
     FROM audit_records_readable

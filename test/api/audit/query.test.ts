@@ -85,6 +85,8 @@ describe.each([['/audit/records'], ['/audit']])('GET %s', (base) => {
     ['action=crm.contact.*', () => [c1Deleted(), c1Updated(), c1Created()]],
     ['action=crm.*&entityType=company', () => [company()]],
     ['action=crm.contact', () => []],
+    ['action=*&entityId=c1', () => [c1Deleted(), c1Updated(), c1Created()]],
+    ['action=money.*', () => [wallet()]],
     ['entityType=contact&entityId=c1', () => [c1Deleted(), c1Updated(), c1Created()]],
     ['entityId=w1', () => [wallet()]],
   ])('filters by %s', async (query, expected) => {
