@@ -139,6 +139,10 @@ const schema = Joi.object({
   AUDIT_FALLBACK_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
   AUDIT_FALLBACK_RETENTION_DAYS: Joi.number().integer().min(1).default(7),
   AUDIT_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+  AUDIT_INTAKE_TOPIC: Joi.string().pattern(/^[A-Za-z0-9._-]+$/).default('platform.audit.events'),
+  AUDIT_ANONYMIZE_LOCK_SECONDS: Joi.number().integer().min(1).max(3600).default(60),
+  AUDIT_ANONYMIZE_POLL_MS: Joi.number().integer().min(10).max(10_000).default(100),
+  AUDIT_ANONYMIZE_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(5000),
 
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
@@ -217,6 +221,8 @@ export interface Config {
   audit: {
     consumerGroup: string; chunkSize: number; partitionsConcurrently: number; publishTimeoutMs: number; kafkaRetryMs: number;
     replayIntervalMs: number; replayBatchSize: number; bufferRetentionDays: number; statusIntervalMs: number;
+    /** The REST intake's topic (tests send to their own); the anonymization lock and readers' wait for it. */
+    intakeTopic: string; anonymizeLockSeconds: number; anonymizePollMs: number; anonymizeWaitMs: number;
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
@@ -311,6 +317,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       kafkaRetryMs: v.AUDIT_KAFKA_RETRY_MS, replayIntervalMs: v.AUDIT_FALLBACK_REPLAY_INTERVAL_MS,
       replayBatchSize: v.AUDIT_FALLBACK_BATCH_SIZE, bufferRetentionDays: v.AUDIT_FALLBACK_RETENTION_DAYS,
       statusIntervalMs: v.AUDIT_STATUS_INTERVAL_MS,
+      intakeTopic: v.AUDIT_INTAKE_TOPIC, anonymizeLockSeconds: v.AUDIT_ANONYMIZE_LOCK_SECONDS,
+      anonymizePollMs: v.AUDIT_ANONYMIZE_POLL_MS, anonymizeWaitMs: v.AUDIT_ANONYMIZE_WAIT_MS,
     },
     maintenance: {
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,

@@ -1,3 +1,4 @@
+import type { AuditDeps } from '../audit/deps';
 import type { IdentityDeps } from '../identity/deps';
 import type { AnyRoute } from './registry';
 import { helloRoutes } from './gateway/hello.routes';
@@ -6,10 +7,12 @@ import { providerRoutes } from './identity/providers.routes';
 import { mfaRoutes } from './identity/mfa.routes';
 import { impersonationRoutes } from './identity/impersonation.routes';
 import { userRoutes } from './identity/users.routes';
+import { auditRecordRoutes } from './audit/records.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
   identity: IdentityDeps;
+  audit: AuditDeps;
 }
 
 /**
@@ -24,5 +27,6 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...mfaRoutes(services.identity),
     ...userRoutes(services.identity),
     ...impersonationRoutes(services.identity),
+    ...auditRecordRoutes(services.audit),
   ];
 }

@@ -10,6 +10,8 @@ import { PermissionResolver } from '../access/permission-resolver';
 import { SlidingWindowLimiter } from '../access/rate-limiter';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { AppDeps } from '../app';
+import { createAuditServices } from '../audit';
+import type { AuditDeps } from '../audit/deps';
 import { createIdentityServices } from '../identity';
 import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
@@ -30,6 +32,8 @@ export interface GatewayRuntime {
   identity: IdentityDeps;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
   gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers'>;
+  /** The audit intake and the pools of the audit routes. */
+  audit: AuditDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -47,6 +51,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const retry = { logger, signal: stopping.signal };
   const connections = await openConnections(config, logger);
   const identity = await createIdentityServices(config, connections, logger);
+  const audit = createAuditServices(config, connections, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
@@ -108,6 +113,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       breakers,
       tenantBreakers,
     },
+    audit,
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,
@@ -122,7 +128,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       // A start-up attempt in flight (a Temporal connect lasts up to its 5 s timeout) ends first,
       // so nothing it opens outlives the runtime.
       await started;
-      await Promise.allSettled([closeConnections(connections), temporal?.connection.close()]);
+      await Promise.allSettled([closeConnections(connections), temporal?.connection.close(), audit.intake.close()]);
     },
   };
 }
