@@ -37,6 +37,11 @@ const schema = Joi.object({
   RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(1000),
   RATE_LIMIT_ADMIN_PER_MINUTE: Joi.number().integer().min(1).default(5000),
   RATE_LIMIT_WINDOW_MS: Joi.number().integer().min(1000).default(60_000),
+  RBAC_MAX_ROLES_PER_USER: Joi.number().integer().min(1).default(50),
+  RBAC_MAX_PERMISSIONS_PER_ROLE: Joi.number().integer().min(1).default(1000),
+  RBAC_MAX_ROLES_PER_TENANT: Joi.number().integer().min(3).default(500),
+  RBAC_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
+  RBAC_CACHE_MAX_ENTRIES: Joi.number().integer().min(1).default(100_000),
 
   KAFKA_BROKERS: Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'),
   KAFKA_CLIENT_ID: Joi.string().default('platform'),
@@ -150,6 +155,13 @@ export interface Config {
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
+  /**
+   * Document 1, Limits (roles per user, permissions per role, roles per tenant), and the gateway's
+   * permission cache: how long a tenant's resolved permissions may be reused (a per-request version
+   * check makes changes visible at once; the TTL bounds what a missed bump could cost) and how many
+   * users' permissions it holds at most.
+   */
+  rbac: { maxRolesPerUser: number; maxPermissionsPerRole: number; maxRolesPerTenant: number; cacheTtlMs: number; cacheMaxEntries: number };
   identity: {
     jwt: {
       issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
@@ -235,6 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       trialDays: v.BILLING_TRIAL_DAYS,
     },
     rateLimit: { limit: v.RATE_LIMIT_PER_MINUTE, adminLimit: v.RATE_LIMIT_ADMIN_PER_MINUTE, windowMs: v.RATE_LIMIT_WINDOW_MS },
+    rbac: {
+      maxRolesPerUser: v.RBAC_MAX_ROLES_PER_USER, maxPermissionsPerRole: v.RBAC_MAX_PERMISSIONS_PER_ROLE,
+      maxRolesPerTenant: v.RBAC_MAX_ROLES_PER_TENANT, cacheTtlMs: v.RBAC_CACHE_TTL_MS, cacheMaxEntries: v.RBAC_CACHE_MAX_ENTRIES,
+    },
     identity: {
       jwt: {
         issuer: v.JWT_ISSUER, audience: v.JWT_AUDIENCE, privateKey: v.JWT_PRIVATE_KEY, previousPublicKeys: v.JWT_PREVIOUS_PUBLIC_KEYS,

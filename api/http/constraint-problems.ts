@@ -7,6 +7,7 @@ import { problems, type Problem } from '../../common/problems';
  */
 const uniqueViolations: Record<string, () => Problem> = {
   users_email_lower: () => problems.conflict('An account with this e-mail address already exists'),
+  roles_tenant_name: () => problems.conflict('A role with this name already exists in the tenant'),
 };
 
 export function constraintProblemOf(error: unknown): Problem | null {
