@@ -94,6 +94,11 @@ const schema = Joi.object({
   TENANT_BREAKER_WINDOW_MS: Joi.number().integer().min(1000).default(60_000),
   TENANT_BREAKER_MIN_REQUESTS: Joi.number().integer().min(1).default(20),
   TENANT_BREAKER_OPEN_MS: Joi.number().integer().min(1000).default(30_000),
+  RBAC_MAX_ROLES_PER_USER: Joi.number().integer().min(1).default(50),
+  RBAC_MAX_PERMISSIONS_PER_ROLE: Joi.number().integer().min(1).default(1000),
+  RBAC_MAX_ROLES_PER_TENANT: Joi.number().integer().min(3).default(500),
+  RBAC_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
+  RBAC_CACHE_MAX_ENTRIES: Joi.number().integer().min(1).default(100_000),
 
   KAFKA_BROKERS: Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'),
   KAFKA_CLIENT_ID: Joi.string().default('platform'),
@@ -230,6 +235,13 @@ export interface Config {
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
   /** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
   resilience: { getRetryDelayMs: number; tenantBreaker: { errorRate: number; windowMs: number; minRequests: number; openMs: number } };
+  /**
+   * Document 1, Limits (roles per user, permissions per role, roles per tenant), and the gateway's
+   * permission cache: how long a tenant's resolved permissions may be reused (a per-request version
+   * check makes changes visible at once; the TTL bounds what a missed bump could cost) and how many
+   * users' permissions it holds at most.
+   */
+  rbac: { maxRolesPerUser: number; maxPermissionsPerRole: number; maxRolesPerTenant: number; cacheTtlMs: number; cacheMaxEntries: number };
   identity: {
     jwt: {
       issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
@@ -335,6 +347,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
         errorRate: v.TENANT_BREAKER_ERROR_RATE, windowMs: v.TENANT_BREAKER_WINDOW_MS,
         minRequests: v.TENANT_BREAKER_MIN_REQUESTS, openMs: v.TENANT_BREAKER_OPEN_MS,
       },
+    },
+    rbac: {
+      maxRolesPerUser: v.RBAC_MAX_ROLES_PER_USER, maxPermissionsPerRole: v.RBAC_MAX_PERMISSIONS_PER_ROLE,
+      maxRolesPerTenant: v.RBAC_MAX_ROLES_PER_TENANT, cacheTtlMs: v.RBAC_CACHE_TTL_MS, cacheMaxEntries: v.RBAC_CACHE_MAX_ENTRIES,
     },
     identity: {
       jwt: {

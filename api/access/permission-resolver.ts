@@ -1,21 +1,19 @@
 import { permits } from '../../common/identity/permissions';
-import { selectPermissionsOfRoles } from '../../db/queries/identity/roles.queries';
-import type { DatabasePool } from '../../db/pool';
-import { withTenant } from '../../db/tenant';
 import type { AuthState } from '../context';
+import type { PermissionCache } from './permission-cache';
 
 /**
- * Resolves a caller's permissions on every request from the role names in the token (document 1,
- * Authentication 7: never from the token itself), so a changed role takes effect on the next
- * request. The Owner skips the lookup (rule 8).
+ * Resolves a caller's permissions on every request (document 1, Authentication 7: never from the
+ * token), from the roles the user holds now in the token's tenant, so a role granted, changed or
+ * revoked takes effect on the next request without a new token. Matching is the exact key, then
+ * `<module>.*`, then `*` (the owner's wildcard, rule 8); an archived key grants nothing, whichever
+ * of these would match it (document 1, Module permissions).
  */
 export class PermissionResolver {
-  constructor(private readonly db: DatabasePool) {}
+  constructor(private readonly cache: PermissionCache) {}
 
   async allows(auth: AuthState, permission: string): Promise<boolean> {
-    if (auth.roles.includes('owner')) return true;
-    if (auth.roles.length === 0) return false;
-    const held = await withTenant(this.db, auth.tenantId, (tx) => selectPermissionsOfRoles(tx, auth.roles));
-    return permits(held, permission);
+    const grants = await this.cache.grantsOf(auth.tenantId, auth.userId);
+    return !grants.archived.has(permission) && permits(grants.permissions, permission);
   }
 }

@@ -1,9 +1,11 @@
+import Joi from 'joi';
 import { isUuid } from '../../common/ids';
 import { problems } from '../../common/problems';
 import {
   selectAuditRecord, selectAuditRecords, type AuditKeyset, type AuditRecordFilter, type AuditRecordRow,
 } from '../../db/queries/audit/audit-read.queries';
 import type { DatabaseTransactionConnection } from '../../db/pool';
+import { decodePageToken, encodePageToken } from '../validation/page-token';
 import { anonymizationTiming, readAfterAnonymizations } from './anonymization-lock';
 import type { AuditDeps } from './deps';
 
@@ -59,23 +61,8 @@ export type RecordPage =
   | { data: AuditRecordView[]; next_page_token?: string }
   | { data: AuditRecordView[]; meta: { cursor: string | null; hasMore: boolean } };
 
-export function encodePageToken(position: AuditKeyset): string {
-  return Buffer.from(JSON.stringify([position.timestamp, position.id])).toString('base64url');
-}
-
-export function decodePageToken(token: string, field: string): AuditKeyset {
-  const invalid = () => problems.validation([{ field, code: 'invalid-token', message: `${field} is not a token this list issued` }]);
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 2) throw invalid();
-  const [timestamp, id] = decoded as unknown[];
-  if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp)) || typeof id !== 'string' || !isUuid(id)) throw invalid();
-  return { timestamp, id };
-}
+/** The keyset of the audit lists: the last record's time and id. */
+const auditPosition = Joi.object<AuditKeyset>({ timestamp: Joi.string().isoDate(), id: Joi.string().guid() });
 
 /** What reads need: the reporting pool, and the configuration of the wait for anonymizations. */
 export type AuditReadDeps = Pick<AuditDeps, 'analyticsDb' | 'config'>;
@@ -88,7 +75,7 @@ async function read<T>(deps: AuditReadDeps, tenantId: string, work: (tx: Databas
 export async function listAuditRecords(
   deps: AuditReadDeps, tenantId: string, filter: AuditRecordFilter, page: PageRequest,
 ): Promise<RecordPage> {
-  const after = page.token === undefined ? undefined : decodePageToken(page.token, page.style === 'page' ? 'page_token' : 'cursor');
+  const after = decodePageToken(page.token, auditPosition, page.style === 'page' ? 'page_token' : 'cursor') ?? undefined;
   // One row more than asked tells whether another page exists.
   const rows = await read(deps, tenantId, (tx) => selectAuditRecords(tx, tenantId, filter, after, page.size + 1));
   const hasMore = rows.length > page.size;

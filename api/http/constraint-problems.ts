@@ -9,6 +9,7 @@ const uniqueViolations: Record<string, () => Problem> = {
   users_email_lower: () => problems.conflict('An account with this e-mail address already exists'),
   user_identities_provider_subject: () => problems.providerAlreadyLinked('provider'),
   user_identities_user_provider: () => problems.conflict('The account already has a link to this provider; unlink it first'),
+  roles_tenant_name: () => problems.conflict('A role with this name already exists in the tenant'),
 };
 
 export function constraintProblemOf(error: unknown): Problem | null {

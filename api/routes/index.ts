@@ -1,3 +1,4 @@
+import type { AccessControl } from '../access/access-control';
 import type { AuditDeps } from '../audit/deps';
 import type { IdentityDeps } from '../identity/deps';
 import type { AnyRoute } from './registry';
@@ -8,11 +9,13 @@ import { mfaRoutes } from './identity/mfa.routes';
 import { impersonationRoutes } from './identity/impersonation.routes';
 import { userRoutes } from './identity/users.routes';
 import { auditRecordRoutes } from './audit/records.routes';
+import { roleRoutes } from './access/roles.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
   identity: IdentityDeps;
   audit: AuditDeps;
+  access: AccessControl;
 }
 
 /**
@@ -23,10 +26,11 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
   return [
     ...helloRoutes,
     ...authRoutes(services.identity),
-    ...providerRoutes(services.identity),
+    ...providerRoutes(services.identity, services.access.resolver),
     ...mfaRoutes(services.identity),
     ...userRoutes(services.identity),
     ...impersonationRoutes(services.identity),
     ...auditRecordRoutes(services.audit),
+    ...roleRoutes(services.identity),
   ];
 }

@@ -6,7 +6,7 @@ import { pingDatabase } from '../../db/queries/gateway/health.queries';
 import { EventLoopMonitor } from '../health/event-loop';
 import { createHealthReporter } from '../health/health-report';
 import type { ReadinessCondition } from '../health/readiness';
-import { PermissionResolver } from '../access/permission-resolver';
+import { createAccessControl, type AccessControl } from '../access/access-control';
 import { SlidingWindowLimiter } from '../access/rate-limiter';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { AppDeps } from '../app';
@@ -30,6 +30,8 @@ export interface GatewayRuntime {
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
+  /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
+  access: AccessControl;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
   gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers'>;
   /** The audit intake and the pools of the audit routes. */
@@ -56,6 +58,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
   sweepTenants.unref();
+  const access = createAccessControl(config, connections.db, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
@@ -77,6 +80,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       if (stopping.signal.aborted) await handle.connection.close();
       else temporal = handle;
     }, retry),
+    // Only an early invalidation: permission checks stay correct while Kafka is away.
+    retryUntilDone('permission cache consumer', () => access.roleChanges.start(), retry),
     retryUntilDone(`bucket ${config.s3.bucket}`, async () => {
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);
       logger.info({ bucket: config.s3.bucket, outcome }, 'object storage bucket ensured');
@@ -105,9 +110,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     breakers,
     flags,
     identity,
+    access,
     gateway: {
       tokens: identity.tokens,
-      permissions: new PermissionResolver(connections.db),
+      permissions: access.resolver,
       limiter: new SlidingWindowLimiter(connections.redis),
       metrics: new GatewayMetrics(breakers, tenantBreakers),
       breakers,
@@ -128,7 +134,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       // A start-up attempt in flight (a Temporal connect lasts up to its 5 s timeout) ends first,
       // so nothing it opens outlives the runtime.
       await started;
-      await Promise.allSettled([closeConnections(connections), temporal?.connection.close(), audit.intake.close()]);
+      await Promise.allSettled([
+        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(),
+      ]);
     },
   };
 }

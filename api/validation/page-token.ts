@@ -1,30 +1,39 @@
-import { isUuid } from '../../common/ids';
+import Joi from 'joi';
 import { problems } from '../../common/problems';
 
 /**
- * Keyset page tokens for lists ordered by a UUID v7 id: the token is the last id of the previous
- * page, base64url-encoded so clients treat it as opaque (document 1, Page envelope). A token that
- * does not decode to an id is a validation error on `field`, never a silent first page.
+ * Page tokens of keyset pagination: the sort key of the last item of a page, as URL-safe base64 of
+ * JSON. Clients never parse them (document 1, Page envelope); the server checks a token it is handed
+ * back against the shape it wrote, so a forged or foreign token is a 400, never a SQL error.
  */
-export function encodePageToken(lastId: string): string {
-  return Buffer.from(`after:${lastId}`).toString('base64url');
+export function encodePageToken(position: Record<string, string>): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 
-export function decodePageToken(token: string, field = 'page_token'): string {
-  const decoded = Buffer.from(token, 'base64url').toString('utf8');
-  const id = decoded.startsWith('after:') ? decoded.slice('after:'.length) : '';
-  if (!isUuid(id)) {
-    throw problems.validation([{ field, code: 'INVALID_VALUE', message: `${field} is not a token this list issued` }]);
+export function decodePageToken<T>(token: string | undefined, shape: Joi.ObjectSchema<T>, field = 'page_token'): T | null {
+  if (token === undefined || token === '') return null;
+  let position: unknown;
+  try {
+    position = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    position = undefined;
   }
-  return id;
+  const { error, value } = shape.validate(position, { presence: 'required', allowUnknown: false });
+  if (position === undefined || error) {
+    throw problems.validation([{ field, message: 'is not a page token of this list', code: 'INVALID_FORMAT' }]);
+  }
+  return value;
 }
+
+/** The position of lists ordered by a UUID v7 id alone. */
+export const idPosition = Joi.object<{ id: string }>({ id: Joi.string().guid() });
 
 /**
  * Splits a result fetched with one row more than the page size into the page and the token of the
- * next one (absent on the last page).
+ * next one (absent on the last page), for lists ordered by id.
  */
 export function pageFrom<T extends { id: string }>(rows: readonly T[], pageSize: number): { data: T[]; next_page_token?: string } {
   if (rows.length <= pageSize) return { data: [...rows] };
   const data = rows.slice(0, pageSize);
-  return { data, next_page_token: encodePageToken(data[data.length - 1].id) };
+  return { data, next_page_token: encodePageToken({ id: data[data.length - 1].id }) };
 }

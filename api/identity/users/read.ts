@@ -2,7 +2,7 @@ import { withTenant } from '../../../db/tenant';
 import { selectMembers, type MemberStatus } from '../../../db/queries/identity/members.queries';
 import { selectRoleGrants } from '../../../db/queries/identity/roles.queries';
 import type { AuthState } from '../../context';
-import { decodePageToken, pageFrom } from '../../validation/page-token';
+import { decodePageToken, idPosition, pageFrom } from '../../validation/page-token';
 import type { IdentityDeps } from '../deps';
 import type { UserView } from '../user-view';
 import { memberOrNotFound, memberView } from './members';
@@ -20,7 +20,7 @@ export interface UserListQuery {
 /** GET /users: the tenant's users in creation (id) order, a page at a time. */
 export async function listUsers(deps: IdentityDeps, auth: AuthState, query: UserListQuery): Promise<{ data: UserView[]; next_page_token?: string }> {
   const rows = await withTenant(deps.db, auth.tenantId, (tx) => selectMembers(tx, {
-    afterId: query.page_token === undefined ? undefined : decodePageToken(query.page_token),
+    afterId: decodePageToken(query.page_token, idPosition)?.id,
     // One more than the page: whether it exists tells if there is a next page.
     limit: query.page_size + 1,
     includeDeleted: query.include_deleted,

@@ -1,5 +1,5 @@
 import { authOf } from '../../context';
-import { PermissionResolver } from '../../access/permission-resolver';
+import type { PermissionResolver } from '../../access/permission-resolver';
 import type { IdentityDeps } from '../../identity/deps';
 import { completeCallback } from '../../identity/providers/callback';
 import { ExternalProviders, type CallbackQuery } from '../../identity/providers/external-providers';
@@ -14,11 +14,11 @@ import {
  * Document 1, Auth providers, and sign-in by provider (namespace iam): OpenID Connect
  * authorization code with PKCE, configured by AUTH_PROVIDERS. The flows live in api/identity/providers/.
  */
-export function providerRoutes(deps: IdentityDeps): AnyRoute[] {
+export function providerRoutes(deps: IdentityDeps, permissions: PermissionResolver): AnyRoute[] {
   const services: LinkServices = {
     deps,
     providers: new ExternalProviders(deps.config.identity.providers, deps.redis),
-    permissions: new PermissionResolver(deps.db),
+    permissions,
   };
   return [
     defineRoute({

@@ -33,26 +33,26 @@ const grants = z.object({ roles: z.array(z.string()), permissions: z.array(z.str
 export type RoleGrants = z.infer<typeof grants>;
 
 /**
- * The role names a user holds in the transaction's tenant and the union of their permissions
- * (row-level security keeps both to that tenant). A user without roles gets two empty lists.
+ * What a user may do in the transaction's tenant: the names of the roles held now and the union of
+ * their permissions, without the keys the tenant has archived (an uninstalled module's keys grant
+ * nothing, document 1, Module permissions). Row-level security keeps both to the tenant, and in the
+ * platform tenant it includes the platform-scoped role of the Platform Owner. A user without roles
+ * (or not a member) gets two empty lists. Serves GET /users/:id/permissions, GET
+ * /rbac/users/:id/permissions, /auth/me and the gateway's permission cache.
  */
-export function selectRoleGrants(tx: DatabaseTransactionConnection, userId: string): Promise<RoleGrants> {
+export function effectivePermissions(tx: DatabaseTransactionConnection, userId: string): Promise<RoleGrants> {
   return tx.one(sql.type(grants)`
-    SELECT coalesce(array_agg(DISTINCT r.name ORDER BY r.name), '{}') AS roles,
-           coalesce((SELECT array_agg(DISTINCT p ORDER BY p)
-                     FROM user_roles ur2 JOIN roles r2 ON r2.id = ur2.role_id, unnest(r2.permissions) p
-                     WHERE ur2.user_id = ${userId}), '{}') AS permissions
-    FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-    WHERE ur.user_id = ${userId}
+    WITH held AS (
+      SELECT r.name, r.permissions FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+      WHERE ur.user_id = ${userId} AND ur.tenant_id = current_tenant_id()
+    )
+    SELECT coalesce((SELECT array_agg(DISTINCT name ORDER BY name) FROM held), '{}') AS roles,
+           coalesce((SELECT array_agg(DISTINCT p ORDER BY p) FROM held, unnest(held.permissions) p
+                     WHERE NOT EXISTS (SELECT 1 FROM permissions a
+                                       WHERE a.tenant_id = current_tenant_id() AND a.key = p AND a.archived_at IS NOT NULL)),
+                    '{}') AS permissions
   `);
 }
 
-/** The union of the permissions of the named roles in the transaction's tenant (the token carries names only). */
-export async function selectPermissionsOfRoles(tx: DatabaseTransactionConnection, roleNames: readonly string[]): Promise<string[]> {
-  const row = await tx.one(sql.type(z.object({ permissions: z.array(z.string()) }))`
-    SELECT coalesce(array_agg(DISTINCT p), '{}') AS permissions
-    FROM roles r, unnest(r.permissions) p
-    WHERE r.name = ANY(${sql.array(roleNames, 'text')})
-  `);
-  return row.permissions;
-}
+/** The name /auth/me was written against; the same query. */
+export const selectRoleGrants = effectivePermissions;

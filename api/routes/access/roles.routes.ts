@@ -1,0 +1,194 @@
+import {
+  assignRole, createRole, deleteRole, getRole, listPermissions, listRoles, revokeRole, updateRole, userPermissions,
+  type Caller, type RolesDeps,
+} from '../../access/roles/roles';
+import { authOf } from '../../context';
+import type { PageQuery } from '../../validation/pagination';
+import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import {
+  assignRoleA, assignRoleB, createRoleA, createRoleB, effectivePermissionsResponse, inputOfA, inputOfB, patchRoleA,
+  permissionGroups, putRoleB, roleA, roleB, roleDetailsA, roleDetailsB, roleIdParams, rolePageA, rolePageB, rolePageQuery,
+  toRoleA, toRoleB, toRoleDetailsA, toRoleDetailsB, userIdParams, userRoleParams, userRolesA, userRolesB,
+  type AssignRoleA, type AssignRoleB, type CreateRoleA, type CreateRoleB, type PatchRoleA, type RoleIdParams, type UserRoleParams,
+} from './roles.schemas';
+
+type NoParams = Record<string, never>;
+
+function callerOf(ctx: RouteContext<unknown, unknown, unknown>): Caller {
+  const auth = authOf(ctx);
+  return { tenantId: auth.tenantId, userId: auth.userId, ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
+}
+
+const page = (query: PageQuery) => ({ size: query.page_size, token: query.page_token });
+
+/**
+ * Document 1, Roles and permissions: route set A (`/roles`, `/permissions`, `/users/:id/roles`,
+ * snake_case, `permission_ids`) and route set B (`/rbac/...`, camelCase, `permissions`). Both call
+ * the same operations in api/access/roles/roles.ts. GET /users/:id/permissions belongs to the users
+ * routes; its set B twin is here.
+ */
+export function roleRoutes(deps: RolesDeps): AnyRoute[] {
+  const routeSetA: AnyRoute[] = [
+    defineRoute<NoParams, PageQuery>({
+      namespace: 'iam', method: 'GET', path: '/roles', operationId: 'iam.roles.list',
+      summary: 'Lists the tenant\'s roles (paginated)', auth: 'bearer', permission: 'roles.list',
+      schemas: { query: rolePageQuery, response: { 200: rolePageA } },
+      async handler(ctx) {
+        const { roles, nextPageToken } = await listRoles(deps, callerOf(ctx), page(ctx.guard.query));
+        ctx.body = { data: roles.map(toRoleA), ...(nextPageToken ? { next_page_token: nextPageToken } : {}) };
+      },
+    }),
+    defineRoute<NoParams, NoParams, CreateRoleA>({
+      namespace: 'iam', method: 'POST', path: '/roles', operationId: 'iam.roles.create',
+      summary: 'Creates a custom role',
+      description: 'A name taken in the tenant is 409 conflict; unknown, platform-only (system.*) or archived keys are 400; '
+        + 'more than RBAC_MAX_ROLES_PER_TENANT roles or RBAC_MAX_PERMISSIONS_PER_ROLE keys is 400 rbac-limit-exceeded.',
+      auth: 'bearer', permission: 'roles.create',
+      schemas: { body: createRoleA, response: { 201: roleA } },
+      async handler(ctx) {
+        const { name, description, permission_ids: permissions } = ctx.guard.body;
+        ctx.body = toRoleA(await createRole(deps, callerOf(ctx), { name, description, permissions }, 'permission_ids'));
+        ctx.status = 201;
+      },
+    }),
+    defineRoute<RoleIdParams>({
+      namespace: 'iam', method: 'GET', path: '/roles/:id', operationId: 'iam.roles.get',
+      summary: 'A role, with the keys it holds that are archived (stale_permissions)', auth: 'bearer', permission: 'roles.list',
+      schemas: { params: roleIdParams, response: { 200: roleDetailsA } },
+      async handler(ctx) {
+        ctx.body = toRoleDetailsA(await getRole(deps, callerOf(ctx), ctx.guard.params.id));
+      },
+    }),
+    defineRoute<RoleIdParams, NoParams, PatchRoleA>({
+      namespace: 'iam', method: 'PATCH', path: '/roles/:id', operationId: 'iam.roles.update',
+      summary: 'Changes a role\'s name, description or permissions',
+      description: 'Built-in roles keep their names and the owner role keeps exactly * (403 forbidden).',
+      auth: 'bearer', permission: 'roles.update',
+      schemas: { params: roleIdParams, body: patchRoleA, response: { 200: roleDetailsA } },
+      async handler(ctx) {
+        ctx.body = toRoleDetailsA(await updateRole(deps, callerOf(ctx), ctx.guard.params.id, inputOfA(ctx.guard.body), 'permission_ids'));
+      },
+    }),
+    defineRoute<RoleIdParams>({
+      namespace: 'iam', method: 'DELETE', path: '/roles/:id', operationId: 'iam.roles.delete',
+      summary: 'Deletes a custom role (built-in roles: 403)', auth: 'bearer', permission: 'roles.delete',
+      schemas: { params: roleIdParams, response: { 204: null } },
+      async handler(ctx) {
+        await deleteRole(deps, callerOf(ctx), ctx.guard.params.id);
+        ctx.status = 204;
+      },
+    }),
+    defineRoute({
+      namespace: 'iam', method: 'GET', path: '/permissions', operationId: 'iam.permissions.list',
+      summary: 'Every permission a tenant role can hold, grouped by module', auth: 'bearer', permission: 'roles.list',
+      schemas: { response: { 200: permissionGroups } },
+      async handler(ctx) {
+        ctx.body = { data: await listPermissions(deps, callerOf(ctx)) };
+      },
+    }),
+    defineRoute<RoleIdParams, NoParams, AssignRoleA>({
+      namespace: 'iam', method: 'POST', path: '/users/:id/roles', operationId: 'iam.users.roles.assign',
+      summary: 'Assigns a role to a user',
+      description: 'Takes effect on the user\'s next request, without a new token. The owner role is not assignable (403).',
+      auth: 'bearer', permission: 'roles.assign',
+      schemas: { params: userIdParams, body: assignRoleA, response: { 200: userRolesA } },
+      async handler(ctx) {
+        const { userId, roles } = await assignRole(deps, callerOf(ctx), ctx.guard.body.role_id, ctx.guard.params.id);
+        ctx.body = { user_id: userId, roles };
+      },
+    }),
+    defineRoute<UserRoleParams>({
+      namespace: 'iam', method: 'DELETE', path: '/users/:id/roles/:roleId', operationId: 'iam.users.roles.revoke',
+      summary: 'Revokes a role from a user (never the owner role from the last owner)', auth: 'bearer', permission: 'roles.assign',
+      schemas: { params: userRoleParams, response: { 204: null } },
+      async handler(ctx) {
+        await revokeRole(deps, callerOf(ctx), ctx.guard.params.roleId, ctx.guard.params.id);
+        ctx.status = 204;
+      },
+    }),
+  ];
+
+  const routeSetB: AnyRoute[] = [
+    defineRoute<NoParams, PageQuery>({
+      namespace: 'iam', method: 'GET', path: '/rbac/roles', operationId: 'iam.rbac.roles.list',
+      summary: 'Lists the tenant\'s roles (paginated)', auth: 'bearer', permission: 'roles.list',
+      schemas: { query: rolePageQuery, response: { 200: rolePageB } },
+      async handler(ctx) {
+        const { roles, nextPageToken } = await listRoles(deps, callerOf(ctx), page(ctx.guard.query));
+        ctx.body = { data: roles.map(toRoleB), ...(nextPageToken ? { next_page_token: nextPageToken } : {}) };
+      },
+    }),
+    defineRoute<NoParams, NoParams, CreateRoleB>({
+      namespace: 'iam', method: 'POST', path: '/rbac/roles', operationId: 'iam.rbac.roles.create',
+      summary: 'Creates a custom role', description: 'As POST /roles, with the keys in `permissions`.',
+      auth: 'bearer', permission: 'roles.create',
+      schemas: { body: createRoleB, response: { 201: roleB } },
+      async handler(ctx) {
+        ctx.body = toRoleB(await createRole(deps, callerOf(ctx), inputOfB(ctx.guard.body), 'permissions'));
+        ctx.status = 201;
+      },
+    }),
+    defineRoute<RoleIdParams>({
+      namespace: 'iam', method: 'GET', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.get',
+      summary: 'A role, with the keys it holds that are archived (stalePermissions)', auth: 'bearer', permission: 'roles.list',
+      schemas: { params: roleIdParams, response: { 200: roleDetailsB } },
+      async handler(ctx) {
+        ctx.body = toRoleDetailsB(await getRole(deps, callerOf(ctx), ctx.guard.params.id));
+      },
+    }),
+    defineRoute<RoleIdParams, NoParams, CreateRoleB>({
+      namespace: 'iam', method: 'PUT', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.update',
+      summary: 'Replaces a role\'s name, description and permissions',
+      description: 'Built-in roles keep their names and the owner role keeps exactly * (403 forbidden).',
+      auth: 'bearer', permission: 'roles.update',
+      schemas: { params: roleIdParams, body: putRoleB, response: { 200: roleDetailsB } },
+      async handler(ctx) {
+        ctx.body = toRoleDetailsB(await updateRole(deps, callerOf(ctx), ctx.guard.params.id, inputOfB(ctx.guard.body), 'permissions'));
+      },
+    }),
+    defineRoute<RoleIdParams>({
+      namespace: 'iam', method: 'DELETE', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.delete',
+      summary: 'Deletes a custom role (built-in roles: 403)', auth: 'bearer', permission: 'roles.delete',
+      schemas: { params: roleIdParams, response: { 204: null } },
+      async handler(ctx) {
+        await deleteRole(deps, callerOf(ctx), ctx.guard.params.id);
+        ctx.status = 204;
+      },
+    }),
+    defineRoute({
+      namespace: 'iam', method: 'GET', path: '/rbac/permissions', operationId: 'iam.rbac.permissions.list',
+      summary: 'Every permission a tenant role can hold, grouped by module', auth: 'bearer', permission: 'roles.list',
+      schemas: { response: { 200: permissionGroups } },
+      async handler(ctx) {
+        ctx.body = { data: await listPermissions(deps, callerOf(ctx)) };
+      },
+    }),
+    defineRoute<RoleIdParams, NoParams, AssignRoleB>({
+      namespace: 'iam', method: 'POST', path: '/rbac/roles/:id/assign', operationId: 'iam.rbac.roles.assign',
+      summary: 'Assigns the role to a user', auth: 'bearer', permission: 'roles.assign',
+      schemas: { params: roleIdParams, body: assignRoleB, response: { 200: userRolesB } },
+      async handler(ctx) {
+        ctx.body = await assignRole(deps, callerOf(ctx), ctx.guard.params.id, ctx.guard.body.user_id);
+      },
+    }),
+    defineRoute<RoleIdParams, NoParams, AssignRoleB>({
+      namespace: 'iam', method: 'POST', path: '/rbac/roles/:id/revoke', operationId: 'iam.rbac.roles.revoke',
+      summary: 'Revokes the role from a user', auth: 'bearer', permission: 'roles.assign',
+      schemas: { params: roleIdParams, body: assignRoleB, response: { 200: userRolesB } },
+      async handler(ctx) {
+        ctx.body = await revokeRole(deps, callerOf(ctx), ctx.guard.params.id, ctx.guard.body.user_id);
+      },
+    }),
+    defineRoute<RoleIdParams>({
+      namespace: 'iam', method: 'GET', path: '/rbac/users/:id/permissions', operationId: 'iam.rbac.users.permissions',
+      summary: 'The union of a user\'s roles\' permissions now (archived keys left out)', auth: 'bearer', permission: 'users.list',
+      schemas: { params: userIdParams, response: { 200: effectivePermissionsResponse } },
+      async handler(ctx) {
+        const { roles, permissions } = await userPermissions(deps, callerOf(ctx), ctx.guard.params.id);
+        ctx.body = { user_id: ctx.guard.params.id, roles, permissions };
+      },
+    }),
+  ];
+
+  return [...routeSetA, ...routeSetB];
+}
