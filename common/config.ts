@@ -79,6 +79,12 @@ const schema = Joi.object({
   AUDIT_FALLBACK_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
   AUDIT_FALLBACK_RETENTION_DAYS: Joi.number().integer().min(1).default(7),
   AUDIT_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
+  AUDIT_HOT_DAYS: Joi.number().integer().min(1).max(3650).default(90),
+  AUDIT_COLD_YEARS: Joi.number().integer().min(1).max(100).default(7),
+  AUDIT_RETENTION_INTERVAL_HOURS: Joi.number().integer().min(1).max(24 * 31).default(24),
+  AUDIT_EXPORT_RETENTION_DAYS: Joi.number().integer().min(1).max(365).default(7),
+  AUDIT_EXPORT_URL_TTL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  AUDIT_TASK_QUEUE: Joi.string().default('platform.audit'),
 
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
@@ -142,6 +148,16 @@ export interface Config {
   audit: {
     consumerGroup: string; chunkSize: number; partitionsConcurrently: number; publishTimeoutMs: number; kafkaRetryMs: number;
     replayIntervalMs: number; replayBatchSize: number; bufferRetentionDays: number; statusIntervalMs: number;
+  };
+  /**
+   * Hot and cold audit storage: records stay in PostgreSQL for hotDays, then whole months move to
+   * the object store (the retention Schedule runs every retentionIntervalHours) and are deleted after
+   * coldYears. Cold exports are kept exportRetentionDays and handed out by presigned URLs valid
+   * exportUrlTtlSeconds; taskQueue is where the gateway starts them (tests point it at their worker).
+   */
+  auditStorage: {
+    hotDays: number; coldYears: number; retentionIntervalHours: number; exportRetentionDays: number;
+    exportUrlTtlSeconds: number; taskQueue: string;
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
@@ -220,6 +236,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       kafkaRetryMs: v.AUDIT_KAFKA_RETRY_MS, replayIntervalMs: v.AUDIT_FALLBACK_REPLAY_INTERVAL_MS,
       replayBatchSize: v.AUDIT_FALLBACK_BATCH_SIZE, bufferRetentionDays: v.AUDIT_FALLBACK_RETENTION_DAYS,
       statusIntervalMs: v.AUDIT_STATUS_INTERVAL_MS,
+    },
+    auditStorage: {
+      hotDays: v.AUDIT_HOT_DAYS, coldYears: v.AUDIT_COLD_YEARS, retentionIntervalHours: v.AUDIT_RETENTION_INTERVAL_HOURS,
+      exportRetentionDays: v.AUDIT_EXPORT_RETENTION_DAYS, exportUrlTtlSeconds: v.AUDIT_EXPORT_URL_TTL_SECONDS,
+      taskQueue: v.AUDIT_TASK_QUEUE,
     },
     maintenance: {
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,

@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
+import { createObjectStore } from '../common/object-store';
 import { createDbPool } from '../db/pool';
 import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
       taskQueue,
       workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
       // Every domain's activities on the one queue: the recorded run may call any of them.
-      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger }))),
+      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, objectStore: createObjectStore(cfg.s3) }))),
     });
     const client = new Client({ connection, namespace: cfg.temporal.namespace });
     const history = await worker.runUntil(async () => {

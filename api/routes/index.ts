@@ -1,4 +1,6 @@
 import type { IdentityDeps } from '../identity/deps';
+import type { AuditExportDeps } from '../audit/export/deps';
+import { auditExportRoutes } from './audit/export.routes';
 import type { AnyRoute } from './registry';
 import { helloRoute } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
@@ -6,6 +8,7 @@ import { authRoutes } from './identity/auth.routes';
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
   identity: IdentityDeps;
+  auditExport: AuditExportDeps;
 }
 
 /**
@@ -13,5 +16,5 @@ export interface RouteServices {
  * services it needs); the router and the OpenAPI documents are both built from this list.
  */
 export function platformRoutes(services: RouteServices): AnyRoute[] {
-  return [helloRoute, ...authRoutes(services.identity)];
+  return [helloRoute, ...authRoutes(services.identity), ...auditExportRoutes(services.auditExport)];
 }

@@ -9,6 +9,8 @@ import type { ReadinessCondition } from '../health/readiness';
 import { PermissionResolver } from '../access/permission-resolver';
 import type { AppDeps } from '../app';
 import { createIdentityServices } from '../identity';
+import { createAuditExportServices } from '../audit/export';
+import type { AuditExportDeps } from '../audit/export/deps';
 import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
@@ -25,6 +27,8 @@ export interface GatewayRuntime {
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
+  /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
+  auditExport: AuditExportDeps;
   /** Resolves the permission a route declares from the caller's roles. */
   permissions: PermissionResolver;
   /** The probe dependencies of createApp. */
@@ -94,6 +98,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     breakers,
     flags,
     identity,
+    auditExport: createAuditExportServices(config, connections, () => temporal),
     permissions: new PermissionResolver(connections.db),
     probes: {
       liveness: () => eventLoop.liveness(),
