@@ -50,7 +50,8 @@ export async function putStream(store: ObjectStore, key: string, source: Readabl
   const body = new PassThrough();
   const upload = store.s3.putObject(store.bucket, key, body, undefined, { 'Content-Type': contentType });
   // A refused upload stops reading the body; ending the pipeline too keeps it from waiting forever.
-  upload.catch((error: unknown) => body.destroy(error as Error));
+  // Without an error: the body may have been written completely already, with no one left to hear it.
+  upload.catch(() => body.destroy());
   await Promise.all([pipeline(source, measuring(measured), body), upload]);
   return { bytes: measured.bytes, sha256: measured.hash.digest('hex') };
 }
