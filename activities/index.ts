@@ -1,13 +1,18 @@
 import type { DatabasePool } from '../db/pool';
 import type { Logger } from '../common/logger';
+import type { ObjectStore } from '../common/object-store';
 import type { Domain } from '../common/temporal/task-queues';
 import { createMaintenanceActivities } from './maintenance/expire-stale-records.activities';
+import { createAuditColdExportActivities } from './audit/cold-export.activities';
+import { createAuditRetentionActivities } from './audit/retention.activities';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
   ownerPool: DatabasePool;
   /** Bound to the running activity's context by the worker (contextBoundLogger). */
   logger: Logger;
+  /** The platform's bucket: audit cold storage and cold exports. */
+  objectStore: ObjectStore;
 }
 
 /**
@@ -17,5 +22,6 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     maintenance: createMaintenanceActivities(deps),
+    audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
   } satisfies Partial<Record<Domain, object>>;
 }

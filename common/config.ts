@@ -148,6 +148,12 @@ const schema = Joi.object({
   AUDIT_ANONYMIZE_LOCK_SECONDS: Joi.number().integer().min(1).max(3600).default(60),
   AUDIT_ANONYMIZE_POLL_MS: Joi.number().integer().min(10).max(10_000).default(100),
   AUDIT_ANONYMIZE_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(5000),
+  AUDIT_HOT_DAYS: Joi.number().integer().min(1).max(3650).default(90),
+  AUDIT_COLD_YEARS: Joi.number().integer().min(1).max(100).default(7),
+  AUDIT_RETENTION_INTERVAL_HOURS: Joi.number().integer().min(1).max(24 * 31).default(24),
+  AUDIT_EXPORT_RETENTION_DAYS: Joi.number().integer().min(1).max(365).default(7),
+  AUDIT_EXPORT_URL_TTL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  AUDIT_TASK_QUEUE: Joi.string().default('platform.audit'),
 
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
@@ -228,6 +234,16 @@ export interface Config {
     replayIntervalMs: number; replayBatchSize: number; bufferRetentionDays: number; statusIntervalMs: number;
     /** The REST intake's topic (tests send to their own); the anonymization lock and readers' wait for it. */
     intakeTopic: string; anonymizeLockSeconds: number; anonymizePollMs: number; anonymizeWaitMs: number;
+  };
+  /**
+   * Hot and cold audit storage: records stay in PostgreSQL for hotDays, then whole months move to
+   * the object store (the retention Schedule runs every retentionIntervalHours) and are deleted after
+   * coldYears. Cold exports are kept exportRetentionDays and handed out by presigned URLs valid
+   * exportUrlTtlSeconds; taskQueue is where the gateway starts them (tests point it at their worker).
+   */
+  auditStorage: {
+    hotDays: number; coldYears: number; retentionIntervalHours: number; exportRetentionDays: number;
+    exportUrlTtlSeconds: number; taskQueue: string;
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
@@ -331,6 +347,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       statusIntervalMs: v.AUDIT_STATUS_INTERVAL_MS,
       intakeTopic: v.AUDIT_INTAKE_TOPIC, anonymizeLockSeconds: v.AUDIT_ANONYMIZE_LOCK_SECONDS,
       anonymizePollMs: v.AUDIT_ANONYMIZE_POLL_MS, anonymizeWaitMs: v.AUDIT_ANONYMIZE_WAIT_MS,
+    },
+    auditStorage: {
+      hotDays: v.AUDIT_HOT_DAYS, coldYears: v.AUDIT_COLD_YEARS, retentionIntervalHours: v.AUDIT_RETENTION_INTERVAL_HOURS,
+      exportRetentionDays: v.AUDIT_EXPORT_RETENTION_DAYS, exportUrlTtlSeconds: v.AUDIT_EXPORT_URL_TTL_SECONDS,
+      taskQueue: v.AUDIT_TASK_QUEUE,
     },
     maintenance: {
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,

@@ -3,11 +3,13 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
+import { createObjectStore } from '../common/object-store';
 import { createDbPool } from '../db/pool';
 import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
@@ -19,12 +21,16 @@ const usage = `Records the history of one workflow run for the replay tests (STY
 Runs the workflow to completion on the local Temporal dev server, with the real activities and
 database, on a task queue of its own, and writes its history as JSON (the form the Temporal CLI
 and UI export). Save it under test/replay/histories/<workflowType>/. --workflows bundles another
-workflows module instead of the platform's (how test/replay/broken/ was recorded).`;
+workflows module instead of the platform's (how test/replay/broken/ was recorded). --time-skipping
+runs it on Temporal's time-skipping test server instead, for workflows that sleep for days.`;
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { args: { type: 'string', default: '[]' }, workflows: { type: 'string' }, help: { type: 'boolean' } },
+    options: {
+      args: { type: 'string', default: '[]' }, workflows: { type: 'string' }, help: { type: 'boolean' },
+      'time-skipping': { type: 'boolean' },
+    },
   });
   const [workflowType, out] = positionals;
   if (values.help || !workflowType || !out) {
@@ -39,7 +45,10 @@ async function main(): Promise<void> {
   const logger = createLogger('record-history', cfg.logLevel);
   installRuntimeLogger(logger);
   const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'record-history', maxPoolSize: 2 });
-  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const testServer = values['time-skipping']
+    ? await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: cfg.temporal.testServerPath } } })
+    : undefined;
+  const connection = testServer?.nativeConnection ?? await NativeConnection.connect({ address: cfg.temporal.address });
   try {
     const taskQueue = `record-history.${newId()}`;
     const worker = await createDomainWorker({
@@ -48,9 +57,9 @@ async function main(): Promise<void> {
       taskQueue,
       workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
       // Every domain's activities on the one queue: the recorded run may call any of them.
-      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger }))),
+      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, objectStore: createObjectStore(cfg.s3) }))),
     });
-    const client = new Client({ connection, namespace: cfg.temporal.namespace });
+    const client = testServer?.client ?? new Client({ connection, namespace: cfg.temporal.namespace });
     const history = await worker.runUntil(async () => {
       const handle = await client.workflow.start(workflowType, { taskQueue, workflowId: `record-history.${workflowType}.${newId()}`, args });
       await handle.result();
@@ -60,7 +69,8 @@ async function main(): Promise<void> {
     writeFileSync(resolve(out), `${historyToJSON(history)}\n`);
     logger.info({ out, events: history.events?.length }, 'history recorded');
   } finally {
-    await connection.close();
+    if (testServer) await testServer.teardown();
+    else await connection.close();
     await ownerPool.end();
   }
 }

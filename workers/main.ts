@@ -3,6 +3,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { createLogger } from '../common/logger';
+import { createObjectStore } from '../common/object-store';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
@@ -23,7 +24,9 @@ async function main(): Promise<void> {
   const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-owner', maxPoolSize: cfg.db.poolSize });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const workflowBundle = await bundleWorkflows();
-  const activitiesByDomain = createActivities({ ownerPool, logger: contextBoundLogger(logger) });
+  const activitiesByDomain = createActivities({
+    ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3),
+  });
 
   const workers: Worker[] = [];
   for (const [domain, activities] of Object.entries(activitiesByDomain)) {

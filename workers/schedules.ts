@@ -6,6 +6,7 @@ import type { Workflow } from '@temporalio/common';
 import type { Config } from '../common/config';
 import { taskQueues } from '../common/temporal/task-queues';
 import type { expireStaleRecords } from '../workflows/maintenance/expire-stale-records.workflow';
+import type { auditRetention } from '../workflows/audit/retention.workflow';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
 
@@ -45,6 +46,40 @@ export function expireStaleRecordsSchedule({
   };
 }
 
+export const AUDIT_RETENTION_SCHEDULE_ID = 'audit.retention';
+
+export interface AuditRetentionScheduleSettings {
+  hotDays: number;
+  coldYears: number;
+  retentionIntervalHours: number;
+  scheduleId?: string;
+  taskQueue?: string;
+}
+
+/**
+ * Audit retention (workflows/audit/retention.workflow.ts): daily by default. A run still going when
+ * the next is due is skipped (both would archive the same months); a missed run is caught up within
+ * one interval. Every step is idempotent, so a run cut short by its timeout is resumed by the next.
+ */
+export function auditRetentionSchedule({
+  hotDays, coldYears, retentionIntervalHours, scheduleId = AUDIT_RETENTION_SCHEDULE_ID, taskQueue = taskQueues.audit,
+}: AuditRetentionScheduleSettings): StartWorkflow<typeof auditRetention> {
+  return {
+    scheduleId,
+    spec: { intervals: [{ every: `${retentionIntervalHours} hours` }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'auditRetention',
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{ hotDays, coldYears }],
+      workflowExecutionTimeout: `${retentionIntervalHours} hours`,
+      staticSummary: 'Moves audit months older than AUDIT_HOT_DAYS to cold storage; deletes them after AUDIT_COLD_YEARS',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${retentionIntervalHours} hours` },
+  };
+}
+
 /**
  * Creates the schedule, or brings an existing one up to date with the given definition, so every
  * worker start may call it. Its state (an operator's pause and note) is kept across updates.
@@ -69,6 +104,7 @@ export async function ensureSchedule<W extends Workflow>(
 }
 
 /** Every Schedule of the platform; workers/main.ts calls it at start. */
-export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance'>): Promise<void> {
+export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage'>): Promise<void> {
   await ensureSchedule(client, expireStaleRecordsSchedule(cfg.maintenance));
+  await ensureSchedule(client, auditRetentionSchedule(cfg.auditStorage));
 }

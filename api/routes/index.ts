@@ -1,6 +1,8 @@
 import type { AccessControl } from '../access/access-control';
 import type { AuditDeps } from '../audit/deps';
 import type { IdentityDeps } from '../identity/deps';
+import type { AuditExportDeps } from '../audit/export/deps';
+import { auditExportRoutes } from './audit/export.routes';
 import type { AnyRoute } from './registry';
 import { helloRoutes } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
@@ -16,6 +18,7 @@ export interface RouteServices {
   identity: IdentityDeps;
   audit: AuditDeps;
   access: AccessControl;
+  auditExport: AuditExportDeps;
 }
 
 /**
@@ -30,6 +33,8 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...mfaRoutes(services.identity),
     ...userRoutes(services.identity),
     ...impersonationRoutes(services.identity),
+    // Before the record routes: GET /audit/:id (route set B) would take /audit/export.
+    ...auditExportRoutes(services.auditExport),
     ...auditRecordRoutes(services.audit),
     ...roleRoutes(services.identity),
   ];

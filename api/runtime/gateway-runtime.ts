@@ -13,6 +13,8 @@ import type { AppDeps } from '../app';
 import { createAuditServices } from '../audit';
 import type { AuditDeps } from '../audit/deps';
 import { createIdentityServices } from '../identity';
+import { createAuditExportServices } from '../audit/export';
+import type { AuditExportDeps } from '../audit/export/deps';
 import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { TenantBreakers } from '../resilience/tenant-breaker';
@@ -36,6 +38,8 @@ export interface GatewayRuntime {
   gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers'>;
   /** The audit intake and the pools of the audit routes. */
   audit: AuditDeps;
+  /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
+  auditExport: AuditExportDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -120,6 +124,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       tenantBreakers,
     },
     audit,
+    auditExport: createAuditExportServices(config, connections, () => temporal),
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

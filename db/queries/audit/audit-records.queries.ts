@@ -87,7 +87,7 @@ export async function insertAuditRecords(tx: DatabaseTransactionConnection, reco
 
 const snapshot = z.record(z.string(), z.unknown()).nullable();
 
-const chainedRecord = z.object({
+export const chainedRecord = z.object({
   id: z.string(),
   tenantId: z.string(),
   seq: z.number(),
