@@ -9,6 +9,7 @@ import { evaluateReadiness, type ReadinessCondition } from './health/readiness';
 import { mountJwks } from './identity/jwks.routes';
 import type { PermissionResolver } from './access/permission-resolver';
 import type { SlidingWindowLimiter } from './access/rate-limiter';
+import type { RequestAuditor } from './audit/request-audit';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
 import { authorize, requireAdminRole } from './middleware/authorize';
@@ -36,6 +37,8 @@ export interface AppDeps {
   limiter: SlidingWindowLimiter;
   /** Served at /metrics. */
   metrics: GatewayMetrics;
+  /** Writes audit.api.called for every authenticated request, after its response. */
+  requestAudit: RequestAuditor;
   /** One breaker per downstream service (the route namespaces) and one per tenant. */
   breakers: CircuitBreakers;
   tenantBreakers: TenantBreakers;
@@ -91,6 +94,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.use(requestContext(logger));
   app.use(deps.metrics.middleware());
+  app.use(deps.requestAudit.middleware());
   app.use(problemHandler(config.api.problemBase));
   app.use(root.routes());
   app.use(routeFallback(root));

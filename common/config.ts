@@ -147,6 +147,8 @@ const schema = Joi.object({
   AUDIT_INTAKE_TOPIC: Joi.string().pattern(/^[A-Za-z0-9._-]+$/).default('platform.audit.events'),
   AUDIT_ANONYMIZE_LOCK_SECONDS: Joi.number().integer().min(1).max(3600).default(60),
   AUDIT_ANONYMIZE_POLL_MS: Joi.number().integer().min(10).max(10_000).default(100),
+  AUDIT_REQUEST_ENABLED: Joi.boolean().default(true),
+  AUDIT_REQUEST_FLUSH_MS: Joi.number().integer().min(1).max(10_000).default(100),
   AUDIT_ANONYMIZE_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(5000),
   AUDIT_HOT_DAYS: Joi.number().integer().min(1).max(3650).default(90),
   AUDIT_COLD_YEARS: Joi.number().integer().min(1).max(100).default(7),
@@ -234,6 +236,8 @@ export interface Config {
     replayIntervalMs: number; replayBatchSize: number; bufferRetentionDays: number; statusIntervalMs: number;
     /** The REST intake's topic (tests send to their own); the anonymization lock and readers' wait for it. */
     intakeTopic: string; anonymizeLockSeconds: number; anonymizePollMs: number; anonymizeWaitMs: number;
+    /** Whether the gateway writes audit.api.called, and how long it collects them before one send. */
+    requestEnabled: boolean; requestFlushMs: number;
   };
   /**
    * Hot and cold audit storage: records stay in PostgreSQL for hotDays, then whole months move to
@@ -346,7 +350,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       replayBatchSize: v.AUDIT_FALLBACK_BATCH_SIZE, bufferRetentionDays: v.AUDIT_FALLBACK_RETENTION_DAYS,
       statusIntervalMs: v.AUDIT_STATUS_INTERVAL_MS,
       intakeTopic: v.AUDIT_INTAKE_TOPIC, anonymizeLockSeconds: v.AUDIT_ANONYMIZE_LOCK_SECONDS,
-      anonymizePollMs: v.AUDIT_ANONYMIZE_POLL_MS, anonymizeWaitMs: v.AUDIT_ANONYMIZE_WAIT_MS,
+      anonymizePollMs: v.AUDIT_ANONYMIZE_POLL_MS, anonymizeWaitMs: v.AUDIT_ANONYMIZE_WAIT_MS, requestEnabled: v.AUDIT_REQUEST_ENABLED, requestFlushMs: v.AUDIT_REQUEST_FLUSH_MS,
     },
     auditStorage: {
       hotDays: v.AUDIT_HOT_DAYS, coldYears: v.AUDIT_COLD_YEARS, retentionIntervalHours: v.AUDIT_RETENTION_INTERVAL_HOURS,

@@ -12,6 +12,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { AppDeps } from '../app';
 import { createAuditServices } from '../audit';
 import type { AuditDeps } from '../audit/deps';
+import { RequestAuditor } from '../audit/request-audit';
 import { createIdentityServices } from '../identity';
 import { createAuditExportServices } from '../audit/export';
 import type { AuditExportDeps } from '../audit/export/deps';
@@ -35,7 +36,7 @@ export interface GatewayRuntime {
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
-  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers'>;
+  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit'>;
   /** The audit intake and the pools of the audit routes. */
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
@@ -58,6 +59,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const connections = await openConnections(config, logger);
   const identity = await createIdentityServices(config, connections, logger);
   const audit = createAuditServices(config, connections, logger);
+  const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
@@ -122,6 +124,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       metrics: new GatewayMetrics(breakers, tenantBreakers),
       breakers,
       tenantBreakers,
+      requestAudit,
     },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
@@ -139,6 +142,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       // A start-up attempt in flight (a Temporal connect lasts up to its 5 s timeout) ends first,
       // so nothing it opens outlives the runtime.
       await started;
+      await requestAudit.close();
       await Promise.allSettled([
         closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(),
       ]);
