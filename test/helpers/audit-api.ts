@@ -6,7 +6,7 @@ import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { AuditConsumer } from '../../workers/audit/consumer';
 import { AuditStore } from '../../workers/audit/store';
 import { outboxRowToEvent } from '../../workers/outbox/publisher';
-import { markOutboxEventsPublished, selectPendingOutboxEvents } from '../../db/queries/events/outbox.queries';
+import { markOutboxEventsPublished, selectOutboxEventsOfTenant } from '../../db/queries/events/outbox.queries';
 import { startTestGateway, type TestGateway } from './app';
 import { createTestTopic, eventually, quietLogger, type TestTopic } from './audit';
 import { migrateSharedDatabase, ownerUrl } from './db';
@@ -58,12 +58,12 @@ export function untilStored(owner: DatabasePool, ids: readonly string[]): Promis
 }
 
 /**
- * Plays the outbox relay for one tenant's audit events (the platform's relay reads another
- * database): sends them to the test topic and marks them published. Returns their ids.
+ * Plays the outbox relay for one tenant's audit events: sends them to the test topic and marks them
+ * published. Rows the platform's relay already published (when the tests share its database) are
+ * sent again; the consumer drops the copies by id. Returns their ids.
  */
 export async function relayAuditOutbox(stack: AuditApiStack, tenantId: string): Promise<string[]> {
-  const rows = (await selectPendingOutboxEvents(stack.owner, 50_000))
-    .filter((row) => row.tenantId === tenantId && row.topic === 'platform.audit.events');
+  const rows = (await selectOutboxEventsOfTenant(stack.owner, tenantId)).filter((row) => row.topic === 'platform.audit.events');
   const producer = new ReconnectingProducer(stack.topic.kafka);
   try {
     await producer.send(rows.map((row) => ({ ...encodeEvent(outboxRowToEvent(row)), topic: stack.topic.name })));

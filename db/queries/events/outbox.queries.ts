@@ -95,3 +95,18 @@ export async function deletePublishedOutboxEvents(db: CommonQueryMethods, retent
   `);
   return result.rowCount;
 }
+
+/**
+ * One tenant's rows still in the outbox, published or not (published rows stay for the retention
+ * period), in seq order: what an operator or a test replays by hand.
+ */
+export function selectOutboxEventsOfTenant(db: CommonQueryMethods, tenantId: string): Promise<readonly PendingOutboxEvent[]> {
+  return db.any(sql.type(pendingOutboxEvent)`
+    SELECT seq, id, tenant_id AS "tenantId", topic, partition_key AS "partitionKey", type, source, data,
+           schema_version AS "schemaVersion", trace_id AS "traceId", correlation_id AS "correlationId",
+           occurred_at AS "occurredAt"
+    FROM outbox_events
+    WHERE tenant_id = ${tenantId}
+    ORDER BY seq
+  `);
+}
