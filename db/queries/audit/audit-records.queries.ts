@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 import type { ChainedRecord } from '../../../common/audit/chain';
+import { auditRecordRow } from './audit-read.queries';
 
 /**
  * The audit store (migration 0003): records partitioned by month, chained per tenant through
@@ -85,24 +86,8 @@ export async function insertAuditRecords(tx: DatabaseTransactionConnection, reco
   `);
 }
 
-const snapshot = z.record(z.string(), z.unknown()).nullable();
-
-export const chainedRecord = z.object({
-  id: z.string(),
-  tenantId: z.string(),
+export const chainedRecord = auditRecordRow.extend({
   seq: z.number(),
-  action: z.string(),
-  entityType: z.string(),
-  entityId: z.string(),
-  actorId: z.string().nullable(),
-  actorIp: z.string().nullable(),
-  actorUserAgent: z.string().nullable(),
-  impersonatorId: z.string().nullable(),
-  before: snapshot,
-  after: snapshot,
-  meta: snapshot,
-  traceId: z.string().nullable(),
-  timestamp: z.string(),
   prevHash: z.string(),
   hash: z.string(),
 });

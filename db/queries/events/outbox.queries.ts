@@ -48,15 +48,18 @@ const pendingOutboxEvent = z.object({
 
 export type PendingOutboxEvent = z.infer<typeof pendingOutboxEvent>;
 
+const outboxEventColumns = sql.fragment`
+  seq, id, tenant_id AS "tenantId", topic, partition_key AS "partitionKey", type, source, data,
+  schema_version AS "schemaVersion", trace_id AS "traceId", correlation_id AS "correlationId", occurred_at AS "occurredAt"
+`;
+
 /**
  * The oldest unpublished rows in seq order. Selecting by `published_at IS NULL` rather than "after
  * the last seq seen" matters: a transaction that took its seq early but committed late is still found.
  */
 export function selectPendingOutboxEvents(db: CommonQueryMethods, limit: number): Promise<readonly PendingOutboxEvent[]> {
   return db.any(sql.type(pendingOutboxEvent)`
-    SELECT seq, id, tenant_id AS "tenantId", topic, partition_key AS "partitionKey", type, source, data,
-           schema_version AS "schemaVersion", trace_id AS "traceId", correlation_id AS "correlationId",
-           occurred_at AS "occurredAt"
+    SELECT ${outboxEventColumns}
     FROM outbox_events
     WHERE published_at IS NULL
     ORDER BY seq
@@ -102,9 +105,7 @@ export async function deletePublishedOutboxEvents(db: CommonQueryMethods, retent
  */
 export function selectOutboxEventsOfTenant(db: CommonQueryMethods, tenantId: string): Promise<readonly PendingOutboxEvent[]> {
   return db.any(sql.type(pendingOutboxEvent)`
-    SELECT seq, id, tenant_id AS "tenantId", topic, partition_key AS "partitionKey", type, source, data,
-           schema_version AS "schemaVersion", trace_id AS "traceId", correlation_id AS "correlationId",
-           occurred_at AS "occurredAt"
+    SELECT ${outboxEventColumns}
     FROM outbox_events
     WHERE tenant_id = ${tenantId}
     ORDER BY seq

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
+import { userProfile } from './users.queries';
 
 /**
  * The users of the transaction's tenant as document 1's User, read through their memberships
@@ -7,18 +8,7 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * `status` is the account's, except that a membership blocked by this tenant reads as `locked`;
  * `deletedAt` is the membership's soft-delete marker, because deletion is per tenant.
  */
-const member = z.object({
-  id: z.string(),
-  email: z.string(),
-  firstName: z.string(),
-  lastName: z.string(),
-  avatarUrl: z.string().nullable(),
-  emailVerified: z.boolean(),
-  mfaEnabled: z.boolean(),
-  status: z.enum(['active', 'locked', 'pending_deletion']),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  deletedAt: z.string().nullable(),
+const member = userProfile.extend({
   roles: z.array(z.string()),
   /** The raw states the view is computed from. */
   membershipStatus: z.enum(['active', 'blocked', 'deleted']),

@@ -47,7 +47,7 @@ export function selectUserForLogin(db: CommonQueryMethods, email: string): Promi
   `);
 }
 
-const userProfile = z.object({
+export const userProfile = z.object({
   id: z.string(),
   email: z.string(),
   firstName: z.string(),
