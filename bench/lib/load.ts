@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { repoRoot } from '../../common/paths';
 
@@ -83,6 +84,8 @@ export function startChildServer(entry: string, listenMessage: string, env: Reco
 export async function startBenchGateway(env: Record<string, string> = {}): Promise<ChildServer> {
   const gateway = await startChildServer('api/server.ts', 'gateway listening', {
     NODE_ENV: 'production', API_HOST: '127.0.0.1', API_PORT: '0', LOG_LEVEL: 'info',
+    // Production refuses the public development key; the bench's accounts use 2FA nowhere.
+    MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_ADMIN_PER_MINUTE: '100000000',
     ...env,
   });
