@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
+import { createSmtpSender } from '../common/notify/smtp';
 import { createDbPool } from '../db/pool';
 import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
   installRuntimeLogger(logger);
   const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'record-history', maxPoolSize: 2 });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const smtp = createSmtpSender(cfg.mail);
   try {
     const taskQueue = `record-history.${newId()}`;
     const worker = await createDomainWorker({
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
       taskQueue,
       workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
       // Every domain's activities on the one queue: the recorded run may call any of them.
-      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger }))),
+      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, smtp }))),
     });
     const client = new Client({ connection, namespace: cfg.temporal.namespace });
     const history = await worker.runUntil(async () => {
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
     writeFileSync(resolve(out), `${historyToJSON(history)}\n`);
     logger.info({ out, events: history.events?.length }, 'history recorded');
   } finally {
+    smtp.close();
     await connection.close();
     await ownerPool.end();
   }

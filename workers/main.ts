@@ -3,6 +3,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { createLogger } from '../common/logger';
+import { createSmtpSender } from '../common/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
   const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-owner', maxPoolSize: cfg.db.poolSize });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const workflowBundle = await bundleWorkflows();
-  const activitiesByDomain = createActivities({ ownerPool, logger: contextBoundLogger(logger) });
+  const smtp = createSmtpSender(cfg.mail);
+  const activitiesByDomain = createActivities({ ownerPool, logger: contextBoundLogger(logger), smtp });
 
   const workers: Worker[] = [];
   for (const [domain, activities] of Object.entries(activitiesByDomain)) {
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     throw err;
   })));
   await connection.close();
+  smtp.close();
   await ownerPool.end();
   logger.info('worker stopped');
   if (runs.some((run) => run.status === 'rejected')) process.exitCode = 1;

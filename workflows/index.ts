@@ -1,2 +1,3 @@
 // The one workflowsPath of every worker: each workflow of the platform is exported here.
 export { expireStaleRecords } from './maintenance/expire-stale-records.workflow';
+export { sendEmail } from './notify/send-email.workflow';

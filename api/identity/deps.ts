@@ -2,7 +2,9 @@ import type { Config } from '../../common/config';
 import type { TokenService } from '../../common/identity/tokens';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
+import type { Mailer } from '../notify/mailer';
 import type { LoginThrottle } from './login-throttle';
+import type { VerifyEmailLimit } from './verify-email-limit';
 
 /** What the identity flows work with; built once per gateway by createIdentityServices. */
 export interface IdentityDeps {
@@ -11,6 +13,9 @@ export interface IdentityDeps {
   db: DatabasePool;
   tokens: TokenService;
   throttle: LoginThrottle;
+  /** Verification, reset, invitation and set-password e-mails (api/notify/mailer.ts). */
+  mailer: Mailer;
+  verifyEmailLimit: VerifyEmailLimit;
   logger: Logger;
 }
 

@@ -8,7 +8,7 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
  */
 export function enqueueAuthEvent(
   tx: DatabaseTransactionConnection,
-  type: 'auth.user.created' | 'auth.user.logged_in' | 'auth.user.logged_out',
+  type: 'auth.user.created' | 'auth.user.logged_in' | 'auth.user.logged_out' | 'auth.password.changed',
   tenantId: string,
   userId: string,
   data: Record<string, unknown>,

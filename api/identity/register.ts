@@ -7,6 +7,7 @@ import { assignRole, insertBuiltInRoles } from '../../db/queries/identity/roles.
 import { insertMembership, insertTenant } from '../../db/queries/identity/tenants.queries';
 import { insertUser, selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from './deps';
+import { sendVerificationEmail } from './email-verification';
 import { enqueueAuthEvent } from './events';
 import { issuePair, publicPair } from './sessions';
 import { toUserView, type UserView } from './user-view';
@@ -35,8 +36,9 @@ function defaultTenantName(registration: Registration): string {
 
 /**
  * A new account and its own tenant, in one transaction of that tenant: tenant, user, owner
- * membership, the built-in roles, the trialing subscription, the first session and the
- * auth.user.created event either all exist or none does. A taken address fails on the unique
+ * membership, the built-in roles, the trialing subscription, the first session, the
+ * auth.user.created event and the verification e-mail's token (its mail handed to Temporal before
+ * the commit) either all exist or none does. A taken address fails on the unique
  * index users_email_lower (409 conflict, mapped in api/http/constraint-problems.ts).
  */
 export async function register(deps: IdentityDeps, registration: Registration): Promise<Registered> {
@@ -64,9 +66,7 @@ export async function register(deps: IdentityDeps, registration: Registration): 
       role: 'owner',
       created_at: profile.createdAt,
     });
-    // Verification e-mail (issue 3, second half): create the verify_email one-time token here, in
-    // this transaction, and hand the mail to its Temporal workflow (e.g. an outbox-driven start), so
-    // an account never exists without its verification link being on its way.
+    await sendVerificationEmail(deps, tx, { userId, tenantId: tenant.id, email: profile.email });
 
     const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId: tenant.id });
     return { ...publicPair(pair), user: toUserView(profile, tenant.id, [owner.name]), tenant };

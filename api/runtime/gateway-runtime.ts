@@ -43,12 +43,12 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const stopping = new AbortController();
   const retry = { logger, signal: stopping.signal };
   const connections = await openConnections(config, logger);
-  const identity = await createIdentityServices(config, connections, logger);
+  let temporal: TemporalHandle | undefined;
+  const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal }, logger);
   const breakers = new CircuitBreakers();
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
-  let temporal: TemporalHandle | undefined;
 
   eventLoop.start();
   flags.start();

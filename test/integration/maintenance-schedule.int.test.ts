@@ -3,6 +3,7 @@ import { createActivities } from '../../activities';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
+import { createSmtpSender } from '../../common/notify/smtp';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { ensureSchedule, expireStaleRecordsSchedule } from '../../workers/schedules';
 import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
@@ -66,7 +67,7 @@ describe('maintenance.expire-stale-records schedule', () => {
   it('runs the sweep to completion when triggered', async () => {
     const tenantId = newId();
     await seedRecords(ownerPool, tenantId, { expiredKeys: 2, liveKeys: 1, expiredTokens: 1, liveTokens: 1 });
-    const { maintenance } = createActivities({ ownerPool, logger: createLogger('test', 'silent') });
+    const { maintenance } = createActivities({ ownerPool, logger: createLogger('test', 'silent'), smtp: createSmtpSender(config().mail) });
     const worker = await createTestWorker(server, { taskQueue, activities: maintenance });
     await ensureSchedule(server.client, expireStaleRecordsSchedule(settings));
 

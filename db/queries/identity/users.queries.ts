@@ -5,7 +5,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 export interface NewUser {
   id: string;
   email: string;
-  passwordHash: string;
+  /** Null for an account created by POST /users, until its set-password link is used. */
+  passwordHash: string | null;
   firstName: string;
   lastName: string;
 }
