@@ -4,7 +4,7 @@ import type { Credentials } from '../../identity/login';
 import type { Registration } from '../../identity/register';
 
 /** Addresses are kept in lower case; joi's TLD list would refuse reserved domains such as .test. */
-const email = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase();
+export const email = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase();
 
 /**
  * A new password: at least 12 characters (TOO_SHORT) and not on the shipped breached list

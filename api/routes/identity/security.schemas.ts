@@ -1,15 +1,12 @@
 import Joi from 'joi';
 import type { AcceptInviteRequest, InviteRequest } from '../../identity/invitations';
 import type { NewTenantUser } from '../../identity/create-user';
-import { newPassword, user } from './auth.schemas';
+import { email, newPassword, user } from './auth.schemas';
 
 /**
  * Document 1, Security flows. Bodies are snake_case as the document shows them (DECISIONS.md:
  * invite, accept-invite and verify-email); POST /users speaks camelCase like every user resource.
  */
-
-/** Addresses are kept in lower case; joi's TLD list would refuse reserved domains such as .test. */
-const email = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase();
 
 /** A one-time token: 32 bytes in base64url are 43 characters; anything else cannot be one. */
 const oneTimeToken = Joi.string().pattern(/^[A-Za-z0-9_-]{43}$/).messages({ 'string.pattern.base': '{{#label}} is not a valid link token' });
