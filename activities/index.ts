@@ -5,6 +5,8 @@ import type { Domain } from '../common/temporal/task-queues';
 import { createMaintenanceActivities } from './maintenance/expire-stale-records.activities';
 import { createAuditColdExportActivities } from './audit/cold-export.activities';
 import { createAuditRetentionActivities } from './audit/retention.activities';
+import type { SmtpSender } from '../common/notify/smtp';
+import { createNotifyActivities } from './notify/mail.activities';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
@@ -13,6 +15,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** The platform's bucket: audit cold storage and cold exports. */
   objectStore: ObjectStore;
+  /** Mail delivery of the notify activities (common/notify/smtp.ts). */
+  smtp: SmtpSender;
 }
 
 /**
@@ -23,5 +27,6 @@ export function createActivities(deps: ActivityDeps) {
   return {
     maintenance: createMaintenanceActivities(deps),
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
+    notify: createNotifyActivities(deps),
   } satisfies Partial<Record<Domain, object>>;
 }

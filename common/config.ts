@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Joi from 'joi';
 import { repoRoot } from './paths';
+import { taskQueues } from './temporal/task-queues';
 
 /** The public development key of MFA_ENCRYPTION_KEY (also in .env.example); production must set another. */
 const DEV_MFA_ENCRYPTION_KEY = 'ZGV2LW9ubHktbWZhLWtleS1uZXZlci1pbi1wcm9kLTE=';
@@ -127,6 +128,10 @@ const schema = Joi.object({
   SMTP_PORT: Joi.number().port().default(1025),
   MAIL_FROM: Joi.string().default('Platform <no-reply@platform.local>'),
   MAILPIT_API_URL: Joi.string().uri().default('http://127.0.0.1:8025'),
+  // The web application the links in e-mails open (they carry token=<value> in the query).
+  APP_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).default('http://127.0.0.1:3000'),
+  // The task queue the gateway starts mail workflows on (tests point it at a queue of their own).
+  NOTIFY_TASK_QUEUE: Joi.string().default(taskQueues.notify),
 
   OUTBOX_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
   OUTBOX_IDLE_POLL_MS: Joi.number().integer().min(10).max(60_000).default(1000),
@@ -198,6 +203,11 @@ const schema = Joi.object({
   RECOVERY_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
   RECOVERY_LOCK_SECONDS: Joi.number().integer().min(1).default(3600),
   RECOVERY_ACCOUNT_LOCK_FAILURES: Joi.number().integer().min(1).default(15),
+  VERIFY_EMAIL_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(24 * 3600),
+  RESET_PASSWORD_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(3600),
+  INVITE_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(72 * 3600),
+  VERIFY_EMAIL_REQUEST_LIMIT: Joi.number().integer().min(1).default(3),
+  VERIFY_EMAIL_REQUEST_WINDOW_SECONDS: Joi.number().integer().min(1).default(3600),
 }).unknown(true);
 
 export interface Config {
@@ -217,7 +227,8 @@ export interface Config {
   temporal: { address: string; namespace: string; uiUrl: string; testServerPath: string };
   s3: { endPoint: string; port: number; useSSL: boolean; accessKey: string; secretKey: string; bucket: string; region: string };
   clamav: { host: string; port: number };
-  mail: { smtpHost: string; smtpPort: number; from: string; mailpitApiUrl: string };
+  /** linkBaseUrl: where the links in e-mails point; taskQueue: where the gateway starts mail workflows. */
+  mail: { smtpHost: string; smtpPort: number; from: string; mailpitApiUrl: string; linkBaseUrl: string; taskQueue: string };
   /**
    * The relay: rows per batch, idle poll (LISTEN wakes it sooner), bounded backoff while Kafka is
    * down, how often it logs its status and deletes published rows older than retentionHours.
@@ -268,6 +279,10 @@ export interface Config {
     };
     /** Lifetimes in seconds (document 1, Limits); the grace window may be fractional in tests. */
     ttl: { accessToken: number; refreshToken: number; refreshGrace: number; sessionToken: number; impersonation: number };
+    /** One-time tokens by purpose, in seconds (a set-password link of POST /users lives as long as an invite). */
+    oneTimeTokenTtl: { verifyEmail: number; resetPassword: number; invite: number };
+    /** Verification e-mails a user may request within windowSeconds (document 1: 3 per hour). */
+    verifyEmailRequests: { limit: number; windowSeconds: number };
     /**
      * Failed logins counted per account and per IP within windowSeconds; past the free attempts each
      * further one doubles a wait (at most maxDelaySeconds) that ends with the window.
@@ -338,7 +353,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       secretKey: v.S3_SECRET_KEY, bucket: v.S3_BUCKET, region: v.S3_REGION,
     },
     clamav: { host: v.CLAMAV_HOST, port: v.CLAMAV_PORT },
-    mail: { smtpHost: v.SMTP_HOST, smtpPort: v.SMTP_PORT, from: v.MAIL_FROM, mailpitApiUrl: v.MAILPIT_API_URL },
+    mail: {
+      smtpHost: v.SMTP_HOST, smtpPort: v.SMTP_PORT, from: v.MAIL_FROM, mailpitApiUrl: v.MAILPIT_API_URL,
+      linkBaseUrl: v.APP_BASE_URL.replace(/\/+$/, ''), taskQueue: v.NOTIFY_TASK_QUEUE,
+    },
     outbox: {
       batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS, backoffInitialMs: v.OUTBOX_BACKOFF_INITIAL_MS,
       backoffMaxMs: v.OUTBOX_BACKOFF_MAX_MS, statusIntervalMs: v.OUTBOX_STATUS_INTERVAL_MS, retentionHours: v.OUTBOX_RETENTION_HOURS,
@@ -387,6 +405,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
         refreshGrace: v.REFRESH_GRACE_SECONDS, sessionToken: v.SESSION_TOKEN_TTL_SECONDS,
         impersonation: v.IMPERSONATION_TOKEN_TTL_SECONDS,
       },
+      oneTimeTokenTtl: {
+        verifyEmail: v.VERIFY_EMAIL_TOKEN_TTL_SECONDS, resetPassword: v.RESET_PASSWORD_TOKEN_TTL_SECONDS,
+        invite: v.INVITE_TOKEN_TTL_SECONDS,
+      },
+      verifyEmailRequests: { limit: v.VERIFY_EMAIL_REQUEST_LIMIT, windowSeconds: v.VERIFY_EMAIL_REQUEST_WINDOW_SECONDS },
       loginThrottle: {
         windowSeconds: v.LOGIN_THROTTLE_WINDOW_SECONDS, accountAttempts: v.LOGIN_THROTTLE_ACCOUNT_ATTEMPTS,
         ipAttempts: v.LOGIN_THROTTLE_IP_ATTEMPTS, maxDelaySeconds: v.LOGIN_THROTTLE_MAX_DELAY_SECONDS,

@@ -10,6 +10,7 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
+import { createSmtpSender } from '../common/notify/smtp';
 import { createDbPool } from '../db/pool';
 import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     ? await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: cfg.temporal.testServerPath } } })
     : undefined;
   const connection = testServer?.nativeConnection ?? await NativeConnection.connect({ address: cfg.temporal.address });
+  const smtp = createSmtpSender(cfg.mail);
   try {
     const taskQueue = `record-history.${newId()}`;
     const worker = await createDomainWorker({
@@ -57,7 +59,7 @@ async function main(): Promise<void> {
       taskQueue,
       workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
       // Every domain's activities on the one queue: the recorded run may call any of them.
-      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, objectStore: createObjectStore(cfg.s3) }))),
+      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, objectStore: createObjectStore(cfg.s3), smtp }))),
     });
     const client = testServer?.client ?? new Client({ connection, namespace: cfg.temporal.namespace });
     const history = await worker.runUntil(async () => {
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
   } finally {
     if (testServer) await testServer.teardown();
     else await connection.close();
+    smtp.close();
     await ownerPool.end();
   }
 }

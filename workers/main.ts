@@ -4,6 +4,7 @@ import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
+import { createSmtpSender } from '../common/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
@@ -24,8 +25,9 @@ async function main(): Promise<void> {
   const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-owner', maxPoolSize: cfg.db.poolSize });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const workflowBundle = await bundleWorkflows();
+  const smtp = createSmtpSender(cfg.mail);
   const activitiesByDomain = createActivities({
-    ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3),
+    ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
   });
 
   const workers: Worker[] = [];
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
     throw err;
   })));
   await connection.close();
+  smtp.close();
   await ownerPool.end();
   logger.info('worker stopped');
   if (runs.some((run) => run.status === 'rejected')) process.exitCode = 1;

@@ -3,7 +3,9 @@ import type { Config } from '../../common/config';
 import type { TokenService } from '../../common/identity/tokens';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
+import type { Mailer } from '../notify/mailer';
 import type { LoginThrottle } from './login-throttle';
+import type { VerifyEmailLimit } from './verify-email-limit';
 
 /** What the identity flows work with; built once per gateway by createIdentityServices. */
 export interface IdentityDeps {
@@ -14,6 +16,9 @@ export interface IdentityDeps {
   throttle: LoginThrottle;
   /** Short-lived shared state (started provider sign-ins). */
   redis: Redis;
+  /** Verification, reset, invitation and set-password e-mails (api/notify/mailer.ts). */
+  mailer: Mailer;
+  verifyEmailLimit: VerifyEmailLimit;
   logger: Logger;
 }
 

@@ -8,7 +8,8 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
  */
 export function enqueueAuthEvent(
   tx: DatabaseTransactionConnection,
-  type: 'auth.user.created' | 'auth.user.logged_in' | 'auth.user.logged_out' | 'auth.user.updated' | 'auth.user.deleted',
+  type: 'auth.user.created' | 'auth.user.logged_in' | 'auth.user.logged_out' | 'auth.user.updated' | 'auth.user.deleted'
+    | 'auth.password.changed',
   tenantId: string,
   userId: string,
   data: Record<string, unknown>,

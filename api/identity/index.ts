@@ -4,8 +4,11 @@ import { loadSigningKeys } from '../../common/identity/signing-keys';
 import { TokenService } from '../../common/identity/tokens';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
+import { Mailer } from '../notify/mailer';
+import type { TemporalHandle } from '../temporal/client';
 import type { IdentityDeps } from './deps';
 import { LoginThrottle } from './login-throttle';
+import { VerifyEmailLimit } from './verify-email-limit';
 
 /**
  * Loads the signing keys (generating the local key file on first start) and builds what the
@@ -13,7 +16,7 @@ import { LoginThrottle } from './login-throttle';
  */
 export async function createIdentityServices(
   config: Readonly<Config>,
-  clients: { db: DatabasePool; redis: Redis },
+  clients: { db: DatabasePool; redis: Redis; temporal: () => TemporalHandle | undefined },
   logger: Logger,
 ): Promise<IdentityDeps> {
   const keys = await loadSigningKeys(config.identity.jwt);
@@ -23,6 +26,8 @@ export async function createIdentityServices(
     tokens: new TokenService(keys, config.identity.jwt, config.identity.ttl),
     throttle: new LoginThrottle(clients.redis, config.identity.loginThrottle, logger),
     redis: clients.redis,
+    mailer: new Mailer(clients.temporal, config.mail.taskQueue, config.api.downstreamTimeoutMs, logger),
+    verifyEmailLimit: new VerifyEmailLimit(clients.redis, config.identity.verifyEmailRequests, logger),
     logger,
   };
 }

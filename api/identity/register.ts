@@ -8,6 +8,7 @@ import { assignRole, insertBuiltInRoles } from '../../db/queries/identity/roles.
 import { insertMembership, insertTenant } from '../../db/queries/identity/tenants.queries';
 import { insertUser, selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from './deps';
+import { sendVerificationEmail } from './email-verification';
 import { enqueueAuthEvent } from './events';
 import { issueRecoveryCodes } from './mfa/recovery-codes';
 import { issuePair, publicPair } from './sessions';
@@ -58,8 +59,9 @@ export interface NewAccount {
 /**
  * A new account and its own tenant, in one transaction of that tenant: tenant, user, owner
  * membership, the built-in roles, the trialing subscription, whatever `alsoInTransaction` adds
- * (a provider link), the first session and the auth.user.created event either all exist or none
- * does. A taken address fails on the unique index users_email_lower (409 conflict, mapped in
+ * (a provider link), the recovery codes, the first session, the auth.user.created event and the
+ * verification e-mail's token (its mail handed to Temporal before the commit) either all exist or
+ * none does. A taken address fails on the unique index users_email_lower (409 conflict, mapped in
  * api/http/constraint-problems.ts).
  */
 export async function createAccount(
@@ -92,9 +94,8 @@ export async function createAccount(
       role: 'owner',
       created_at: profile.createdAt,
     });
-    // Verification e-mail (issue 3, second half): create the verify_email one-time token here, in
-    // this transaction, and hand the mail to its Temporal workflow (e.g. an outbox-driven start), so
-    // an account never exists without its verification link being on its way.
+    // An address a provider has already proved needs no link.
+    if (!profile.emailVerified) await sendVerificationEmail(deps, tx, { userId, tenantId: tenant.id, email: profile.email });
 
     const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId: tenant.id });
     return { ...publicPair(pair), user: toUserView(profile, tenant.id, [owner.name]), tenant, recoveryCodes };

@@ -12,6 +12,8 @@ import { impersonationRoutes } from './identity/impersonation.routes';
 import { userRoutes } from './identity/users.routes';
 import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
+import { securityRoutes } from './identity/security.routes';
+import { userCreateRoutes } from './identity/user-create.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -37,5 +39,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...auditExportRoutes(services.auditExport),
     ...auditRecordRoutes(services.audit),
     ...roleRoutes(services.identity),
+    ...securityRoutes(services.identity),
+    ...userCreateRoutes(services.identity),
   ];
 }

@@ -57,9 +57,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const stopping = new AbortController();
   const retry = { logger, signal: stopping.signal };
   const connections = await openConnections(config, logger);
-  const identity = await createIdentityServices(config, connections, logger);
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
+  let temporal: TemporalHandle | undefined;
+  const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal }, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
@@ -68,7 +69,6 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
-  let temporal: TemporalHandle | undefined;
 
   eventLoop.start();
   flags.start();

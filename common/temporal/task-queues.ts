@@ -11,6 +11,7 @@ export const taskQueues = {
   files: 'platform.files',
   events: 'platform.events',
   maintenance: 'platform.maintenance',
+  notify: 'platform.notify',
 } as const;
 
 export type Domain = keyof typeof taskQueues;

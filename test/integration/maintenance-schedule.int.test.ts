@@ -4,6 +4,7 @@ import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
 import { createObjectStore } from '../../common/object-store';
+import { createSmtpSender } from '../../common/notify/smtp';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { ensureSchedule, expireStaleRecordsSchedule } from '../../workers/schedules';
 import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
@@ -67,7 +68,9 @@ describe('maintenance.expire-stale-records schedule', () => {
   it('runs the sweep to completion when triggered', async () => {
     const tenantId = newId();
     await seedRecords(ownerPool, tenantId, { expiredKeys: 2, liveKeys: 1, expiredTokens: 1, liveTokens: 1 });
-    const { maintenance } = createActivities({ ownerPool, logger: createLogger('test', 'silent'), objectStore: createObjectStore(config().s3) });
+    const { maintenance } = createActivities({
+      ownerPool, logger: createLogger('test', 'silent'), objectStore: createObjectStore(config().s3), smtp: createSmtpSender(config().mail),
+    });
     const worker = await createTestWorker(server, { taskQueue, activities: maintenance });
     await ensureSchedule(server.client, expireStaleRecordsSchedule(settings));
 

@@ -5,7 +5,10 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 export interface NewUser {
   id: string;
   email: string;
-  /** Null: the account signs in through a provider only. */
+  /**
+   * Null: the account signs in through a provider only, or was created by POST /users and its
+   * set-password link is not used yet.
+   */
   passwordHash: string | null;
   /** Default false: the address is proved by the verification e-mail. */
   emailVerified?: boolean;

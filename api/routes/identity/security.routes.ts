@@ -1,0 +1,101 @@
+import { authOf } from '../../context';
+import type { IdentityDeps } from '../../identity/deps';
+import { requestVerificationEmail, verifyEmail } from '../../identity/email-verification';
+import { acceptInvite, invite, type AcceptInviteRequest, type InviteRequest } from '../../identity/invitations';
+import { requestPasswordReset, resetPassword } from '../../identity/password-reset';
+import { defineRoute, type AnyRoute } from '../registry';
+import {
+  acceptInviteBody, acceptInviteResponse, emailVerifiedResponse, invitationResponse, inviteBody, requestResetBody,
+  resetPasswordBody, resetPasswordResponse, tokenBody, type RequestResetBody, type ResetPasswordBody, type TokenBody,
+} from './security.schemas';
+
+type NoParams = Record<string, never>;
+
+/**
+ * 202 with an empty body. Koa would otherwise write its status text ("Accepted"); a null body set
+ * before the status marks the body as deliberately empty (Content-Length 0).
+ */
+function acceptedWithoutBody(ctx: { body: unknown; status: number }): void {
+  ctx.body = null;
+  ctx.status = 202;
+}
+
+/** Document 1, Security flows (namespace iam). The flows live in api/identity/; mail goes through Temporal. */
+export function securityRoutes(deps: IdentityDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      namespace: 'iam', method: 'POST', path: '/auth/request-verify-email', operationId: 'iam.auth.requestVerifyEmail',
+      summary: 'Sends a new e-mail verification link',
+      description: 'At most 3 per hour per user (429 rate-limit-exceeded with Retry-After after that). '
+        + 'A verified address gets no mail; the answer is the same.',
+      auth: 'bearer',
+      schemas: { response: { 202: null } },
+      async handler(ctx) {
+        await requestVerificationEmail(deps, authOf(ctx));
+        acceptedWithoutBody(ctx);
+      },
+    }),
+    defineRoute<NoParams, NoParams, TokenBody>({
+      namespace: 'iam', method: 'POST', path: '/auth/verify-email', operationId: 'iam.auth.verifyEmail',
+      summary: 'Confirms an e-mail address with the token of its link',
+      description: 'The token works once; an expired one is 401 token-expired, an unknown or used one 401 unauthorized.',
+      auth: 'public',
+      schemas: { body: tokenBody, response: { 200: emailVerifiedResponse } },
+      async handler(ctx) {
+        ctx.body = await verifyEmail(deps, ctx.guard.body.token);
+      },
+    }),
+    defineRoute<NoParams, NoParams, RequestResetBody>({
+      namespace: 'iam', method: 'POST', path: '/auth/request-reset', operationId: 'iam.auth.requestReset',
+      summary: 'Sends a password reset link if the address has an account',
+      description: 'Always 202 without a body, in the same time whether or not the address exists.',
+      auth: 'public',
+      schemas: { body: requestResetBody, response: { 202: null } },
+      handler(ctx) {
+        requestPasswordReset(deps, ctx.guard.body.email);
+        acceptedWithoutBody(ctx);
+      },
+    }),
+    defineRoute<NoParams, NoParams, ResetPasswordBody>({
+      namespace: 'iam', method: 'POST', path: '/auth/reset-password', operationId: 'iam.auth.resetPassword',
+      summary: 'Sets a new password with the token of a reset or set-password link',
+      description: 'The password must have 12+ characters and not be a known breached one. Every session of the account, '
+        + 'in every tenant, is signed out.',
+      auth: 'public',
+      schemas: { body: resetPasswordBody, response: { 200: resetPasswordResponse } },
+      async handler(ctx) {
+        ctx.body = await resetPassword(deps, ctx.guard.body.token, ctx.guard.body.password);
+      },
+    }),
+    defineRoute<NoParams, NoParams, InviteRequest>({
+      namespace: 'iam', method: 'POST', path: '/auth/invite', operationId: 'iam.auth.invite',
+      summary: 'Invites someone to the current tenant by e-mail',
+      description: 'Roles by role_id or by name (roles); neither means member. An address that already is an active member '
+        + 'gets a notice instead, and the answer is 202 without a body.',
+      auth: 'bearer',
+      permission: 'users.create',
+      // The invitation, or no body at all for an existing member (then the body is null).
+      schemas: { body: inviteBody, response: { 202: invitationResponse.allow(null) } },
+      async handler(ctx) {
+        const invitation = await invite(deps, authOf(ctx), ctx.guard.body);
+        if (invitation) {
+          ctx.body = invitation;
+          ctx.status = 202;
+        } else {
+          acceptedWithoutBody(ctx);
+        }
+      },
+    }),
+    defineRoute<NoParams, NoParams, AcceptInviteRequest>({
+      namespace: 'iam', method: 'POST', path: '/auth/accept-invite', operationId: 'iam.auth.acceptInvite',
+      summary: 'Accepts an invitation: creates the account (or adds the membership) and signs in',
+      description: 'For an address that already has an account, its current password must be given; it is not changed.',
+      auth: 'public',
+      schemas: { body: acceptInviteBody, response: { 201: acceptInviteResponse } },
+      async handler(ctx) {
+        ctx.body = await acceptInvite(deps, ctx.guard.body, ctx.ip);
+        ctx.status = 201;
+      },
+    }),
+  ];
+}

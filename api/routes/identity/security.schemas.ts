@@ -1,0 +1,84 @@
+import Joi from 'joi';
+import type { AcceptInviteRequest, InviteRequest } from '../../identity/invitations';
+import type { NewTenantUser } from '../../identity/create-user';
+import { email, newPassword, user } from './auth.schemas';
+
+/**
+ * Document 1, Security flows. Bodies are snake_case as the document shows them (DECISIONS.md:
+ * invite, accept-invite and verify-email); POST /users speaks camelCase like every user resource.
+ */
+
+/** A one-time token: 32 bytes in base64url are 43 characters; anything else cannot be one. */
+const oneTimeToken = Joi.string().pattern(/^[A-Za-z0-9_-]{43}$/).messages({ 'string.pattern.base': '{{#label}} is not a valid link token' });
+
+export interface TokenBody {
+  token: string;
+}
+
+export const tokenBody = Joi.object<TokenBody>({ token: oneTimeToken.required() });
+
+export const emailVerifiedResponse = Joi.object({ email_verified: Joi.boolean().valid(true).required() });
+
+export interface RequestResetBody {
+  email: string;
+}
+
+export const requestResetBody = Joi.object<RequestResetBody>({ email: email.required() });
+
+export interface ResetPasswordBody {
+  token: string;
+  password: string;
+}
+
+export const resetPasswordBody = Joi.object<ResetPasswordBody>({
+  token: oneTimeToken.required(),
+  password: newPassword.required(),
+});
+
+export const resetPasswordResponse = Joi.object({ message: Joi.string().required() });
+
+/** `role_id` or `roles`, not both; neither means member. Role names as roles are named (document 1, Role). */
+const roleChoice = {
+  role_id: Joi.string().uuid(),
+  roles: Joi.array().items(Joi.string().trim().min(1).max(100)).min(1).max(50).unique(),
+};
+
+export const inviteBody = Joi.object<InviteRequest>({ email: email.required(), ...roleChoice }).oxor('role_id', 'roles');
+
+export const invitationResponse = Joi.object({
+  invite_id: Joi.string().uuid().required(),
+  email: Joi.string().required(),
+  expires_at: Joi.string().isoDate().required(),
+});
+
+export const acceptInviteBody = Joi.object<AcceptInviteRequest>({
+  token: oneTimeToken.required(),
+  name: Joi.string().trim().min(1).max(200).required(),
+  password: newPassword.required(),
+});
+
+/** Document 1, Token responses: the accept-invite variant. */
+export const acceptInviteResponse = Joi.object({
+  access_token: Joi.string().required(),
+  refresh_token: Joi.string().required(),
+  token_type: Joi.string().valid('Bearer').required(),
+  expires_in: Joi.number().integer().min(1).required(),
+  user: Joi.object({
+    id: Joi.string().uuid().required(),
+    email: Joi.string().required(),
+    email_verified: Joi.boolean().required(),
+    roles: Joi.array().items(Joi.string()).required(),
+    tenant_id: Joi.string().uuid().required(),
+  }).required(),
+});
+
+const personName = Joi.string().trim().min(1).max(100);
+
+export const createUserBody = Joi.object<NewTenantUser>({
+  email: email.required(),
+  firstName: personName.required(),
+  lastName: personName.required(),
+  ...roleChoice,
+}).oxor('role_id', 'roles');
+
+export const createdUserResponse = user;

@@ -1,0 +1,26 @@
+import { authOf } from '../../context';
+import { createUser, type NewTenantUser } from '../../identity/create-user';
+import type { IdentityDeps } from '../../identity/deps';
+import { defineRoute, type AnyRoute } from '../registry';
+import { createUserBody, createdUserResponse } from './security.schemas';
+
+type NoParams = Record<string, never>;
+
+/** Document 1, Users: POST /users (the other user routes live beside it in their own file). */
+export function userCreateRoutes(deps: IdentityDeps): AnyRoute[] {
+  return [
+    defineRoute<NoParams, NoParams, NewTenantUser>({
+      namespace: 'iam', method: 'POST', path: '/users', operationId: 'iam.users.create',
+      summary: 'Creates a user in the current tenant and e-mails a link to set a password',
+      description: 'Roles by role_id or by name (roles); neither means member. The link lives 72 hours and is redeemed by '
+        + 'POST /auth/reset-password. An address that already has an account is 409 conflict; invite it instead.',
+      auth: 'bearer',
+      permission: 'users.create',
+      schemas: { body: createUserBody, response: { 201: createdUserResponse } },
+      async handler(ctx) {
+        ctx.body = await createUser(deps, authOf(ctx), ctx.guard.body);
+        ctx.status = 201;
+      },
+    }),
+  ];
+}
