@@ -38,13 +38,21 @@ export interface RateLimitDecision {
 
 type ScriptResult = [allowed: number, current: number, previous: number, elapsed: number];
 
+/** The script as a command of the client: sent by its SHA (EVALSHA), not re-sent whole on every request. */
+interface LimiterClient {
+  rateLimitSlidingWindow(key: string, windowMs: number, limit: number): Promise<ScriptResult>;
+}
+
 export class SlidingWindowLimiter {
-  constructor(private readonly redis: Redis, private readonly prefix = 'ratelimit') {}
+  private readonly client: LimiterClient;
+
+  constructor(redis: Redis, private readonly prefix = 'ratelimit') {
+    redis.defineCommand('rateLimitSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+    this.client = redis as unknown as LimiterClient;
+  }
 
   async consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    const [allowed, current, previous, elapsed] = await this.redis.eval(
-      SLIDING_WINDOW, 1, `${this.prefix}:${key}`, windowMs, limit,
-    ) as ScriptResult;
+    const [allowed, current, previous, elapsed] = await this.client.rateLimitSlidingWindow(`${this.prefix}:${key}`, windowMs, limit);
     const overlap = (windowMs - elapsed) / windowMs;
     const estimate = previous * overlap + current;
     return {
