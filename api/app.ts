@@ -66,7 +66,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     authenticate: bearer,
     authorize: (permission) => authorize(deps.permissions, permission),
     rateLimit: (group) => rateLimit(group, {
-      limiter: deps.limiter, settings: config.rateLimit, logger, onRejected: (rejected) => deps.metrics.rateLimited(rejected),
+      limiter: deps.limiter, settings: config.rateLimit, onRejected: (rejected) => deps.metrics.rateLimited(rejected),
     }),
     call: (route) => downstreamCall(route, {
       breakers: deps.breakers, tenants: deps.tenantBreakers,

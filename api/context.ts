@@ -35,3 +35,8 @@ export function authOf(ctx: { state: AppState }): AuthState {
 }
 
 export type AppMiddleware = Middleware<AppState>;
+
+/** The pattern of the route that answered (`/v1/users/:id`), set by the router; undefined when none matched. */
+export function matchedRoute(ctx: object): string | undefined {
+  return (ctx as { _matchedRoute?: string })._matchedRoute;
+}

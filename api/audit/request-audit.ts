@@ -1,7 +1,7 @@
 import type { AuditIntake } from '../../common/audit/intake';
 import type { AuditDraft } from '../../common/audit/writer';
 import type { Logger } from '../../common/logger';
-import type { AppMiddleware } from '../context';
+import { matchedRoute, type AppMiddleware } from '../context';
 
 export interface RequestAuditSettings {
   enabled: boolean;
@@ -37,7 +37,7 @@ export class RequestAuditor {
       } finally {
         const auth = ctx.state.auth;
         if (auth) {
-          const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path;
+          const route = matchedRoute(ctx) ?? ctx.path;
           this.record({
             tenantId: auth.tenantId,
             source: 'gateway',

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CircuitBreakers, CircuitState } from '../resilience/circuit-breaker';
 import type { TenantBreakers } from '../resilience/tenant-breaker';
-import type { AppMiddleware } from '../context';
+import { matchedRoute, type AppMiddleware } from '../context';
 
 const STATE_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
 
@@ -54,7 +54,7 @@ export class GatewayMetrics {
       try {
         await next();
       } finally {
-        const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        const route = matchedRoute(ctx) ?? 'unmatched';
         this.requests.inc({ method: ctx.method, route, status: ctx.status });
         stop({ method: ctx.method, route });
       }

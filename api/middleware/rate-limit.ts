@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../common/config';
 import { ADMIN_ROLE_NAMES } from '../../common/identity/permissions';
-import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import type { RateLimitDecision, SlidingWindowLimiter } from '../access/rate-limiter';
 import type { AppMiddleware } from '../context';
@@ -11,7 +10,6 @@ import type { RateLimitGroup } from '../routes/registry';
 export interface RateLimitOptions {
   limiter: SlidingWindowLimiter;
   settings: Config['rateLimit'];
-  logger: Logger;
   /** Counts refusals for /metrics. */
   onRejected?(group: RateLimitGroup): void;
 }
@@ -24,7 +22,7 @@ export interface RateLimitOptions {
  * outage into a full outage.
  */
 export function rateLimit(group: RateLimitGroup, options: RateLimitOptions): AppMiddleware {
-  const { limiter, settings, logger } = options;
+  const { limiter, settings } = options;
   return async (ctx, next) => {
     const auth = ctx.state.auth;
     const limit = auth?.roles.some((role) => ADMIN_ROLE_NAMES.has(role)) ? settings.adminLimit : settings.limit;
@@ -33,7 +31,6 @@ export function rateLimit(group: RateLimitGroup, options: RateLimitOptions): App
       decision = await limiter.consume(groupKey(group, ctx), limit, settings.windowMs);
     } catch (error) {
       ctx.state.log.warn({ err: error }, 'rate limiter unavailable; request not counted');
-      logger.debug({ group }, 'rate limit skipped');
     }
     if (decision) {
       ctx.set('X-RateLimit-Limit', String(decision.limit));
