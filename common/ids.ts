@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { monotonicFactory } from 'ulid';
 import { v7 as uuidv7, validate as uuidValidate, version as uuidVersion } from 'uuid';
 
 /** Identifiers are UUID v7: time-ordered, so primary-key indexes stay append-mostly. */
@@ -9,6 +10,16 @@ export function newId(): string {
 /** A UUID of version 4 or 7, the forms the documents accept for ids and idempotency keys. */
 export function isUuid(value: string): boolean {
   return uuidValidate(value) && [4, 7].includes(uuidVersion(value));
+}
+
+const nextUlid = monotonicFactory();
+
+/**
+ * Wallet ids are ULIDs (document 2): time-ordered like UUID v7, and monotonic within a process so
+ * wallets created in the same millisecond still sort (and lock, for transfers) in creation order.
+ */
+export function newWalletId(): string {
+  return nextUlid();
 }
 
 /** W3C trace ids are 16 random bytes in hex; span ids 8. */

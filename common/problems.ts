@@ -56,6 +56,16 @@ const registry = {
   'export-range-too-large': { status: 400, title: 'Export range too large' },
   'anonymize-financial-record': { status: 403, title: 'Financial records cannot be anonymized' },
   'anonymize-conflict': { status: 409, title: 'Anonymization already in progress' },
+  // Money (document 2, Errors; where two statuses are shown, the first: DECISIONS.md).
+  'insufficient-funds': { status: 400, title: 'Insufficient funds' },
+  'invalid-amount': { status: 400, title: 'Invalid amount' },
+  'hold-limit-exceeded': { status: 429, title: 'Too many open holds' },
+  'hold-expired': { status: 422, title: 'Hold expired' },
+  'hold-not-reversible': { status: 400, title: 'A held transaction cannot be reversed' },
+  'double-reversal': { status: 400, title: 'Transaction already reversed' },
+  'reversal-window-expired': { status: 400, title: 'Reversal window expired' },
+  'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
+  'billing-unavailable': { status: 503, title: 'Billing unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -135,6 +145,19 @@ export const problems = {
     new Problem('export-range-too-large', `A hot export covers at most ${maxDays} days; narrow since and until`, { maxDays }),
   anonymizeFinancialRecord: () =>
     new Problem('anonymize-financial-record', 'Financial (money.*) audit records are never anonymized'),
+  insufficientFunds: (available: number, requested: number) =>
+    new Problem('insufficient-funds', `Available balance ${available} is below ${requested}`, { available, requested }),
+  invalidAmount: (detail = 'amount must be a positive integer in minor units') => new Problem('invalid-amount', detail),
+  holdLimitExceeded: (max: number) =>
+    new Problem('hold-limit-exceeded', `A wallet can have at most ${max} open holds`, { retryAfter: 60 }),
+  holdExpired: (holdId: string) => new Problem('hold-expired', `Hold ${holdId} expired and its funds were released`),
+  holdNotReversible: () => new Problem('hold-not-reversible', 'A held transaction is released by cancel, not reversed'),
+  doubleReversal: (id: string) => new Problem('double-reversal', `Transaction ${id} is already reversed`),
+  reversalWindowExpired: (maxDays: number) =>
+    new Problem('reversal-window-expired', `Only transactions of the last ${maxDays} days can be reversed`),
+  planLimitExceeded: (detail: string, limit: PlanLimit, extra: ProblemExtensions = {}) =>
+    new Problem('plan-limit-exceeded', detail, { limit, ...extra }),
+  billingUnavailable: () => new Problem('billing-unavailable', 'Plan limits cannot be read right now; try again later'),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
 };

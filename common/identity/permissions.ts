@@ -1,5 +1,5 @@
 /**
- * The system permissions of document 1 (always registered). `system.*` keys are platform-only and
+ * The system permissions of document 1 (always registered), and the money keys. `system.*` keys are platform-only and
  * never assignable to a tenant role.
  */
 export const SYSTEM_PERMISSIONS = [
@@ -10,6 +10,8 @@ export const SYSTEM_PERMISSIONS = [
   'audit.read', 'audit.export', 'audit.delete',
   'billing.view', 'billing.change', 'billing.export', 'billing.plan.change', 'billing.payment.manage', 'billing.info.update',
   'settings.read', 'settings.update',
+  // Money (document 2 names no keys; docs/decisions.md, Money).
+  'money.read', 'money.write', 'money.reverse',
   'system.shutdown', 'system.backup', 'system.restore',
 ] as const;
 

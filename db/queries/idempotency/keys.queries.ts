@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { sql, type DatabaseTransactionConnection } from '../../pool';
+
+export interface IdempotencyScope {
+  tenantId: string;
+  /** The route the key is used on: keys are scoped per tenant and route (DECISIONS.md, Money). */
+  scope: string;
+  key: string;
+}
+
+export interface StoredAnswer {
+  /** Hex SHA-256 of the request the key was first used with. */
+  requestHash: string;
+  statusCode: number;
+  response: unknown;
+}
+
+const storedAnswer = z.object({ requestHash: z.string(), statusCode: z.number(), response: z.unknown() });
+
+/** The answer stored under a key that has not expired yet (expired rows wait for the maintenance purge). */
+export async function selectStoredAnswer(tx: DatabaseTransactionConnection, at: IdempotencyScope): Promise<StoredAnswer | null> {
+  return tx.maybeOne(sql.type(storedAnswer)`
+    SELECT request_hash AS "requestHash", response_status AS "statusCode", response_body AS response
+    FROM idempotency_keys
+    WHERE tenant_id = ${at.tenantId} AND scope = ${at.scope} AND key = ${at.key} AND expires_at > now()
+  `);
+}
+
+/**
+ * A plain INSERT on purpose: a concurrent request with the same key waits on the primary key until
+ * this transaction ends and then fails with a unique violation, so exactly one of them commits its
+ * operation (db/idempotent.ts turns the loser into a replay). An expired row is taken over.
+ */
+export async function insertStoredAnswer(
+  tx: DatabaseTransactionConnection,
+  at: IdempotencyScope,
+  answer: StoredAnswer,
+  ttlHours: number,
+): Promise<void> {
+  await tx.query(sql.unsafe`
+    DELETE FROM idempotency_keys
+    WHERE tenant_id = ${at.tenantId} AND scope = ${at.scope} AND key = ${at.key} AND expires_at <= now()
+  `);
+  await tx.query(sql.unsafe`
+    INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash, response_status, response_body, expires_at)
+    VALUES (${at.tenantId}, ${at.scope}, ${at.key}, ${answer.requestHash}, ${answer.statusCode},
+            ${sql.jsonb(answer.response as Parameters<typeof sql.jsonb>[0])}, now() + make_interval(hours => ${ttlHours}))
+  `);
+}
