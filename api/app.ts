@@ -12,6 +12,7 @@ import type { SlidingWindowLimiter } from './access/rate-limiter';
 import type { RequestAuditor } from './audit/request-audit';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
+import { VerifiedTokens } from './access/verified-tokens';
 import { authorize, requireAdminRole } from './middleware/authorize';
 import { rateLimit } from './middleware/rate-limit';
 import type { CircuitBreakers } from './resilience/circuit-breaker';
@@ -59,7 +60,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const registry = new RouteRegistry(deps.routes);
   const documents = buildOpenApiDocuments(registry, config.version);
-  const bearer = authenticate(deps.tokens);
+  const bearer = authenticate(new VerifiedTokens(deps.tokens, config.api.verifiedTokenCacheSize));
   const api = buildApiRouter(registry, {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,

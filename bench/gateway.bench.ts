@@ -3,7 +3,7 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { addMembership } from '../test/helpers/identity';
-import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGateway, startChildServer } from './lib/load';
+import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGateway, startChildServer, type Phase } from './lib/load';
 
 /**
  * The gateway's own overhead (issue 4), in one run on this machine:
@@ -42,16 +42,19 @@ async function main(): Promise<void> {
     };
     const auth = { authorization: `Bearer ${token}` };
     const phases = [
-      await measure('bare Koa hello world', concurrency, seconds, max, get(`${bare.baseUrl}/hello`)),
-      await measure('bare Koa, ES256 verification only', concurrency, seconds, max, get(`${bare.baseUrl}/verified`, auth)),
-      await measure('gateway, checks off (GET /gateway/hello)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello`)),
-      await measure('gateway, full pipeline (GET /gateway/hello/secure)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth)),
+      await measure('bare Koa hello world', concurrency, seconds, max, get(`${bare.baseUrl}/hello`), bare.child.pid),
+      await measure('bare Koa, ES256 verification only', concurrency, seconds, max, get(`${bare.baseUrl}/verified`, auth), bare.child.pid),
+      await measure('gateway, checks off (GET /gateway/hello)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello`), gateway.child.pid),
+      await measure('gateway, full pipeline (GET /gateway/hello/secure)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth), gateway.child.pid),
     ];
     console.log(`concurrency ${concurrency}; up to ${seconds} s or ${max} requests per phase`);
     printPhases(phases);
     const [, verifying, checksOff, full] = phases;
     console.log(`full pipeline / checks off: ${((rate(full) / rate(checksOff)) * 100).toFixed(0)} % (target 60 %)`);
     console.log(`full pipeline / bare ES256 route: ${((rate(full) / rate(verifying)) * 100).toFixed(0)} % (target 75 %)`);
+    // Throughput ratios drift with whatever else runs on the machine; the CPU cost ratio does not.
+    const cost = (phase: Phase) => phase.cpuMsPerRequest!;
+    console.log(`by server CPU per request: full / checks off ${((cost(checksOff) / cost(full)) * 100).toFixed(0)} %, full / bare ES256 ${((cost(verifying) / cost(full)) * 100).toFixed(0)} %`);
   } finally {
     gateway.child.kill('SIGTERM');
     bare.child.kill('SIGTERM');

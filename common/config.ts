@@ -73,6 +73,7 @@ const schema = Joi.object({
   GRPC_CALL_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(5000),
   RESPONSE_VALIDATION: Joi.string().valid('auto', 'on', 'off').default('auto'),
   API_BODY_LIMIT_BYTES: Joi.number().integer().min(1024).max(100 * 1024 * 1024).default(1024 * 1024),
+  API_VERIFIED_TOKEN_CACHE_SIZE: Joi.number().integer().min(1).default(10_000),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(120_000).default(10_000),
   HEALTH_CHECK_TIMEOUT_MS: Joi.number().integer().min(100).max(30_000).default(2000),
   LIVE_MAX_EVENT_LOOP_DELAY_MS: Joi.number().integer().min(100).max(60_000).default(3000),
@@ -217,6 +218,8 @@ export interface Config {
   api: {
     host: string; port: number; grpcPort: number; problemBase: string; downstreamTimeoutMs: number; validateResponses: boolean;
     bodyLimitBytes: number; shutdownTimeoutMs: number;
+    /** How many verified access tokens the gateway remembers (api/access/verified-tokens.ts). */
+    verifiedTokenCacheSize: number;
   };
   /** analyticsUrl: the read-only reporting connection (audit queries, usage history). */
   db: { url: string; ownerUrl: string; poolSize: number; analyticsUrl: string };
@@ -335,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       host: v.API_HOST, port: v.API_PORT, grpcPort: v.GRPC_PORT, problemBase: v.PROBLEM_BASE.replace(/\/+$/, ''),
       downstreamTimeoutMs: v.GRPC_CALL_TIMEOUT_MS, validateResponses,
       bodyLimitBytes: v.API_BODY_LIMIT_BYTES, shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
+      verifiedTokenCacheSize: v.API_VERIFIED_TOKEN_CACHE_SIZE,
     },
     db: { url: v.DATABASE_URL, ownerUrl: v.DATABASE_OWNER_URL, poolSize: v.DATABASE_POOL_SIZE, analyticsUrl: v.ANALYTICS_DATABASE_URL },
     health: { checkTimeoutMs: v.HEALTH_CHECK_TIMEOUT_MS, maxEventLoopDelayMs: v.LIVE_MAX_EVENT_LOOP_DELAY_MS },

@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { runWithRequestContext } from '../../common/context';
 import type { Logger } from '../../common/logger';
-import { newId } from '../../common/ids';
 import type { AppMiddleware } from '../context';
 import { formatTraceparent, traceContextFor } from '../http/trace-context';
 
@@ -18,7 +18,8 @@ export function requestContext(logger: Logger): AppMiddleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : newId();
+    // randomUUID draws on Node's cached entropy: no call into the random source per request.
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const trace = traceContextFor(ctx.get('traceparent') || undefined);
 
     ctx.state.requestId = requestId;

@@ -26,14 +26,16 @@ const NOTHING = Joi.object({});
  * schema fails loudly (500) instead of silently breaking clients.
  */
 export function validationGuard(route: AnyRoute, validateResponses: boolean): Middleware<AppState> {
-  const params = route.schemas.params ?? NOTHING;
-  const query = route.schemas.query ?? NOTHING;
-  const body = route.schemas.body?.required() ?? NOTHING;
+  // Preferences are compiled into the schemas once: passed to every validate() call, joi merges
+  // them again per call.
+  const params = (route.schemas.params ?? NOTHING).prefs(REQUEST_OPTIONS);
+  const query = (route.schemas.query ?? NOTHING).prefs(REQUEST_OPTIONS);
+  const body = (route.schemas.body?.required() ?? NOTHING).prefs(REQUEST_OPTIONS);
 
   return async (ctx, next) => {
     const errors: FieldError[] = [];
     const check = (schema: Joi.Schema, value: unknown, source: string): unknown => {
-      const result = schema.validate(value, REQUEST_OPTIONS);
+      const result = schema.validate(value);
       if (result.error) errors.push(...fieldErrorsOf(result.error, source));
       return result.value;
     };

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { TimeoutError, withTimeout } from '../health/timeout';
 import { problems } from '../../common/problems';
 import { toProblem } from '../http/to-problem';
 import type { AppMiddleware } from '../context';
@@ -72,19 +73,13 @@ async function settleClientErrors(call: Promise<void>): Promise<unknown> {
 }
 
 async function withDeadline(call: void | Promise<void>, timeoutMs: number): Promise<void> {
-  const timer = new AbortController();
   const running = Promise.resolve(call);
   // The handler may still settle after the deadline; its outcome is then nobody's business.
   running.catch(() => undefined);
   try {
-    await Promise.race([
-      running,
-      sleep(timeoutMs, undefined, { signal: timer.signal }).then(
-        () => { throw problems.timeout(`The service did not answer within ${timeoutMs} ms`); },
-        () => undefined,
-      ),
-    ]);
-  } finally {
-    timer.abort();
+    await withTimeout(running, timeoutMs, 'The service');
+  } catch (error) {
+    if (error instanceof TimeoutError) throw problems.timeout(error.message);
+    throw error;
   }
 }

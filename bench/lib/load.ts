@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../common/paths';
 
@@ -10,6 +11,8 @@ export interface Phase {
   seconds: number;
   p50: number;
   p99: number;
+  /** CPU time the measured server process spent per request, when its pid was given. */
+  cpuMsPerRequest?: number;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -18,8 +21,24 @@ export function percentile(sorted: number[], p: number): number {
 
 export const ratePerSecond = (phase: Phase): number => phase.count / phase.seconds;
 
-/** `concurrency` loops calling `step` until the time or the count runs out; every step must succeed. */
-export async function measure(name: string, concurrency: number, seconds: number, max: number, step: (worker: number) => Promise<void>): Promise<Phase> {
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc. On a machine shared with other
+ * work, throughput ratios drift with the neighbours' load; the server's CPU cost per request does not.
+ */
+export function cpuSecondsOf(pid: number): number {
+  // Fields 14 and 15 of /proc/<pid>/stat, counted from after the parenthesised command name, in ticks of 1/100 s.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * `concurrency` loops calling `step` until the time or the count runs out; every step must succeed.
+ * With `serverPid`, the phase also reports that process's CPU time per request.
+ */
+export async function measure(
+  name: string, concurrency: number, seconds: number, max: number, step: (worker: number) => Promise<void>, serverPid?: number,
+): Promise<Phase> {
+  const cpuBefore = serverPid ? cpuSecondsOf(serverPid) : 0;
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
@@ -34,15 +53,19 @@ export async function measure(name: string, concurrency: number, seconds: number
   }));
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const phase: Phase = { name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  if (serverPid) phase.cpuMsPerRequest = ((cpuSecondsOf(serverPid) - cpuBefore) * 1000) / Math.max(1, latencies.length);
+  return phase;
 }
 
 /** The phases as a Markdown table, as the README reports them. */
 export function printPhases(phases: readonly Phase[]): void {
-  console.log('| phase | count | per second | p50 ms | p99 ms |');
-  console.log('|---|---|---|---|---|');
+  const cpu = phases.some((phase) => phase.cpuMsPerRequest !== undefined);
+  console.log(`| phase | count | per second | p50 ms | p99 ms |${cpu ? ' server CPU ms/request |' : ''}`);
+  console.log(`|---|---|---|---|---|${cpu ? '---|' : ''}`);
   for (const phase of phases) {
-    console.log(`| ${phase.name} | ${phase.count} | ${ratePerSecond(phase).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} |`);
+    const cost = cpu ? ` ${phase.cpuMsPerRequest?.toFixed(3) ?? '-'} |` : '';
+    console.log(`| ${phase.name} | ${phase.count} | ${ratePerSecond(phase).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} |${cost}`);
   }
 }
 
