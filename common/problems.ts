@@ -56,6 +56,10 @@ const registry = {
   'export-range-too-large': { status: 400, title: 'Export range too large' },
   'anonymize-financial-record': { status: 403, title: 'Financial records cannot be anonymized' },
   'anonymize-conflict': { status: 409, title: 'Anonymization already in progress' },
+  // Billing limits (document 1, Limits).
+  'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
+  'subscription-suspended': { status: 402, title: 'Subscription suspended' },
+  'subscription-terminated': { status: 402, title: 'Subscription terminated' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -137,6 +141,12 @@ export const problems = {
     new Problem('anonymize-financial-record', 'Financial (money.*) audit records are never anonymized'),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
+  planLimitExceeded: (limit: PlanLimit) =>
+    new Problem('plan-limit-exceeded', `The plan ${limit.planId} allows ${limit.allowed} ${limit.resource}; ${limit.current} in use`, { limit }),
+  subscriptionSuspended: () =>
+    new Problem('subscription-suspended', 'The subscription is suspended for non-payment: data can be read but not changed'),
+  subscriptionTerminated: () =>
+    new Problem('subscription-terminated', 'The subscription is terminated; contact the platform to recover the tenant'),
 };
 
 /**
