@@ -7,6 +7,9 @@ import { createAuditColdExportActivities } from './audit/cold-export.activities'
 import { createAuditRetentionActivities } from './audit/retention.activities';
 import type { SmtpSender } from '../common/notify/smtp';
 import { createNotifyActivities } from './notify/mail.activities';
+import { createUsageSnapshotActivities } from './billing/usage-snapshot.activities';
+import { createTerminationActivities } from './billing/termination.activities';
+import type { Config } from '../common/config';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
@@ -17,6 +20,8 @@ export interface ActivityDeps {
   objectStore: ObjectStore;
   /** Mail delivery of the notify activities (common/notify/smtp.ts). */
   smtp: SmtpSender;
+  /** Pace and batch size of tenant terminations; the process configuration when absent. */
+  billingLimits?: Config['billingLimits'];
 }
 
 /**
@@ -28,5 +33,6 @@ export function createActivities(deps: ActivityDeps) {
     maintenance: createMaintenanceActivities(deps),
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
     notify: createNotifyActivities(deps),
+    billing: { ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps) },
   } satisfies Partial<Record<Domain, object>>;
 }

@@ -15,6 +15,7 @@ import { authenticate } from './middleware/authenticate';
 import { VerifiedTokens } from './access/verified-tokens';
 import { authorize, requireAdminRole } from './middleware/authorize';
 import { rateLimit } from './middleware/rate-limit';
+import type { LimitEnforcement } from './billing/enforcement';
 import type { CircuitBreakers } from './resilience/circuit-breaker';
 import { downstreamCall } from './resilience/downstream-call';
 import type { TenantBreakers } from './resilience/tenant-breaker';
@@ -43,6 +44,8 @@ export interface AppDeps {
   /** One breaker per downstream service (the route namespaces) and one per tenant. */
   breakers: CircuitBreakers;
   tenantBreakers: TenantBreakers;
+  /** Plan and subscription checks of bearer routes (document 1, Limits); absent or null when billing is off. */
+  limits?: LimitEnforcement | null;
   liveness: Probes['liveness'];
   /** Start-up conditions beyond the routes (flags loaded, core connections established). */
   readiness: readonly ReadinessCondition[];
@@ -66,6 +69,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     validateResponses: config.api.validateResponses,
     authenticate: bearer,
     authorize: (permission) => authorize(deps.permissions, permission),
+    billing: deps.limits ? (route) => deps.limits!.step(route) : undefined,
     rateLimit: (group) => rateLimit(group, {
       limiter: deps.limiter, settings: config.rateLimit, onRejected: (rejected) => deps.metrics.rateLimited(rejected),
     }),

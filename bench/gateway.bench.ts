@@ -12,6 +12,8 @@ import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGatew
  * - the same handler with every check off: GET /v1/gateway/hello;
  * - a bare Koa route that only verifies the ES256 token, and a bare Koa hello world.
  * Targets: full pipeline >= 60 % of checks-off, and >= 75 % of the bare verifying route.
+ * Issue 5: the full pipeline on a second gateway with BILLING_ENABLED=false, so the cost of limit
+ * enforcement (plan and status from the per-tenant cache) shows; target: enforcement on >= 90 % of off.
  *
  *   npm run bench:gateway -- [--concurrency 16] [--seconds 5] [--max 50000]
  */
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
 
   const gateway = await startBenchGateway();
   const bare = await startChildServer('bench/lib/bare-koa.ts', 'bare koa listening');
+  const unenforced = await startBenchGateway({ BILLING_ENABLED: 'false' });
   try {
     const call = apiClient(gateway.baseUrl);
     // An admin, not the owner: the owner skips the permission lookup, an admin does not.
@@ -55,9 +58,22 @@ async function main(): Promise<void> {
     // Throughput ratios drift with whatever else runs on the machine; the CPU cost ratio does not.
     const cost = (phase: Phase) => phase.cpuMsPerRequest!;
     console.log(`by server CPU per request: full / checks off ${((cost(checksOff) / cost(full)) * 100).toFixed(0)} %, full / bare ES256 ${((cost(verifying) / cost(full)) * 100).toFixed(0)} %`);
+    // On and off alternate in short rounds, so load from other processes on the machine hits both alike.
+    const rounds: Array<[Phase, Phase]> = [];
+    for (let round = 0; round < 3; round += 1) {
+      rounds.push([
+        await measure(`billing enforcement on, round ${round + 1}`, concurrency, seconds / 2, max, get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth), gateway.child.pid),
+        await measure(`billing enforcement off, round ${round + 1}`, concurrency, seconds / 2, max, get(`${unenforced.baseUrl}/v1/gateway/hello/secure`, auth), unenforced.child.pid),
+      ]);
+    }
+    printPhases(rounds.flat());
+    const total = (side: 0 | 1) => rounds.reduce((sum, pair) => sum + rate(pair[side]), 0);
+    const cpu = (side: 0 | 1) => rounds.reduce((sum, pair) => sum + cost(pair[side]), 0);
+    console.log(`billing enforcement on / off: ${((total(0) / total(1)) * 100).toFixed(0)} % (target 90 %); by server CPU per request ${((cpu(1) / cpu(0)) * 100).toFixed(0)} %`);
   } finally {
     gateway.child.kill('SIGTERM');
     bare.child.kill('SIGTERM');
+    unenforced.child.kill('SIGTERM');
   }
 }
 

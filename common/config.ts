@@ -166,6 +166,13 @@ const schema = Joi.object({
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
   MAINTENANCE_BATCH_SIZE: Joi.number().integer().min(1).max(50_000).default(5000),
+  // Billing, part 2: limit enforcement at the gateway, plan-info cache (document 1: 15 minutes),
+  // the pace of a tenant termination (each of its two deleting phases takes at least this long,
+  // so the whole runs 24 to 48 hours) and its batch size.
+  BILLING_ENABLED: Joi.boolean().default(true),
+  BILLING_CACHE_TTL: Joi.number().integer().min(0).max(86_400).default(900),
+  BILLING_TERMINATION_PHASE_HOURS: Joi.number().min(0).max(24).default(12),
+  BILLING_TERMINATION_BATCH_SIZE: Joi.number().integer().min(1).max(10_000).default(500),
 
   BILLING_STRIPE_WEBHOOK_SECRET: Joi.string().default('whsec_local_stripe_secret'),
   BILLING_PADDLE_WEBHOOK_SECRET: Joi.string().default('pdl_local_paddle_secret'),
@@ -264,6 +271,12 @@ export interface Config {
     exportUrlTtlSeconds: number; taskQueue: string;
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
+  /**
+   * Usage limits (issue 5, part 2): enabled false skips every limit check (billing not deployed);
+   * how long the gateway reuses a tenant's plan and status; the termination's minimum hours per
+   * deleting phase and its rows or objects per batch.
+   */
+  billingLimits: { enabled: boolean; cacheTtlMs: number; terminationPhaseHours: number; terminationBatchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
@@ -382,6 +395,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
     maintenance: {
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,
       batchSize: v.MAINTENANCE_BATCH_SIZE,
+    },
+    billingLimits: {
+      enabled: v.BILLING_ENABLED, cacheTtlMs: v.BILLING_CACHE_TTL * 1000,
+      terminationPhaseHours: v.BILLING_TERMINATION_PHASE_HOURS, terminationBatchSize: v.BILLING_TERMINATION_BATCH_SIZE,
     },
     billing: {
       stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,

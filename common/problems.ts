@@ -64,8 +64,11 @@ const registry = {
   'hold-not-reversible': { status: 400, title: 'A held transaction cannot be reversed' },
   'double-reversal': { status: 400, title: 'Transaction already reversed' },
   'reversal-window-expired': { status: 400, title: 'Reversal window expired' },
-  'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
   'billing-unavailable': { status: 503, title: 'Billing unavailable' },
+  // Billing limits (document 1, Limits).
+  'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
+  'subscription-suspended': { status: 402, title: 'Subscription suspended' },
+  'subscription-terminated': { status: 402, title: 'Subscription terminated' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -155,11 +158,16 @@ export const problems = {
   doubleReversal: (id: string) => new Problem('double-reversal', `Transaction ${id} is already reversed`),
   reversalWindowExpired: (maxDays: number) =>
     new Problem('reversal-window-expired', `Only transactions of the last ${maxDays} days can be reversed`),
-  planLimitExceeded: (detail: string, limit: PlanLimit, extra: ProblemExtensions = {}) =>
-    new Problem('plan-limit-exceeded', detail, { limit, ...extra }),
   billingUnavailable: () => new Problem('billing-unavailable', 'Plan limits cannot be read right now; try again later'),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
+  /** `extra`: the money limits also carry maxTxAmount / maxBalance beside the limit object (DECISIONS.md). */
+  planLimitExceeded: (limit: PlanLimit, extra: ProblemExtensions = {}) =>
+    new Problem('plan-limit-exceeded', `The plan ${limit.planId} allows ${limit.allowed} ${limit.resource}; ${limit.current} in use`, { limit, ...extra }),
+  subscriptionSuspended: () =>
+    new Problem('subscription-suspended', 'The subscription is suspended for non-payment: data can be read but not changed'),
+  subscriptionTerminated: () =>
+    new Problem('subscription-terminated', 'The subscription is terminated; contact the platform to recover the tenant'),
 };
 
 /**

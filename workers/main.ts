@@ -28,6 +28,7 @@ async function main(): Promise<void> {
   const smtp = createSmtpSender(cfg.mail);
   const activitiesByDomain = createActivities({
     ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
+    billingLimits: cfg.billingLimits,
   });
 
   const workers: Worker[] = [];

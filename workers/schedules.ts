@@ -7,6 +7,7 @@ import type { Config } from '../common/config';
 import { taskQueues } from '../common/temporal/task-queues';
 import type { expireStaleRecords } from '../workflows/maintenance/expire-stale-records.workflow';
 import type { auditRetention } from '../workflows/audit/retention.workflow';
+import type { usageSnapshot } from '../workflows/billing/usage-snapshot.workflow';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
 
@@ -80,6 +81,37 @@ export function auditRetentionSchedule({
   };
 }
 
+export const USAGE_SNAPSHOT_SCHEDULE_ID = 'billing.usage-snapshot';
+
+export interface UsageSnapshotScheduleSettings {
+  scheduleId?: string;
+  taskQueue?: string;
+}
+
+/**
+ * The daily usage snapshot (workflows/billing/usage-snapshot.workflow.ts) at 00:05 UTC, for the day
+ * that just ended. A run still going when the next is due is skipped; a missed run is caught up
+ * within a day. The run is idempotent per day, so a repeat only fills in missing tenants.
+ */
+export function usageSnapshotSchedule({
+  scheduleId = USAGE_SNAPSHOT_SCHEDULE_ID, taskQueue = taskQueues.billing,
+}: UsageSnapshotScheduleSettings = {}): StartWorkflow<typeof usageSnapshot> {
+  return {
+    scheduleId,
+    spec: { calendars: [{ hour: 0, minute: 5 }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'usageSnapshot',
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{}],
+      workflowExecutionTimeout: '6 hours',
+      staticSummary: 'Snapshots every tenant\'s usage of the day that just ended (GET /billing/usage/history)',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+  };
+}
+
 /**
  * Creates the schedule, or brings an existing one up to date with the given definition, so every
  * worker start may call it. Its state (an operator's pause and note) is kept across updates.
@@ -107,4 +139,5 @@ export async function ensureSchedule<W extends Workflow>(
 export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage'>): Promise<void> {
   await ensureSchedule(client, expireStaleRecordsSchedule(cfg.maintenance));
   await ensureSchedule(client, auditRetentionSchedule(cfg.auditStorage));
+  await ensureSchedule(client, usageSnapshotSchedule());
 }

@@ -3,3 +3,5 @@ export { expireStaleRecords } from './maintenance/expire-stale-records.workflow'
 export { auditRetention } from './audit/retention.workflow';
 export { auditColdExport } from './audit/cold-export.workflow';
 export { sendEmail } from './notify/send-email.workflow';
+export { usageSnapshot } from './billing/usage-snapshot.workflow';
+export { tenantTermination } from './billing/termination.workflow';

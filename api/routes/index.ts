@@ -14,6 +14,9 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import type { BillingDeps } from '../billing/limits-deps';
+import { usageRoutes } from './billing/usage.routes';
+import { terminationAdminRoutes } from './billing/admin.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -21,6 +24,7 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
+  billing: BillingDeps;
 }
 
 /**
@@ -41,5 +45,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes(services.identity),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...usageRoutes(services.billing),
+    ...terminationAdminRoutes(services.billing),
   ];
 }

@@ -1,6 +1,7 @@
 import type Joi from 'joi';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../context';
+import type { UsageMetric } from '../../db/queries/billing/usage.queries';
 
 /**
  * The one list of routes: the router mounts it and the OpenAPI generator documents it, so a
@@ -15,6 +16,13 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 /** Whose counter a request is charged to (document 1, Limits: IP, user, tenant or API key). */
 export const RATE_LIMIT_GROUPS = ['ip', 'user', 'tenant', 'apiKey'] as const;
 export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
+
+/**
+ * What billing's limit enforcement needs to know of a route (document 1, Limits): `creates` names the
+ * plan limit a new resource counts against; `money` marks the money operations (credit, debit,
+ * transfer, hold, confirm, cancel) that a suspension never blocks.
+ */
+export type RouteBilling = { creates: UsageMetric } | 'money';
 
 export interface RouteSchemas<P, Q, B> {
   params?: Joi.ObjectSchema<P>;
@@ -50,6 +58,8 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   idempotent?: false;
   /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
   rateLimit?: RateLimitGroup | false;
+  /** Limit enforcement beyond the subscription status checks every bearer route gets (RouteBilling). */
+  billing?: RouteBilling;
   schemas: RouteSchemas<P, Q, B>;
   // A method, not a function property, so routes of different shapes fit in one list.
   handler(ctx: RouteContext<P, Q, B>): void | Promise<void>;

@@ -14,6 +14,8 @@ export interface ApiRouterOptions {
   authenticate: Middleware<AppState>;
   /** Put after authentication on every route that declares a permission. */
   authorize(permission: string): Middleware<AppState>;
+  /** Plan and subscription checks of a bearer route (document 1, Limits); none when billing is off. */
+  billing?(route: AnyRoute): Middleware<AppState> | undefined;
   /** Charges the request to its group's rate limit; after authorization, before the body is read. */
   rateLimit(group: RateLimitGroup): Middleware<AppState>;
   /** Runs the route's handler as a call to its downstream service (deadline, retry, breakers). */
@@ -32,6 +34,11 @@ function rateLimitsOf(route: AnyRoute, options: ApiRouterOptions): Middleware<Ap
   return group ? [options.rateLimit(group)] : [];
 }
 
+function billingStepOf(route: AnyRoute, options: ApiRouterOptions): Middleware<AppState>[] {
+  const step = route.auth === 'bearer' ? options.billing?.(route) : undefined;
+  return step ? [step] : [];
+}
+
 export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
   const router = new Router<AppState>();
   const parseBody = bodyGuard(options.bodyLimitBytes);
@@ -39,6 +46,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
       ...(route.permission ? [options.authorize(route.permission)] : []),
+      ...billingStepOf(route, options),
       ...rateLimitsOf(route, options),
       ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
       validationGuard(route, options.validateResponses),

@@ -20,6 +20,8 @@ import type { IdentityDeps } from '../identity/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { TenantBreakers } from '../resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
+import { createLimitEnforcement } from '../billing/enforcement';
+import type { BillingDeps } from '../billing/limits-deps';
 import { ensureBucket } from './bucket';
 import { closeConnections, openConnections, type Connections } from './connections';
 import { retryUntilDone } from './retry';
@@ -36,7 +38,9 @@ export interface GatewayRuntime {
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
-  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit'>;
+  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'limits'>;
+  /** Usage, usage history and termination routes. */
+  billing: BillingDeps;
   /** The audit intake and the pools of the audit routes. */
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
@@ -67,6 +71,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   sweepTenants.unref();
   const access = createAccessControl(config, connections.db, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
+  const limits = createLimitEnforcement(config, connections.db, logger);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
 
@@ -88,6 +93,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     }, retry),
     // Only an early invalidation: permission checks stay correct while Kafka is away.
     retryUntilDone('permission cache consumer', () => access.roleChanges.start(), retry),
+    // Like the permission cache: the TTL keeps plan checks correct enough while Kafka is away.
+    ...(limits ? [retryUntilDone('plan cache consumer', () => limits.listener.start(), retry)] : []),
     retryUntilDone(`bucket ${config.s3.bucket}`, async () => {
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);
       logger.info({ bucket: config.s3.bucket, outcome }, 'object storage bucket ensured');
@@ -125,7 +132,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       breakers,
       tenantBreakers,
       requestAudit,
+      limits,
     },
+    billing: { config, db: connections.db, analyticsDb: connections.analyticsDb, temporal: () => temporal },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
     probes: {
@@ -145,6 +154,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       await requestAudit.close();
       await Promise.allSettled([
         closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(),
+        limits?.listener.stop(),
       ]);
     },
   };

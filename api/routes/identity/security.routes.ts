@@ -74,6 +74,7 @@ export function securityRoutes(deps: IdentityDeps): AnyRoute[] {
         + 'gets a notice instead, and the answer is 202 without a body.',
       auth: 'bearer',
       permission: 'users.create',
+      billing: { creates: 'users' },
       // The invitation, or no body at all for an existing member (then the body is null).
       schemas: { body: inviteBody, response: { 202: invitationResponse.allow(null) } },
       async handler(ctx) {

@@ -16,6 +16,7 @@ export function userCreateRoutes(deps: IdentityDeps): AnyRoute[] {
         + 'POST /auth/reset-password. An address that already has an account is 409 conflict; invite it instead.',
       auth: 'bearer',
       permission: 'users.create',
+      billing: { creates: 'users' },
       schemas: { body: createUserBody, response: { 201: createdUserResponse } },
       async handler(ctx) {
         ctx.body = await createUser(deps, authOf(ctx), ctx.guard.body);

@@ -1,0 +1,21 @@
+import Joi from 'joi';
+
+export interface TenantIdParams {
+  id: string;
+}
+
+export const tenantIdParams = Joi.object<TenantIdParams>({ id: Joi.string().uuid().required() });
+
+const timestamp = Joi.string().isoDate();
+
+/** Document 1, Termination status, with the progress of each phase and the end times. */
+export const terminationStatus = Joi.object({
+  tenantId: Joi.string().uuid().required(),
+  status: Joi.string().valid('in_progress', 'completed', 'recovered').required(),
+  phase: Joi.string().valid('deleting_records', 'deleting_files', 'completed').required(),
+  startedAt: timestamp.required(),
+  progress: Joi.object().unknown(true).required(),
+  updatedAt: timestamp.required(),
+  completedAt: timestamp.allow(null).required(),
+  recoveredAt: timestamp.allow(null).required(),
+});

@@ -1,0 +1,37 @@
+import Joi from 'joi';
+import type { UsageQuery } from '../../billing/usage';
+import { pageOf, pageQuery } from '../../validation/pagination';
+
+const count = Joi.number().integer().min(0).required();
+const values = Joi.object({ users: count, records: count, storageBytes: count, eventsPerDay: count, modules: count });
+
+export const usageQuery = Joi.object<UsageQuery>({
+  tenant_id: Joi.string().uuid().description('Your own tenant (the default); another tenant is 403'),
+  period: Joi.string().pattern(/^\d{4}-(0[1-9]|1[0-2])$/, 'YYYY-MM').description('A month: answers shape 1 for it'),
+  shape: Joi.string().valid('period', 'limits').description('period: shape 1 {period, usage, limits}; limits (default without period): shape 2'),
+});
+
+const metric = Joi.object({
+  current: count,
+  limit: count.description('0: unlimited'),
+  percentage: Joi.number().min(0).allow(null).required().description('null when unlimited'),
+});
+
+/** Document 1, Usage: shape 1 or shape 2. */
+export const usage = Joi.alternatives().try(
+  Joi.object({ tenantId: Joi.string().uuid().required(), period: Joi.string().required(), usage: values.required(), limits: values.required() }),
+  Joi.object({
+    tenantId: Joi.string().uuid().required(), planId: Joi.string().required(), planName: Joi.string().required(),
+    usage: Joi.object({ users: metric, records: metric, storageBytes: metric, eventsPerDay: metric, modules: metric }).required(),
+  }),
+);
+
+export const usageHistoryQuery = Joi.object({ ...pageQuery });
+
+export const usageHistory = pageOf(Joi.object({
+  date: Joi.string().isoDate().required(),
+  planId: Joi.string().required(),
+  usage: values.required(),
+  limits: values.required(),
+  takenAt: Joi.string().isoDate().required(),
+}));

@@ -1,0 +1,30 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { TerminationPhase, TerminationStatus } from '../../db/queries/billing/termination.queries';
+
+/**
+ * Messages of the tenant termination workflow, shared by the workflow, the gateway's recovery route
+ * and the subscription workflow. Definitions only: importing this file pulls in no workflow code.
+ */
+
+export interface TenantTerminationInput {
+  tenantId: string;
+}
+
+export interface TerminationState {
+  tenantId: string;
+  status: TerminationStatus;
+  phase: TerminationPhase;
+  startedAt: string;
+}
+
+/** The Platform Owner's recovery (POST /admin/tenants/:id/recover); refused once completed. */
+export const recoverTenantUpdate = defineUpdate<TerminationState>('recoverTenant');
+export const terminationStateQuery = defineQuery<TerminationState>('terminationState');
+/** Sent to the subscription workflow after a recovery, so it goes back to suspended. */
+export const tenantRecoveredSignal = defineSignal('tenantRecovered');
+
+export const terminationWorkflowId = (tenantId: string): string => `tenant-termination:${tenantId}`;
+export const subscriptionWorkflowId = (tenantId: string): string => `subscription:${tenantId}`;
+/** The failure type of a recovery that came too late. */
+export const TERMINATION_COMPLETED = 'TerminationCompleted';
+
