@@ -14,6 +14,10 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import type { MoneyDeps } from '../money/deps';
+import { walletRoutes } from './money/wallets.routes';
+import { transactionRoutes } from './money/transactions.routes';
+import { reversalRoutes } from './money/reversals.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -21,6 +25,7 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
+  money: MoneyDeps;
 }
 
 /**
@@ -41,5 +46,8 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes(services.identity),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...walletRoutes(services.money),
+    ...transactionRoutes(services.money),
+    ...reversalRoutes(services.money),
   ];
 }
