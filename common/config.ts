@@ -164,6 +164,8 @@ const schema = Joi.object({
   AUDIT_TASK_QUEUE: Joi.string().default('platform.audit'),
 
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
+  MONEY_REVERSAL_MAX_AGE_DAYS: Joi.number().integer().min(1).max(3650).default(365),
+  MONEY_PLAN_LIMITS_CACHE_SECONDS: Joi.number().integer().min(0).max(86_400).default(300),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
   MAINTENANCE_BATCH_SIZE: Joi.number().integer().min(1).max(50_000).default(5000),
   // Billing, part 2: limit enforcement at the gateway, plan-info cache (document 1: 15 minutes),
@@ -278,6 +280,8 @@ export interface Config {
    */
   billingLimits: { enabled: boolean; cacheTtlMs: number; terminationPhaseHours: number; terminationBatchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
+  /** Money (document 2, Limits / Money). */
+  money: { reversalMaxAgeDays: number; planLimitsCacheMs: number };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
   /** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
@@ -400,6 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       enabled: v.BILLING_ENABLED, cacheTtlMs: v.BILLING_CACHE_TTL * 1000,
       terminationPhaseHours: v.BILLING_TERMINATION_PHASE_HOURS, terminationBatchSize: v.BILLING_TERMINATION_BATCH_SIZE,
     },
+    money: { reversalMaxAgeDays: v.MONEY_REVERSAL_MAX_AGE_DAYS, planLimitsCacheMs: v.MONEY_PLAN_LIMITS_CACHE_SECONDS * 1000 },
     billing: {
       stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,
       trialDays: v.BILLING_TRIAL_DAYS,

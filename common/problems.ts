@@ -69,6 +69,7 @@ const registry = {
   'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
   'subscription-suspended': { status: 402, title: 'Subscription suspended' },
   'subscription-terminated': { status: 402, title: 'Subscription terminated' },
+  'transaction-not-reversible': { status: 400, title: 'Transaction cannot be reversed' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -159,11 +160,19 @@ export const problems = {
   reversalWindowExpired: (maxDays: number) =>
     new Problem('reversal-window-expired', `Only transactions of the last ${maxDays} days can be reversed`),
   billingUnavailable: () => new Problem('billing-unavailable', 'Plan limits cannot be read right now; try again later'),
+  emailNotVerified: () => new Problem('forbidden',
+    'Moving money requires a verified e-mail address; confirm it with the link sent by POST /auth/request-verify-email',
+    { code: 'email-not-verified' }),
+  transactionNotReversible: (id: string, type: string, status: string) =>
+    new Problem('transaction-not-reversible', `Transaction ${id} (${type}, ${status}) cannot be reversed; only a completed debit or a confirmed hold can`),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
   /** `extra`: the money limits also carry maxTxAmount / maxBalance beside the limit object (DECISIONS.md). */
-  planLimitExceeded: (limit: PlanLimit, extra: ProblemExtensions = {}) =>
-    new Problem('plan-limit-exceeded', `The plan ${limit.planId} allows ${limit.allowed} ${limit.resource}; ${limit.current} in use`, { limit, ...extra }),
+  planLimitExceeded: (
+    limit: PlanLimit,
+    extra: ProblemExtensions = {},
+    detail = `The plan ${limit.planId} allows ${limit.allowed} ${limit.resource}; ${limit.current} in use`,
+  ) => new Problem('plan-limit-exceeded', detail, { limit, ...extra }),
   subscriptionSuspended: () =>
     new Problem('subscription-suspended', 'The subscription is suspended for non-payment: data can be read but not changed'),
   subscriptionTerminated: () =>

@@ -17,6 +17,10 @@ import { userCreateRoutes } from './identity/user-create.routes';
 import type { BillingDeps } from '../billing/limits-deps';
 import { usageRoutes } from './billing/usage.routes';
 import { terminationAdminRoutes } from './billing/admin.routes';
+import type { MoneyDeps } from '../money/deps';
+import { walletRoutes } from './money/wallets.routes';
+import { transactionRoutes } from './money/transactions.routes';
+import { reversalRoutes } from './money/reversals.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -25,6 +29,7 @@ export interface RouteServices {
   access: AccessControl;
   auditExport: AuditExportDeps;
   billing: BillingDeps;
+  money: MoneyDeps;
 }
 
 /**
@@ -47,5 +52,8 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...userCreateRoutes(services.identity),
     ...usageRoutes(services.billing),
     ...terminationAdminRoutes(services.billing),
+    ...walletRoutes(services.money),
+    ...transactionRoutes(services.money),
+    ...reversalRoutes(services.money),
   ];
 }

@@ -17,6 +17,8 @@ import { createIdentityServices } from '../identity';
 import { createAuditExportServices } from '../audit/export';
 import type { AuditExportDeps } from '../audit/export/deps';
 import type { IdentityDeps } from '../identity/deps';
+import { createMoneyServices } from '../money';
+import type { MoneyDeps } from '../money/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { TenantBreakers } from '../resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
@@ -45,6 +47,8 @@ export interface GatewayRuntime {
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
   auditExport: AuditExportDeps;
+  /** Wallets, the ledger and the money plan-limit cache. */
+  money: MoneyDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -137,6 +141,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     billing: { config, db: connections.db, analyticsDb: connections.analyticsDb, temporal: () => temporal },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
+    money: createMoneyServices(config, connections, logger),
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,
