@@ -191,11 +191,15 @@ describe('Idempotency-Key', () => {
 });
 
 describe('plan limits', () => {
-  /** Puts the tenant on a plan of its own with the given money limits (the catalogue's plans stay untouched). */
+  /**
+   * Puts the tenant on a plan of its own: starter's limits with the given money limits (the catalogue's
+   * plans stay untouched).
+   */
   async function planWith(tenantId: string, limits: { maxTxAmount: number; maxBalance: number }): Promise<string> {
     const planId = `money-test-${newId().slice(-12)}`;
     await owner.query(sql.unsafe`
-      INSERT INTO plans (id, name, price, limits) VALUES (${planId}, 'Money test', 0, ${sql.jsonb(limits)})`);
+      INSERT INTO plans (id, name, price, limits)
+      SELECT ${planId}, 'Money test', 0, limits || ${sql.jsonb(limits)} FROM plans WHERE id = 'starter'`);
     await owner.query(sql.unsafe`UPDATE subscriptions SET plan_id = ${planId} WHERE tenant_id = ${tenantId}`);
     return planId;
   }
