@@ -208,6 +208,11 @@ const schema = Joi.object({
   INVITE_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(72 * 3600),
   VERIFY_EMAIL_REQUEST_LIMIT: Joi.number().integer().min(1).default(3),
   VERIFY_EMAIL_REQUEST_WINDOW_SECONDS: Joi.number().integer().min(1).default(3600),
+
+  MONEY_TASK_QUEUE: Joi.string().default(taskQueues.money),
+  MONEY_HOLD_TTL_HOURS: Joi.number().integer().min(1).max(168).default(72),
+  MONEY_MAX_HOLDS_PER_WALLET: Joi.number().integer().min(1).default(100),
+  MONEY_HOLD_CLEANUP_INTERVAL_SEC: Joi.number().integer().min(1).default(60),
 }).unknown(true);
 
 export interface Config {
@@ -262,6 +267,12 @@ export interface Config {
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
+  /**
+   * Workflow-backed money (holds, transfers): the task queue the gateway starts them on (tests point
+   * it at their own worker), a hold's default TTL, open holds per wallet, and the safety-net sweep of
+   * holds whose own timer did not expire them.
+   */
+  moneyFlows: { taskQueue: string; holdTtlHours: number; maxHoldsPerWallet: number; holdCleanupIntervalSec: number };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
   /** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
@@ -378,6 +389,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
     maintenance: {
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,
       batchSize: v.MAINTENANCE_BATCH_SIZE,
+    },
+    moneyFlows: {
+      taskQueue: v.MONEY_TASK_QUEUE, holdTtlHours: v.MONEY_HOLD_TTL_HOURS, maxHoldsPerWallet: v.MONEY_MAX_HOLDS_PER_WALLET,
+      holdCleanupIntervalSec: v.MONEY_HOLD_CLEANUP_INTERVAL_SEC,
     },
     billing: {
       stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,

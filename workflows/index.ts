@@ -3,3 +3,6 @@ export { expireStaleRecords } from './maintenance/expire-stale-records.workflow'
 export { auditRetention } from './audit/retention.workflow';
 export { auditColdExport } from './audit/cold-export.workflow';
 export { sendEmail } from './notify/send-email.workflow';
+export { moneyHold } from './money/hold.workflow';
+export { moneyTransfer } from './money/transfer.workflow';
+export { moneyHoldSweep } from './money/hold-sweep.workflow';
