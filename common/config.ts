@@ -163,6 +163,8 @@ const schema = Joi.object({
   AUDIT_TASK_QUEUE: Joi.string().default('platform.audit'),
 
   IDEMPOTENCY_KEY_TTL_HOURS: Joi.number().integer().min(1).default(24),
+  MONEY_REVERSAL_MAX_AGE_DAYS: Joi.number().integer().min(1).max(3650).default(365),
+  MONEY_PLAN_LIMITS_CACHE_SECONDS: Joi.number().integer().min(0).max(86_400).default(300),
   MAINTENANCE_INTERVAL_MINUTES: Joi.number().integer().min(1).default(15),
   MAINTENANCE_BATCH_SIZE: Joi.number().integer().min(1).max(50_000).default(5000),
 
@@ -267,6 +269,8 @@ export interface Config {
   };
   maintenance: { idempotencyKeyTtlHours: number; intervalMinutes: number; batchSize: number };
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
+  /** Money (document 2, Limits / Money). */
+  money: { reversalMaxAgeDays: number; planLimitsCacheMs: number };
   /**
    * Workflow-backed money (holds, transfers): the task queue the gateway starts them on (tests point
    * it at their own worker), a hold's default TTL, open holds per wallet, and the safety-net sweep of
@@ -390,6 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       idempotencyKeyTtlHours: v.IDEMPOTENCY_KEY_TTL_HOURS, intervalMinutes: v.MAINTENANCE_INTERVAL_MINUTES,
       batchSize: v.MAINTENANCE_BATCH_SIZE,
     },
+    money: { reversalMaxAgeDays: v.MONEY_REVERSAL_MAX_AGE_DAYS, planLimitsCacheMs: v.MONEY_PLAN_LIMITS_CACHE_SECONDS * 1000 },
     moneyFlows: {
       taskQueue: v.MONEY_TASK_QUEUE, holdTtlHours: v.MONEY_HOLD_TTL_HOURS, maxHoldsPerWallet: v.MONEY_MAX_HOLDS_PER_WALLET,
       holdCleanupIntervalSec: v.MONEY_HOLD_CLEANUP_INTERVAL_SEC,

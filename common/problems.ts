@@ -68,6 +68,7 @@ const registry = {
   'reversal-window-expired': { status: 400, title: 'Reversal window expired' },
   'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
   'billing-unavailable': { status: 503, title: 'Billing unavailable' },
+  'transaction-not-reversible': { status: 400, title: 'Transaction cannot be reversed' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -162,6 +163,8 @@ export const problems = {
   planLimitExceeded: (detail: string, limit: PlanLimit, extra: ProblemExtensions = {}) =>
     new Problem('plan-limit-exceeded', detail, { limit, ...extra }),
   billingUnavailable: () => new Problem('billing-unavailable', 'Plan limits cannot be read right now; try again later'),
+  transactionNotReversible: (id: string, type: string, status: string) =>
+    new Problem('transaction-not-reversible', `Transaction ${id} (${type}, ${status}) cannot be reversed; only a completed debit or a confirmed hold can`),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
 };

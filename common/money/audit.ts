@@ -1,0 +1,43 @@
+import { recordAudit } from '../audit/writer';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import type { TransactionRow } from '../../db/queries/money/transactions.queries';
+import type { WalletRow } from '../../db/queries/money/wallets.queries';
+import type { MoneyActor } from './movements';
+
+/**
+ * The audit record of a money operation (document 2, Money rule 5: every operation), in the same
+ * transaction. The entity is the transaction written; `before`/`after` are the wallet's balances,
+ * so the trail alone explains every balance. Actions are money.<entity>.<verb>: money.wallet.created,
+ * money.transaction.credited, .debited, .reversed (h7: .held, .confirmed, .canceled, .expired, .transferred).
+ */
+export function auditMoneyOperation(
+  tx: DatabaseTransactionConnection,
+  actor: MoneyActor,
+  action: string,
+  change: { before: WalletRow | null; after: WalletRow; transaction?: TransactionRow; meta?: Record<string, unknown> },
+): Promise<string> {
+  const balance = (wallet: WalletRow) => ({
+    walletId: wallet.id, currency: wallet.currency, available: wallet.available, pending: wallet.pending, frozen: wallet.frozen,
+  });
+  const transaction = change.transaction;
+  return recordAudit(tx, {
+    tenantId: actor.tenantId,
+    source: 'money',
+    action,
+    entityType: transaction ? 'money_transaction' : 'wallet',
+    entityId: transaction ? transaction.id : change.after.id,
+    actorId: actor.actorId,
+    before: change.before && balance(change.before),
+    after: balance(change.after),
+    meta: {
+      ...(transaction && {
+        walletId: transaction.walletId, type: transaction.type, status: transaction.status, amount: transaction.amount,
+        currency: transaction.currency, reason: transaction.reason, idempotencyKey: transaction.idempotencyKey,
+        referenceTransactionId: transaction.referenceTransactionId,
+      }),
+      ...(!transaction && { userId: change.after.userId, label: change.after.label }),
+      ...change.meta,
+    },
+    traceId: actor.traceId,
+  });
+}

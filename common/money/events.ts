@@ -1,0 +1,47 @@
+import { enqueueEvent } from '../events/publish';
+import { topics } from '../events/topics';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import type { TransactionRow } from '../../db/queries/money/transactions.queries';
+import type { WalletRow } from '../../db/queries/money/wallets.queries';
+import type { MoneyActor } from './movements';
+
+export type MoneyEventType = 'money.wallet.credited' | 'money.wallet.debited' | 'money.wallet.transfer' | 'money.hold.expired';
+
+/**
+ * A money event to the outbox, in the transaction of the change (document 3: topic
+ * platform.money.events, key wallet_id; de-duplicated permanently downstream by event id). Document 3
+ * shows no money payloads: they follow the snake_case of its auth messages and carry the
+ * transaction as the API shows it, plus the wallet's owner.
+ */
+export function enqueueMoneyEvent(
+  tx: DatabaseTransactionConnection,
+  actor: MoneyActor,
+  type: MoneyEventType,
+  wallet: WalletRow,
+  transaction: TransactionRow,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  return enqueueEvent(tx, {
+    tenantId: actor.tenantId,
+    type,
+    source: 'money',
+    topic: topics.money.name,
+    key: wallet.id,
+    data: {
+      wallet_id: wallet.id,
+      tenant_id: actor.tenantId,
+      user_id: wallet.userId,
+      transaction_id: transaction.id,
+      transaction_type: transaction.type,
+      amount: transaction.amount,
+      currency: transaction.currency,
+      reason: transaction.reason,
+      reference_transaction_id: transaction.referenceTransactionId,
+      balance_after: transaction.balanceAfter,
+      actor_id: actor.actorId,
+      occurred_at: transaction.createdAt,
+      ...extra,
+    },
+    traceId: actor.traceId,
+  });
+}

@@ -1,0 +1,97 @@
+import { problems } from '../problems';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import type { TransactionRow } from '../../db/queries/money/transactions.queries';
+import { lockWallets, type WalletRow } from '../../db/queries/money/wallets.queries';
+import { auditMoneyOperation } from './audit';
+import { enqueueMoneyEvent } from './events';
+import { postings, recordMovement, type MoneyActor } from './movements';
+import { checkTransactionAmount, checkWalletBalance, type MoneyLimits } from './plan-limits';
+
+/**
+ * The single-step money operations (credit, debit), each one database transaction given by the
+ * caller: lock, check, balance change, transaction row with balanceAfter, balanced postings, outbox
+ * event, audit record. The gateway runs them inside runIdempotent; workflow activities can run the
+ * same building blocks. Business refusals are problems thrown before anything is written.
+ */
+
+/** What credit and debit are asked (document 2: amount, currency, reason, meta; the key from the header). */
+export interface WalletMoneyRequest {
+  walletId: string;
+  /** Positive integer, minor units (validated at the edge; checked again here). */
+  amount: number;
+  currency: string;
+  reason: string;
+  meta: Record<string, unknown>;
+  idempotencyKey: string | null;
+}
+
+/** A wallet of the tenant locked for the rest of the transaction; 404 for an unknown or another tenant's id. */
+export async function lockWallet(tx: DatabaseTransactionConnection, walletId: string): Promise<WalletRow> {
+  const [wallet] = await lockWallets(tx, [walletId]);
+  if (!wallet) throw problems.notFound('wallet');
+  return wallet;
+}
+
+/** Amounts are positive safe integers in minor units (document 2, Limits: 1 cent minimum). */
+export function checkAmount(amount: number): void {
+  if (!Number.isSafeInteger(amount) || amount < 1) throw problems.invalidAmount();
+}
+
+/** The operation's currency must be the wallet's (a wallet holds one currency). */
+export function checkCurrency(wallet: WalletRow, currency: string): void {
+  if (currency !== wallet.currency) {
+    throw problems.validation(
+      [{ field: 'currency', code: 'CURRENCY_MISMATCH', message: `the wallet holds ${wallet.currency}` }],
+      `Wallet ${wallet.id} holds ${wallet.currency}, not ${currency}`,
+    );
+  }
+}
+
+/** Credit: available +amount (document 2: credit adds to available), within the plan's limits. */
+export async function creditWallet(
+  tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
+): Promise<TransactionRow> {
+  checkAmount(request.amount);
+  checkTransactionAmount(limits, request.amount);
+  const before = await lockWallet(tx, request.walletId);
+  checkCurrency(before, request.currency);
+  checkWalletBalance(limits, before, request.amount);
+  const { wallet, transaction } = await recordMovement(tx, actor, {
+    wallet: before,
+    delta: { available: request.amount },
+    transaction: {
+      type: 'credit', status: 'completed', amount: request.amount, reason: request.reason, meta: request.meta,
+      idempotencyKey: request.idempotencyKey,
+    },
+    postings: postings.credit(before.id, request.amount),
+  });
+  await enqueueMoneyEvent(tx, actor, 'money.wallet.credited', wallet, transaction);
+  await auditMoneyOperation(tx, actor, 'money.transaction.credited', { before, after: wallet, transaction });
+  return transaction;
+}
+
+/**
+ * Debit: available −amount. The wallet's row lock serializes concurrent debits (document 2, Money
+ * rule 2), and the balance is checked under it, so it never goes below zero (400 insufficient-funds).
+ */
+export async function debitWallet(
+  tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
+): Promise<TransactionRow> {
+  checkAmount(request.amount);
+  checkTransactionAmount(limits, request.amount);
+  const before = await lockWallet(tx, request.walletId);
+  checkCurrency(before, request.currency);
+  if (before.available < request.amount) throw problems.insufficientFunds(before.available, request.amount);
+  const { wallet, transaction } = await recordMovement(tx, actor, {
+    wallet: before,
+    delta: { available: -request.amount },
+    transaction: {
+      type: 'debit', status: 'completed', amount: request.amount, reason: request.reason, meta: request.meta,
+      idempotencyKey: request.idempotencyKey,
+    },
+    postings: postings.debit(before.id, request.amount),
+  });
+  await enqueueMoneyEvent(tx, actor, 'money.wallet.debited', wallet, transaction);
+  await auditMoneyOperation(tx, actor, 'money.transaction.debited', { before, after: wallet, transaction });
+  return transaction;
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { sql, type DatabaseTransactionConnection } from '../../pool';
+
+/**
+ * Wallets (migration 0012). Every statement runs inside withTenant: row-level security keeps them to
+ * the caller's tenant, so another tenant's wallet reads as absent. Balances are the running totals
+ * of the wallet's ledger postings and change only next to them (common/money/movements.ts).
+ */
+
+export const balances = z.object({ available: z.number(), pending: z.number(), frozen: z.number() });
+export type Balances = z.infer<typeof balances>;
+
+const walletRow = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  userId: z.string(),
+  currency: z.string(),
+  label: z.string(),
+  available: z.number(),
+  pending: z.number(),
+  frozen: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type WalletRow = z.infer<typeof walletRow>;
+
+const walletColumns = sql.fragment`
+  id, tenant_id AS "tenantId", user_id AS "userId", currency, label, available, pending, frozen,
+  created_at AS "createdAt", updated_at AS "updatedAt"
+`;
+
+export interface NewWallet {
+  id: string;
+  tenantId: string;
+  userId: string;
+  currency: string;
+  label: string;
+}
+
+/** A new wallet with zero balances; a second wallet of one user, currency and label is a unique violation. */
+export function insertWallet(tx: DatabaseTransactionConnection, wallet: NewWallet): Promise<WalletRow> {
+  return tx.one(sql.type(walletRow)`
+    INSERT INTO wallets (id, tenant_id, user_id, currency, label)
+    VALUES (${wallet.id}, ${wallet.tenantId}, ${wallet.userId}, ${wallet.currency}, ${wallet.label})
+    RETURNING ${walletColumns}
+  `);
+}
+
+/** One wallet of the tenant, without a lock (reads); null for an unknown id or another tenant's. */
+export function selectWallet(tx: DatabaseTransactionConnection, id: string): Promise<WalletRow | null> {
+  return tx.maybeOne(sql.type(walletRow)`SELECT ${walletColumns} FROM wallets WHERE id = ${id}`);
+}
+
+export interface WalletFilter {
+  userId?: string;
+  currency?: string;
+  /** Keyset position: the last id of the previous page (ULIDs sort by creation). */
+  afterId?: string;
+  limit: number;
+}
+
+/** A page of the tenant's wallets in id (creation) order. */
+export function selectWallets(tx: DatabaseTransactionConnection, filter: WalletFilter): Promise<readonly WalletRow[]> {
+  const conditions = [
+    filter.userId ? sql.fragment`user_id = ${filter.userId}` : sql.fragment`TRUE`,
+    filter.currency ? sql.fragment`currency = ${filter.currency}` : sql.fragment`TRUE`,
+    filter.afterId ? sql.fragment`id > ${filter.afterId}` : sql.fragment`TRUE`,
+  ];
+  return tx.any(sql.type(walletRow)`
+    SELECT ${walletColumns} FROM wallets
+    WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    ORDER BY id
+    LIMIT ${filter.limit}
+  `);
+}
+
+/**
+ * Locks wallets for the rest of the transaction, in ascending id order (document 2, Money rule 3:
+ * two transfers between the same wallets lock them in the same order and cannot deadlock). The rows
+ * come back in that order; an id that does not exist (or is another tenant's) is simply missing.
+ * ULIDs are upper-case base32, so byte order (COLLATE "C") is their creation order and JavaScript's.
+ */
+export function lockWallets(tx: DatabaseTransactionConnection, ids: readonly string[]): Promise<readonly WalletRow[]> {
+  return tx.any(sql.type(walletRow)`
+    SELECT ${walletColumns} FROM wallets
+    WHERE id = ANY(${sql.array([...ids], 'text')})
+    ORDER BY id COLLATE "C"
+    FOR UPDATE
+  `);
+}
+
+/** Signed changes of a wallet's three balances (a missing bucket is unchanged). */
+export type BalanceDelta = Partial<Balances>;
+
+/**
+ * Applies balance changes to a wallet the caller has locked, returning the new row. The CHECK
+ * constraints refuse a negative balance, the last line of defence behind the operations' checks.
+ */
+export function updateBalances(tx: DatabaseTransactionConnection, id: string, delta: BalanceDelta): Promise<WalletRow> {
+  return tx.one(sql.type(walletRow)`
+    UPDATE wallets
+    SET available = available + ${delta.available ?? 0},
+        pending = pending + ${delta.pending ?? 0},
+        frozen = frozen + ${delta.frozen ?? 0},
+        updated_at = now()
+    WHERE id = ${id}
+    RETURNING ${walletColumns}
+  `);
+}
+
+/** Whether the user is a member of the transaction's tenant (wallets belong to members only). */
+export function isTenantMember(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
+  return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE user_id = ${userId} AND deleted_at IS NULL`);
+}
+
+/** Whether the user's e-mail address is verified (document 1, security flows rule 2: sensitive operations). */
+export async function isEmailVerified(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
+  const row = await tx.maybeOne(sql.type(z.object({ verified: z.boolean() }))`
+    SELECT email_verified AS verified FROM users WHERE id = ${userId}
+  `);
+  return row?.verified ?? false;
+}
