@@ -14,6 +14,9 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import type { MoneyFlows } from '../money/workflow-client';
+import { holdRoutes } from './money/holds.routes';
+import { transferRoutes } from './money/transfers.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -21,6 +24,8 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
+  /** Holds and transfers, started as Temporal workflows. */
+  moneyFlows: MoneyFlows;
 }
 
 /**
@@ -41,5 +46,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes(services.identity),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...holdRoutes(services.moneyFlows),
+    ...transferRoutes(services.moneyFlows),
   ];
 }

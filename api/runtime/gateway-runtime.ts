@@ -23,6 +23,8 @@ import { connectTemporal, type TemporalHandle } from '../temporal/client';
 import { ensureBucket } from './bucket';
 import { closeConnections, openConnections, type Connections } from './connections';
 import { retryUntilDone } from './retry';
+import { createPlanLimitReader } from '../../common/money/plan-limits';
+import { MoneyFlows } from '../money/workflow-client';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -41,6 +43,8 @@ export interface GatewayRuntime {
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
   auditExport: AuditExportDeps;
+  /** Holds and transfers (workflows/money), started on config.moneyFlows.taskQueue. */
+  moneyFlows: MoneyFlows;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -128,6 +132,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
+    moneyFlows: new MoneyFlows({
+      config, db: connections.db, temporal: () => temporal,
+      limits: createPlanLimitReader(connections.db, { ttlMs: config.money.planLimitsCacheMs, logger }),
+    }),
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,
