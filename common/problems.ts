@@ -163,6 +163,9 @@ export const problems = {
   planLimitExceeded: (detail: string, limit: PlanLimit, extra: ProblemExtensions = {}) =>
     new Problem('plan-limit-exceeded', detail, { limit, ...extra }),
   billingUnavailable: () => new Problem('billing-unavailable', 'Plan limits cannot be read right now; try again later'),
+  emailNotVerified: () => new Problem('forbidden',
+    'Moving money requires a verified e-mail address; confirm it with the link sent by POST /auth/request-verify-email',
+    { code: 'email-not-verified' }),
   transactionNotReversible: (id: string, type: string, status: string) =>
     new Problem('transaction-not-reversible', `Transaction ${id} (${type}, ${status}) cannot be reversed; only a completed debit or a confirmed hold can`),
   anonymizeConflict: (userId: string) =>

@@ -1,7 +1,8 @@
 import { problems } from '../../common/problems';
 import type { MoneyActor } from '../../common/money/movements';
 import { activityContext } from '../../common/temporal/activity-context';
-import type { WalletRow } from '../../db/queries/money/wallets.queries';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import { isEmailVerified, type WalletRow } from '../../db/queries/money/wallets.queries';
 
 /**
  * Activities connect as the owner role, which row-level security does not filter, so a wallet
@@ -25,4 +26,9 @@ export function checkFunds(wallet: WalletRow, amount: number): void {
 export function actorOf(tenantId: string, system = false): MoneyActor {
   const context = activityContext();
   return { tenantId, actorId: system ? null : context.actorId ?? null, traceId: context.traceId };
+}
+
+/** Moving money needs a verified e-mail (document 1, security flows rule 2), checked in the operation's transaction. */
+export async function requireVerifiedActor(tx: DatabaseTransactionConnection, actor: MoneyActor): Promise<void> {
+  if (actor.actorId && !await isEmailVerified(tx, actor.actorId)) throw problems.emailNotVerified();
 }

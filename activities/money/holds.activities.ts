@@ -14,7 +14,7 @@ import {
 } from '../../db/queries/money/transactions.queries';
 import { lockWallets, type WalletRow } from '../../db/queries/money/wallets.queries';
 import type { HoldInput, IdempotencyUse, SettleRequest, TransactionView } from '../../workflows/money/money.messages';
-import { actorOf, checkFunds, walletOfTenant } from './checks';
+import { actorOf, checkFunds, requireVerifiedActor, walletOfTenant } from './checks';
 import { refusalsAsFailures } from './failures';
 import { transactionView } from './transaction-view';
 
@@ -52,6 +52,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
     async placeHold(input: HoldInput): Promise<TransactionView> {
       const actor = actorOf(input.tenantId);
       return idempotently(ownerPool, input.tenantId, input.idempotency, async (tx) => {
+        await requireVerifiedActor(tx, actor);
         const [locked] = await lockWallets(tx, [input.walletId]);
         const before = walletOfTenant(locked, input.tenantId);
         checkCurrency(before, input.currency);
@@ -80,6 +81,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
     async settleHold(request: SettleRequest & { tenantId: string; holdId: string }): Promise<TransactionView> {
       const actor = actorOf(request.tenantId);
       return idempotently(ownerPool, request.tenantId, request.idempotency, async (tx) => {
+        await requireVerifiedActor(tx, actor);
         const { hold, wallet } = await lockedHold(tx, request.tenantId, request.holdId);
         if (hold.status !== 'held') throw hold.expiredAt ? problems.holdExpired(hold.id) : problems.holdSettled(hold.id, hold.status);
         if (hold.expiresAt && Date.parse(hold.expiresAt) <= Date.now()) throw problems.holdExpired(hold.id);

@@ -8,7 +8,7 @@ import { problems } from '../../common/problems';
 import { sqlState } from '../../db/retry';
 import { lockWallets } from '../../db/queries/money/wallets.queries';
 import type { TransactionView, TransferInput } from '../../workflows/money/money.messages';
-import { actorOf, checkFunds, walletOfTenant } from './checks';
+import { actorOf, checkFunds, requireVerifiedActor, walletOfTenant } from './checks';
 import { idempotently, type MoneyActivityDeps } from './holds.activities';
 import { transactionView } from './transaction-view';
 
@@ -28,6 +28,7 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
           if (input.fromWalletId === input.toWalletId) {
             throw problems.validation([{ field: 'toWalletId', code: 'INVALID_VALUE', message: 'must differ from fromWalletId' }]);
           }
+          await requireVerifiedActor(tx, actor);
           const locked = await lockWallets(tx, [input.fromWalletId, input.toWalletId]);
           const source = walletOfTenant(locked.find((w) => w.id === input.fromWalletId), input.tenantId);
           const destination = walletOfTenant(locked.find((w) => w.id === input.toWalletId), input.tenantId);

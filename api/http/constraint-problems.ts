@@ -10,6 +10,7 @@ const uniqueViolations: Record<string, () => Problem> = {
   user_identities_provider_subject: () => problems.providerAlreadyLinked('provider'),
   user_identities_user_provider: () => problems.conflict('The account already has a link to this provider; unlink it first'),
   roles_tenant_name: () => problems.conflict('A role with this name already exists in the tenant'),
+  wallets_user_currency_label: () => problems.conflict('The user already has a wallet with this currency and label'),
 };
 
 export function constraintProblemOf(error: unknown): Problem | null {

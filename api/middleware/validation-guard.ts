@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import type { Middleware } from 'koa';
-import { problems, type FieldError } from '../../common/problems';
+import { isProblem, problems, type FieldError } from '../../common/problems';
 import type { AppState } from '../context';
 import type { AnyRoute, Guard } from '../routes/registry';
 import { fieldErrorsOf } from '../validation/field-errors';
@@ -34,6 +34,9 @@ export function validationGuard(route: AnyRoute, validateResponses: boolean): Mi
     const errors: FieldError[] = [];
     const check = (schema: Joi.Schema, value: unknown, source: string): unknown => {
       const result = schema.validate(value, REQUEST_OPTIONS);
+      // A rule whose failure the documents give its own problem type (money's invalid-amount) says so with
+      // `.error(() => problems.x())`; joi hands that error back as it is.
+      if (isProblem(result.error)) throw result.error;
       if (result.error) errors.push(...fieldErrorsOf(result.error, source));
       return result.value;
     };

@@ -14,6 +14,10 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import type { MoneyDeps } from '../money/deps';
+import { walletRoutes } from './money/wallets.routes';
+import { transactionRoutes } from './money/transactions.routes';
+import { reversalRoutes } from './money/reversals.routes';
 import type { MoneyFlows } from '../money/workflow-client';
 import { holdRoutes } from './money/holds.routes';
 import { transferRoutes } from './money/transfers.routes';
@@ -24,6 +28,7 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
+  money: MoneyDeps;
   /** Holds and transfers, started as Temporal workflows. */
   moneyFlows: MoneyFlows;
 }
@@ -46,6 +51,9 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes(services.identity),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...walletRoutes(services.money),
+    ...transactionRoutes(services.money),
+    ...reversalRoutes(services.money),
     ...holdRoutes(services.moneyFlows),
     ...transferRoutes(services.moneyFlows),
   ];

@@ -17,13 +17,14 @@ import { createIdentityServices } from '../identity';
 import { createAuditExportServices } from '../audit/export';
 import type { AuditExportDeps } from '../audit/export/deps';
 import type { IdentityDeps } from '../identity/deps';
+import { createMoneyServices } from '../money';
+import type { MoneyDeps } from '../money/deps';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { TenantBreakers } from '../resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
 import { ensureBucket } from './bucket';
 import { closeConnections, openConnections, type Connections } from './connections';
 import { retryUntilDone } from './retry';
-import { createPlanLimitReader } from '../../common/money/plan-limits';
 import { MoneyFlows } from '../money/workflow-client';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
@@ -43,6 +44,8 @@ export interface GatewayRuntime {
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
   auditExport: AuditExportDeps;
+  /** Wallets, the ledger and the money plan-limit cache. */
+  money: MoneyDeps;
   /** Holds and transfers (workflows/money), started on config.moneyFlows.taskQueue. */
   moneyFlows: MoneyFlows;
   /** The probe dependencies of createApp. */
@@ -69,6 +72,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
   sweepTenants.unref();
+  const money = createMoneyServices(config, connections, logger);
   const access = createAccessControl(config, connections.db, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
@@ -132,10 +136,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
-    moneyFlows: new MoneyFlows({
-      config, db: connections.db, temporal: () => temporal,
-      limits: createPlanLimitReader(connections.db, { ttlMs: config.money.planLimitsCacheMs, logger }),
-    }),
+    money,
+    // The plan-limit cache is the money routes' own: one cache per gateway.
+    moneyFlows: new MoneyFlows({ config, db: connections.db, temporal: () => temporal, limits: money.limits }),
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

@@ -19,7 +19,8 @@ export interface WalletMoneyRequest {
   walletId: string;
   /** Positive integer, minor units (validated at the edge; checked again here). */
   amount: number;
-  currency: string;
+  /** When given, it must be the wallet's (absent: the wallet's own). */
+  currency?: string;
   reason: string;
   meta: Record<string, unknown>;
   idempotencyKey: string | null;
@@ -37,9 +38,9 @@ export function checkAmount(amount: number): void {
   if (!Number.isSafeInteger(amount) || amount < 1) throw problems.invalidAmount();
 }
 
-/** The operation's currency must be the wallet's (a wallet holds one currency). */
-export function checkCurrency(wallet: WalletRow, currency: string): void {
-  if (currency !== wallet.currency) {
+/** The operation's currency, when given, must be the wallet's (a wallet holds one currency). */
+export function checkCurrency(wallet: WalletRow, currency: string | undefined): void {
+  if (currency !== undefined && currency !== wallet.currency) {
     throw problems.validation(
       [{ field: 'currency', code: 'CURRENCY_MISMATCH', message: `the wallet holds ${wallet.currency}` }],
       `Wallet ${wallet.id} holds ${wallet.currency}, not ${currency}`,

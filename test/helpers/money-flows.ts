@@ -1,5 +1,4 @@
 import type { Worker } from '@temporalio/worker';
-import { z } from 'zod';
 import { createActivities } from '../../activities';
 import { config } from '../../common/config';
 import { newWalletId } from '../../common/ids';
@@ -7,15 +6,15 @@ import { createLogger } from '../../common/logger';
 import { creditWallet } from '../../common/money/operations';
 import { createObjectStore } from '../../common/object-store';
 import { createSmtpSender } from '../../common/notify/smtp';
-import { sql, type DatabasePool } from '../../db/pool';
+import type { DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { insertWallet, selectWallet, type WalletRow } from '../../db/queries/money/wallets.queries';
 import { createTestWorker, type WorkerTarget } from './temporal';
 
 /**
  * Wallets and money for the hold and transfer tests, made with the money building blocks
- * (common/money/operations.ts) straight in PostgreSQL, and the ledger invariant checked directly
- * there after each scenario.
+ * (common/money/operations.ts) straight in PostgreSQL. The ledger invariant after each scenario is
+ * test/helpers/ledger.ts (expectLedgerConsistent).
  */
 
 const NO_LIMITS = { planId: 'test', maxTxAmount: 0, maxBalance: 0 };
@@ -34,29 +33,6 @@ export async function fundedWallet(app: DatabasePool, tenantId: string, userId: 
 
 export function walletOf(app: DatabasePool, tenantId: string, id: string): Promise<WalletRow> {
   return withTenant(app, tenantId, async (tx) => (await selectWallet(tx, id))!);
-}
-
-const violation = z.object({ problem: z.string(), subject: z.string() });
-
-/**
- * The ledger invariant of issue 6, over the whole database as the owner sees it: for each tenant and
- * currency the postings sum to zero, and every wallet's three balances equal the sums of its postings.
- */
-export async function ledgerViolations(owner: DatabasePool): Promise<readonly z.infer<typeof violation>[]> {
-  return owner.any(sql.type(violation)`
-    SELECT 'unbalanced' AS problem, tenant_id::text || ' ' || currency AS subject
-    FROM ledger_postings GROUP BY tenant_id, currency HAVING sum(amount) <> 0
-    UNION ALL
-    SELECT 'balance differs from postings', w.id
-    FROM wallets w
-    LEFT JOIN LATERAL (
-      SELECT coalesce(sum(amount) FILTER (WHERE bucket = 'available'), 0) AS available,
-             coalesce(sum(amount) FILTER (WHERE bucket = 'pending'), 0) AS pending,
-             coalesce(sum(amount) FILTER (WHERE bucket = 'frozen'), 0) AS frozen
-      FROM ledger_postings p WHERE p.wallet_id = w.id
-    ) s ON true
-    WHERE (w.available, w.pending, w.frozen) IS DISTINCT FROM (s.available, s.pending, s.frozen)
-  `);
 }
 
 /** A worker of the money task queue as workers/main.ts builds it (the money activities on the owner pool). */

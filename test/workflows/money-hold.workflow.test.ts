@@ -9,7 +9,9 @@ import type { HoldInput } from '../../workflows/money/money.messages';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { appUrl, migrateSharedDatabase } from '../helpers/db';
 import { registerAccount, type RegisteredAccount } from '../helpers/identity';
-import { fundedWallet, ledgerViolations, moneyWorker, walletOf } from '../helpers/money-flows';
+import { fundedWallet, moneyWorker, walletOf } from '../helpers/money-flows';
+import { closeLedgerPool, expectLedgerConsistent } from '../helpers/ledger';
+import { verifyEmail } from '../helpers/money';
 import { createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 /**
@@ -38,6 +40,7 @@ beforeAll(async () => {
     createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: 'money-hold-workflow-owner' }),
   ]);
   account = await registerAccount(gateway);
+  await verifyEmail(owner, account.user.id);
   worker = await moneyWorker(env, taskQueue, owner);
   running = worker.run();
 });
@@ -49,6 +52,7 @@ afterAll(async () => {
   await gateway?.close();
   await app?.end();
   await owner?.end();
+  await closeLedgerPool();
 });
 
 function holdInput(walletId: string, amount: number, ttlSeconds: number): HoldInput {
@@ -79,7 +83,7 @@ describe('moneyHold workflow', () => {
     const timers = (history.events ?? []).filter((event) => event.timerStartedEventAttributes);
     const firstTimerSeconds = Number(timers[0]?.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0);
     expect(Math.abs(firstTimerSeconds - ttlSeconds)).toBeLessThanOrEqual(5);
-    expect(await ledgerViolations(owner)).toEqual([]);
+    await expectLedgerConsistent();
   });
 
   it('fails a hold the wallet cannot cover, writing nothing', async () => {

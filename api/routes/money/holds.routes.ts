@@ -1,7 +1,6 @@
-import type { ParameterizedContext } from 'koa';
-import { checkAmount } from '../../../common/money/operations';
 import { problems } from '../../../common/problems';
-import { authOf, type AppState } from '../../context';
+import { authOf } from '../../context';
+import { idempotencyKeyOf } from '../../money/mutation';
 import { parseHoldTtl } from '../../money/hold-ttl';
 import type { MoneyFlows } from '../../money/workflow-client';
 import { defineRoute, type AnyRoute } from '../registry';
@@ -11,24 +10,6 @@ import {
 } from './holds.schemas';
 
 type NoQuery = Record<string, never>;
-
-/** Keys are opaque; visible ASCII, at most 255 characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
-
-/** The Idempotency-Key header: required on every money mutation (400 validation-error; DECISIONS.md, Money). */
-export function idempotencyKeyOf(ctx: ParameterizedContext<AppState>): string {
-  const key = ctx.get('idempotency-key');
-  if (!key) throw problems.validation([{ field: 'Idempotency-Key', code: 'REQUIRED', message: 'the Idempotency-Key header is required on money mutations' }]);
-  if (!IDEMPOTENCY_KEY.test(key)) throw problems.validation([{ field: 'Idempotency-Key', code: 'INVALID_FORMAT', message: 'must be 1 to 255 visible ASCII characters' }]);
-  return key;
-}
-
-/** The amount of a money request: a positive integer of minor units, else 400 invalid-amount. */
-export function amountOf(value: unknown): number {
-  const amount = typeof value === 'number' ? value : Number.NaN;
-  checkAmount(amount);
-  return amount;
-}
 
 const errors = 'Idempotency-Key is required (400). ';
 
@@ -46,7 +27,7 @@ export function holdRoutes(flows: MoneyFlows): AnyRoute[] {
       if (ctx.guard.body.holdTransactionId !== undefined && ctx.guard.body.holdTransactionId !== id) {
         throw problems.validation([{ field: 'holdTransactionId', code: 'INVALID_VALUE', message: 'must be the hold of the path' }]);
       }
-      const key = idempotencyKeyOf(ctx);
+      const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
       ctx.body = await flows.settle(authOf(ctx).tenantId, action, id, key);
     },
   });
@@ -57,7 +38,7 @@ export function holdRoutes(flows: MoneyFlows): AnyRoute[] {
     auth: 'bearer', permission: 'money.write',
     schemas: { params: walletParams, body: settleBodyB, response: { 200: transactionResponse } },
     async handler(ctx) {
-      const key = idempotencyKeyOf(ctx);
+      const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
       ctx.body = await flows.settle(authOf(ctx).tenantId, action, ctx.guard.body.holdTransactionId!, key, ctx.guard.params.id);
     },
   });
@@ -75,8 +56,8 @@ export function holdRoutes(flows: MoneyFlows): AnyRoute[] {
         if (ttlSeconds === null) {
           throw problems.validation([{ field: 'ttl', code: 'INVALID_VALUE', message: 'must be <integer>(s|m|h|d) or ISO 8601 (PT30M), from 1 s to 168 h' }]);
         }
-        const key = idempotencyKeyOf(ctx);
-        ctx.body = await flows.placeHold(authOf(ctx).tenantId, { walletId: ctx.guard.params.id, amount: amountOf(amount), currency, reason, ttlSeconds }, key);
+        const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
+        ctx.body = await flows.placeHold(authOf(ctx).tenantId, { walletId: ctx.guard.params.id, amount, currency, reason, ttlSeconds }, key);
       },
     }),
     settleA('confirm'),

@@ -1,14 +1,10 @@
 import Joi from 'joi';
+import { amount } from './wallets.schemas';
 
-/**
- * Document 2, Endpoints / Money: holds and transfers. Amounts are validated by the operation
- * (invalid-amount, not validation-error, for zero, negative, fractional or non-numeric amounts), so
- * the schema takes any value there and documents what is expected.
- */
+/** Document 2, Endpoints / Money: holds and transfers (amounts as wallets.schemas: 400 invalid-amount). */
 
 export const walletId = Joi.string().pattern(/^[0-9A-HJKMNP-TV-Z]{26}$/).messages({ 'string.pattern.base': '{{#label}} is not a wallet id' });
 export const transactionId = Joi.string().guid({ version: ['uuidv4', 'uuidv7'] });
-export const amount = Joi.any().required().description('Positive integer in minor units (cents); anything else is 400 invalid-amount');
 export const currency = Joi.string().pattern(/^[A-Z][A-Z0-9]{2,9}$/).required().description('ISO 4217 or crypto code of the wallet');
 export const reason = Joi.string().max(500).allow('').default('');
 
@@ -24,7 +20,7 @@ export const walletParams = Joi.object<WalletParams>({ id: walletId.required() }
 export const holdParams = Joi.object<HoldParams>({ id: transactionId.required() });
 
 export interface HoldBody {
-  amount: unknown;
+  amount: number;
   currency: string;
   ttl?: string;
   reason: string;
@@ -35,7 +31,7 @@ export const holdBody = Joi.object<HoldBody>({
   currency,
   ttl: Joi.string().max(40).description('`<integer>(s|m|h|d)` or ISO 8601 (`PT30M`); 1 s to 168 h; default MONEY_HOLD_TTL_HOURS (72 h)'),
   reason,
-});
+}).or('amount').messages({ 'object.missing': 'amount is required' });
 
 /** Route set B names the hold in the body; route set A in the path, where the body may repeat it. */
 export interface SettleBody {

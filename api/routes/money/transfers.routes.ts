@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
 import type { MoneyFlows } from '../../money/workflow-client';
 import { defineRoute, type AnyRoute, type RouteDefinition } from '../registry';
-import { amountOf, idempotencyKeyOf } from './holds.routes';
+import { idempotencyKeyOf } from '../../money/mutation';
 import { transactionResponse } from './holds.schemas';
 import { transferBody, type TransferBody } from './transfers.schemas';
 
@@ -18,9 +18,8 @@ export function transferRoutes(flows: MoneyFlows): AnyRoute[] {
     auth: 'bearer', permission: 'money.write',
     schemas: { body: transferBody, response: { 200: transactionResponse } },
     async handler(ctx) {
-      const { amount, ...body } = ctx.guard.body;
-      const key = idempotencyKeyOf(ctx);
-      ctx.body = await flows.transfer(authOf(ctx).tenantId, { ...body, amount: amountOf(amount) }, key);
+      const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
+      ctx.body = await flows.transfer(authOf(ctx).tenantId, ctx.guard.body, key);
     },
   });
   return [transfer('/transfers', 'money.transfers.create'), transfer('/wallets/transfer', 'money.wallets.transfer')];

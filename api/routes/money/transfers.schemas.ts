@@ -1,10 +1,11 @@
 import Joi from 'joi';
-import { amount, currency, reason, walletId } from './holds.schemas';
+import { currency, reason, walletId } from './holds.schemas';
+import { amount } from './wallets.schemas';
 
 export interface TransferBody {
   fromWalletId: string;
   toWalletId: string;
-  amount: unknown;
+  amount: number;
   currency: string;
   reason: string;
 }
@@ -15,4 +16,4 @@ export const transferBody = Joi.object<TransferBody>({
   amount,
   currency,
   reason,
-});
+}).or('amount').messages({ 'object.missing': 'amount is required' });

@@ -7,7 +7,9 @@ import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { appUrl, migrateSharedDatabase } from '../../helpers/db';
 import { waitFor } from '../../helpers/http';
 import { bearer, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { fundedWallet, ledgerViolations, moneyWorker, walletOf } from '../../helpers/money-flows';
+import { fundedWallet, moneyWorker, walletOf } from '../../helpers/money-flows';
+import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
+import { verifyEmail } from '../../helpers/money';
 import { connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
 
 /**
@@ -38,6 +40,7 @@ beforeAll(async () => {
   worker = await moneyWorker(server, taskQueue, owner);
   running = worker.run();
   account = await registerAccount(gateway);
+  await verifyEmail(owner, account.user.id);
 });
 
 afterAll(async () => {
@@ -47,10 +50,11 @@ afterAll(async () => {
   await server?.close();
   await app?.end();
   await owner?.end();
+  await closeLedgerPool();
 });
 
 afterEach(async () => {
-  expect(await ledgerViolations(owner)).toEqual([]);
+  await expectLedgerConsistent();
 });
 
 const withKey = (key = newId()) => ({ ...bearer(account.accessToken), 'idempotency-key': key });
@@ -116,6 +120,13 @@ describe('POST /wallets/:id/hold', () => {
     const over = await hold(walletId, { amount: 10_000_001 });
     expect(over.status).toBe(402);
     expect(over.body).toMatchObject({ maxTxAmount: 10_000_000, limit: { resource: 'maxTxAmount' } });
+  });
+
+  it('refuses a caller whose e-mail is not verified with 403 (sensitive operation)', async () => {
+    const unverified = await registerAccount(gateway);
+    const walletId = await fundedWallet(app, unverified.tenant.id, unverified.user.id, 100);
+    const response = await post(gateway, `/wallets/${walletId}/hold`, { amount: 1, currency: 'USD' }, { ...bearer(unverified.accessToken), 'idempotency-key': newId() });
+    expect(response.status).toBe(403);
   });
 
   it(`allows at most MONEY_MAX_HOLDS_PER_WALLET (${MAX_HOLDS}) open holds`, async () => {

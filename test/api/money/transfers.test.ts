@@ -7,7 +7,9 @@ import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { appUrl, migrateSharedDatabase } from '../../helpers/db';
 import { bearer, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { fundedWallet, ledgerViolations, moneyWorker, walletOf } from '../../helpers/money-flows';
+import { fundedWallet, moneyWorker, walletOf } from '../../helpers/money-flows';
+import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
+import { verifyEmail } from '../../helpers/money';
 import { connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
 
 /**
@@ -39,6 +41,7 @@ beforeAll(async () => {
   worker = await moneyWorker(server, taskQueue, owner);
   running = worker.run();
   account = await registerAccount(gateway);
+  await verifyEmail(owner, account.user.id);
 });
 
 afterAll(async () => {
@@ -48,10 +51,11 @@ afterAll(async () => {
   await server?.close();
   await app?.end();
   await owner?.end();
+  await closeLedgerPool();
 });
 
 afterEach(async () => {
-  expect(await ledgerViolations(owner)).toEqual([]);
+  await expectLedgerConsistent();
 });
 
 const withKey = (key = newId()) => ({ ...bearer(account.accessToken), 'idempotency-key': key });

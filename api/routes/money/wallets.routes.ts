@@ -1,0 +1,83 @@
+import { authOf } from '../../context';
+import type { MoneyDeps } from '../../money/deps';
+import { idempotencyKeyOf } from '../../money/mutation';
+import { moveMoney, type MoneyBody } from '../../money/operations';
+import { createWallet, getBalance, getWallet, listWallets, type NewWalletBody, type WalletListQuery } from '../../money/wallets';
+import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import {
+  balance, moneyBody, newWalletBody, operationResult, wallet, walletIdParams, walletList, walletListQuery, type WalletIdParams,
+} from './wallets.schemas';
+
+type NoParams = Record<string, never>;
+
+const IDEMPOTENCY = 'Requires the Idempotency-Key header: the same key and body answer the same result, another body 409.';
+
+/**
+ * Document 2, Money: wallets and the single-step operations on them (credit, debit). Another
+ * tenant's wallet is 404 like an unknown id. Moving money needs money.write and a verified e-mail.
+ */
+export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
+  const move = (kind: 'credit' | 'debit') => defineRoute<WalletIdParams, NoParams, MoneyBody>({
+    namespace: 'money', method: 'POST', path: `/wallets/:id/${kind}`, operationId: `money.wallets.${kind}`,
+    summary: kind === 'credit' ? 'Adds money to a wallet’s available balance' : 'Takes money from a wallet’s available balance',
+    description: `${IDEMPOTENCY} amount is a positive integer in minor units (400 invalid-amount otherwise); `
+      + (kind === 'debit' ? 'more than the available balance is 400 insufficient-funds; ' : 'a balance above the plan’s maxBalance is 402; ')
+      + 'above the plan’s maxTxAmount is 402 plan-limit-exceeded; 403 until the caller’s e-mail is verified.',
+    auth: 'bearer', permission: 'money.write',
+    schemas: { params: walletIdParams, body: moneyBody, response: { 200: operationResult } },
+    async handler(ctx) {
+      const key = idempotencyKeyOf(ctx.get('Idempotency-Key') || undefined);
+      answer(ctx, await moveMoney(deps, authOf(ctx), kind, ctx.guard.params.id, ctx.guard.body, key));
+    },
+  });
+
+  return [
+    defineRoute<NoParams, NoParams, NewWalletBody>({
+      namespace: 'money', method: 'POST', path: '/wallets', operationId: 'money.wallets.create',
+      summary: 'Creates a wallet for a user of the tenant in one currency',
+      description: 'One wallet per user, currency and label (409 conflict otherwise); a userId that is not a member of the '
+        + 'tenant is 404. An Idempotency-Key header is honoured when sent.',
+      auth: 'bearer', permission: 'money.write',
+      schemas: { body: newWalletBody, response: { 201: wallet } },
+      async handler(ctx) {
+        const header = ctx.get('Idempotency-Key');
+        answer(ctx, await createWallet(deps, authOf(ctx), ctx.guard.body, header ? idempotencyKeyOf(header) : undefined));
+      },
+    }),
+    defineRoute<NoParams, WalletListQuery>({
+      namespace: 'money', method: 'GET', path: '/wallets', operationId: 'money.wallets.list',
+      summary: 'The tenant’s wallets, a page at a time (filters userId, currency)',
+      auth: 'bearer', permission: 'money.read',
+      schemas: { query: walletListQuery, response: { 200: walletList } },
+      async handler(ctx) {
+        ctx.body = await listWallets(deps, authOf(ctx), ctx.guard.query);
+      },
+    }),
+    defineRoute<WalletIdParams>({
+      namespace: 'money', method: 'GET', path: '/wallets/:id', operationId: 'money.wallets.get',
+      summary: 'A wallet with its balances',
+      auth: 'bearer', permission: 'money.read',
+      schemas: { params: walletIdParams, response: { 200: wallet } },
+      async handler(ctx) {
+        ctx.body = await getWallet(deps, authOf(ctx), ctx.guard.params.id);
+      },
+    }),
+    defineRoute<WalletIdParams>({
+      namespace: 'money', method: 'GET', path: '/wallets/:id/balance', operationId: 'money.wallets.balance',
+      summary: 'A wallet’s balances: available, pending, frozen',
+      auth: 'bearer', permission: 'money.read',
+      schemas: { params: walletIdParams, response: { 200: balance } },
+      async handler(ctx) {
+        ctx.body = await getBalance(deps, authOf(ctx), ctx.guard.params.id);
+      },
+    }),
+    move('credit'),
+    move('debit'),
+  ];
+}
+
+/** Answers a stored or fresh idempotent answer: its status and body, byte for byte the same on a replay. */
+export function answer(ctx: RouteContext<unknown, unknown, unknown>, result: { statusCode: number; body: unknown }): void {
+  ctx.status = result.statusCode;
+  ctx.body = result.body;
+}
