@@ -1,3 +1,4 @@
+import Joi from 'joi';
 import { newWalletId } from '../../common/ids';
 import { auditMoneyOperation } from '../../common/money/audit';
 import { balanceView, walletView, type WalletView } from '../../common/money/views';
@@ -13,7 +14,6 @@ import { decodePageToken, encodePageToken } from '../validation/page-token';
 import type { PageQuery } from '../validation/pagination';
 import type { MoneyDeps } from './deps';
 import { actorOf, runMoneyMutation } from './mutation';
-import Joi from 'joi';
 
 export interface NewWalletBody {
   userId: string;
