@@ -10,6 +10,7 @@ import { createNotifyActivities } from './notify/mail.activities';
 import { createUsageSnapshotActivities } from './billing/usage-snapshot.activities';
 import { createTerminationActivities } from './billing/termination.activities';
 import type { Config } from '../common/config';
+import { createMoneyActivities } from './money';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
@@ -34,5 +35,6 @@ export function createActivities(deps: ActivityDeps) {
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
     notify: createNotifyActivities(deps),
     billing: { ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps) },
+    money: createMoneyActivities(deps),
   } satisfies Partial<Record<Domain, object>>;
 }

@@ -218,6 +218,11 @@ const schema = Joi.object({
   INVITE_TOKEN_TTL_SECONDS: Joi.number().integer().min(1).default(72 * 3600),
   VERIFY_EMAIL_REQUEST_LIMIT: Joi.number().integer().min(1).default(3),
   VERIFY_EMAIL_REQUEST_WINDOW_SECONDS: Joi.number().integer().min(1).default(3600),
+
+  MONEY_TASK_QUEUE: Joi.string().default(taskQueues.money),
+  MONEY_HOLD_TTL_HOURS: Joi.number().integer().min(1).max(168).default(72),
+  MONEY_MAX_HOLDS_PER_WALLET: Joi.number().integer().min(1).default(100),
+  MONEY_HOLD_CLEANUP_INTERVAL_SEC: Joi.number().integer().min(1).default(60),
 }).unknown(true);
 
 export interface Config {
@@ -282,6 +287,12 @@ export interface Config {
   billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
   /** Money (document 2, Limits / Money). */
   money: { reversalMaxAgeDays: number; planLimitsCacheMs: number };
+  /**
+   * Workflow-backed money (holds, transfers): the task queue the gateway starts them on (tests point
+   * it at their own worker), a hold's default TTL, open holds per wallet, and the safety-net sweep of
+   * holds whose own timer did not expire them.
+   */
+  moneyFlows: { taskQueue: string; holdTtlHours: number; maxHoldsPerWallet: number; holdCleanupIntervalSec: number };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
   /** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
@@ -405,6 +416,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       terminationPhaseHours: v.BILLING_TERMINATION_PHASE_HOURS, terminationBatchSize: v.BILLING_TERMINATION_BATCH_SIZE,
     },
     money: { reversalMaxAgeDays: v.MONEY_REVERSAL_MAX_AGE_DAYS, planLimitsCacheMs: v.MONEY_PLAN_LIMITS_CACHE_SECONDS * 1000 },
+    moneyFlows: {
+      taskQueue: v.MONEY_TASK_QUEUE, holdTtlHours: v.MONEY_HOLD_TTL_HOURS, maxHoldsPerWallet: v.MONEY_MAX_HOLDS_PER_WALLET,
+      holdCleanupIntervalSec: v.MONEY_HOLD_CLEANUP_INTERVAL_SEC,
+    },
     billing: {
       stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,
       trialDays: v.BILLING_TRIAL_DAYS,

@@ -61,6 +61,8 @@ const registry = {
   'invalid-amount': { status: 400, title: 'Invalid amount' },
   'hold-limit-exceeded': { status: 429, title: 'Too many open holds' },
   'hold-expired': { status: 422, title: 'Hold expired' },
+  // Document 2's transition table: a canceled (or confirmed) hold cannot be confirmed or canceled again.
+  'hold-settled': { status: 400, title: 'Hold already confirmed or canceled' },
   'hold-not-reversible': { status: 400, title: 'A held transaction cannot be reversed' },
   'double-reversal': { status: 400, title: 'Transaction already reversed' },
   'reversal-window-expired': { status: 400, title: 'Reversal window expired' },
@@ -155,6 +157,8 @@ export const problems = {
   holdLimitExceeded: (max: number) =>
     new Problem('hold-limit-exceeded', `A wallet can have at most ${max} open holds`, { retryAfter: 60 }),
   holdExpired: (holdId: string) => new Problem('hold-expired', `Hold ${holdId} expired and its funds were released`),
+  holdSettled: (holdId: string, status: string) =>
+    new Problem('hold-settled', `Hold ${holdId} is already ${status}`, { status }),
   holdNotReversible: () => new Problem('hold-not-reversible', 'A held transaction is released by cancel, not reversed'),
   doubleReversal: (id: string) => new Problem('double-reversal', `Transaction ${id} is already reversed`),
   reversalWindowExpired: (maxDays: number) =>

@@ -8,6 +8,7 @@ import { taskQueues } from '../common/temporal/task-queues';
 import type { expireStaleRecords } from '../workflows/maintenance/expire-stale-records.workflow';
 import type { auditRetention } from '../workflows/audit/retention.workflow';
 import type { usageSnapshot } from '../workflows/billing/usage-snapshot.workflow';
+import type { moneyHoldSweep } from '../workflows/money/hold-sweep.workflow';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
 
@@ -112,6 +113,38 @@ export function usageSnapshotSchedule({
   };
 }
 
+export const MONEY_HOLD_SWEEP_SCHEDULE_ID = 'money.hold-sweep';
+
+export interface MoneyHoldSweepScheduleSettings {
+  holdCleanupIntervalSec: number;
+  scheduleId?: string;
+  taskQueue?: string;
+}
+
+/**
+ * The safety net behind the hold workflows' own timers (DECISIONS.md, Money): every
+ * MONEY_HOLD_CLEANUP_INTERVAL_SEC (60 s), holds still held one interval past their expiry are
+ * expired. Overlapping runs are skipped; missed runs are not caught up (the next one covers them).
+ */
+export function moneyHoldSweepSchedule({
+  holdCleanupIntervalSec, scheduleId = MONEY_HOLD_SWEEP_SCHEDULE_ID, taskQueue = taskQueues.money,
+}: MoneyHoldSweepScheduleSettings): StartWorkflow<typeof moneyHoldSweep> {
+  return {
+    scheduleId,
+    spec: { intervals: [{ every: `${holdCleanupIntervalSec} seconds` }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'moneyHoldSweep',
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{ graceSeconds: holdCleanupIntervalSec, batchSize: 500 }],
+      workflowExecutionTimeout: '10 minutes',
+      staticSummary: 'Expires holds still held a sweep interval past their expiry (their own timer missed them)',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${holdCleanupIntervalSec} seconds` },
+  };
+}
+
 /**
  * Creates the schedule, or brings an existing one up to date with the given definition, so every
  * worker start may call it. Its state (an operator's pause and note) is kept across updates.
@@ -136,8 +169,9 @@ export async function ensureSchedule<W extends Workflow>(
 }
 
 /** Every Schedule of the platform; workers/main.ts calls it at start. */
-export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage'>): Promise<void> {
+export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage' | 'moneyFlows'>): Promise<void> {
   await ensureSchedule(client, expireStaleRecordsSchedule(cfg.maintenance));
   await ensureSchedule(client, auditRetentionSchedule(cfg.auditStorage));
   await ensureSchedule(client, usageSnapshotSchedule());
+  await ensureSchedule(client, moneyHoldSweepSchedule(cfg.moneyFlows));
 }

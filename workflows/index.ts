@@ -5,3 +5,6 @@ export { auditColdExport } from './audit/cold-export.workflow';
 export { sendEmail } from './notify/send-email.workflow';
 export { usageSnapshot } from './billing/usage-snapshot.workflow';
 export { tenantTermination } from './billing/termination.workflow';
+export { moneyHold } from './money/hold.workflow';
+export { moneyTransfer } from './money/transfer.workflow';
+export { moneyHoldSweep } from './money/hold-sweep.workflow';

@@ -21,6 +21,9 @@ import type { MoneyDeps } from '../money/deps';
 import { walletRoutes } from './money/wallets.routes';
 import { transactionRoutes } from './money/transactions.routes';
 import { reversalRoutes } from './money/reversals.routes';
+import type { MoneyFlows } from '../money/workflow-client';
+import { holdRoutes } from './money/holds.routes';
+import { transferRoutes } from './money/transfers.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -30,6 +33,8 @@ export interface RouteServices {
   auditExport: AuditExportDeps;
   billing: BillingDeps;
   money: MoneyDeps;
+  /** Holds and transfers, started as Temporal workflows. */
+  moneyFlows: MoneyFlows;
 }
 
 /**
@@ -55,5 +60,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...walletRoutes(services.money),
     ...transactionRoutes(services.money),
     ...reversalRoutes(services.money),
+    ...holdRoutes(services.moneyFlows),
+    ...transferRoutes(services.moneyFlows),
   ];
 }

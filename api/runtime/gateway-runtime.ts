@@ -27,6 +27,7 @@ import type { BillingDeps } from '../billing/limits-deps';
 import { ensureBucket } from './bucket';
 import { closeConnections, openConnections, type Connections } from './connections';
 import { retryUntilDone } from './retry';
+import { MoneyFlows } from '../money/workflow-client';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -49,6 +50,8 @@ export interface GatewayRuntime {
   auditExport: AuditExportDeps;
   /** Wallets, the ledger and the money plan-limit cache. */
   money: MoneyDeps;
+  /** Holds and transfers (workflows/money), started on config.moneyFlows.taskQueue. */
+  moneyFlows: MoneyFlows;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -73,6 +76,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
   sweepTenants.unref();
+  const money = createMoneyServices(config, connections, logger);
   const access = createAccessControl(config, connections.db, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const limits = createLimitEnforcement(config, connections.db, logger);
@@ -141,7 +145,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     billing: { config, db: connections.db, analyticsDb: connections.analyticsDb, temporal: () => temporal },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
-    money: createMoneyServices(config, connections, logger),
+    money,
+    // The plan-limit cache is the money routes' own: one cache per gateway.
+    moneyFlows: new MoneyFlows({ config, db: connections.db, temporal: () => temporal, limits: money.limits }),
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

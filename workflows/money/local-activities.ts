@@ -1,0 +1,40 @@
+import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
+import type { MoneyActivities } from '../../activities/money';
+
+/**
+ * Every money operation is one database transaction, run as a local activity: it executes in the
+ * workflow task's own worker, with no activity task round trip through the server, which is what
+ * makes a hold or a transfer cost about one workflow task (issue 6, performance).
+ *
+ * A caller waits on these, so they retry exactly as document 2 says for deadlocks (Money rule 3: 3
+ * retries at 100, 200 and 400 ms) and then give up; business refusals are non-retryable failures
+ * typed with their problem suffix (activities/money/failures.ts) and fail at once.
+ */
+export const requested = proxyLocalActivities<MoneyActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumAttempts: 4 },
+});
+
+/** Expiry has nobody waiting on it and must happen eventually: it retries until it succeeds. */
+export const background = proxyLocalActivities<MoneyActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * A refusal as the caller should get it: the activity's own ApplicationFailure (its type is the
+ * problem suffix) rather than the ActivityFailure around it. Other failures pass unchanged.
+ */
+export function refusalOf(error: unknown): unknown {
+  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) return error.cause;
+  return error;
+}
+
+/** The idempotency-conflict refusal (document 2, Money rule 1) of a key reused with another body. */
+export function checkSameRequest(expected: string, given: string): void {
+  if (expected !== given) {
+    throw ApplicationFailure.create({
+      type: 'idempotency-conflict', nonRetryable: true, message: 'This Idempotency-Key was used with a different request body',
+    });
+  }
+}

@@ -1,0 +1,92 @@
+import { defineUpdate } from '@temporalio/workflow';
+
+/**
+ * What the gateway and the money workflows exchange (workflows/money/*.workflow.ts). Bundled into
+ * the workflow sandbox, so only types and message definitions live here.
+ */
+
+export interface Balances {
+  available: number;
+  pending: number;
+  frozen: number;
+}
+
+/** A transaction as the API shows it (document 2, Transaction), plus a hold's expiry. */
+export interface TransactionView {
+  /** The same id twice: `transactionId` is what document 2's operation answers name it. */
+  transactionId: string;
+  id: string;
+  walletId: string;
+  type: string;
+  status: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  idempotencyKey: string | null;
+  referenceTransactionId: string | null;
+  counterpartyWalletId: string | null;
+  reversed: boolean;
+  meta: Record<string, unknown>;
+  balanceAfter: Balances;
+  expiresAt: string | null;
+  expiredAt: string | null;
+  createdAt: string;
+}
+
+/** The plan's money limits at the time of the request (0 = unlimited), read by the gateway. */
+export interface MoneyLimits {
+  planId: string;
+  maxTxAmount: number;
+  maxBalance: number;
+}
+
+/** One use of an Idempotency-Key, as the activities store its answer (db/idempotent.ts). */
+export interface IdempotencyUse {
+  scope: string;
+  key: string;
+  requestHash: string;
+  ttlHours: number;
+}
+
+export interface HoldInput {
+  tenantId: string;
+  walletId: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  ttlSeconds: number;
+  limits: MoneyLimits;
+  /** MONEY_MAX_HOLDS_PER_WALLET: workflows read no configuration, so it comes along. */
+  maxOpenHolds: number;
+  idempotency: IdempotencyUse;
+}
+
+export type HoldOutcome = 'confirmed' | 'canceled' | 'expired';
+
+export interface SettleRequest {
+  action: 'confirm' | 'cancel';
+  idempotency: IdempotencyUse;
+}
+
+export interface TransferInput {
+  tenantId: string;
+  fromWalletId: string;
+  toWalletId: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  limits: MoneyLimits;
+  idempotency: IdempotencyUse;
+}
+
+/** The request hash a caller sends along, so a reused key with another body is told apart (409). */
+export interface SameRequest {
+  requestHash: string;
+}
+
+/** Sent with the start (update-with-start): answers the placed hold, or its refusal. */
+export const holdPlaced = defineUpdate<TransactionView, [SameRequest]>('money.hold.placed');
+/** Confirm or cancel: answers the confirm or cancel transaction. */
+export const settleHold = defineUpdate<TransactionView, [SettleRequest]>('money.hold.settle');
+/** Sent with the start (update-with-start): answers the outgoing transfer transaction, or the refusal. */
+export const transferDone = defineUpdate<TransactionView, [SameRequest]>('money.transfer.done');
