@@ -13,6 +13,8 @@ import type { RequestAuditor } from './audit/request-audit';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
 import { authorize, requireAdminRole } from './middleware/authorize';
+import type { InstalledModules } from './modules/installed-modules';
+import { requireModule } from './modules/require-module';
 import { rateLimit } from './middleware/rate-limit';
 import type { CircuitBreakers } from './resilience/circuit-breaker';
 import { downstreamCall } from './resilience/downstream-call';
@@ -33,6 +35,8 @@ export interface AppDeps {
   tokens: TokenService;
   /** Checks the permission a route declares, per request. */
   permissions: PermissionResolver;
+  /** Answers whether a route's module is installed and active for the caller's tenant. */
+  installedModules: InstalledModules;
   /** Counts every API request against its route's rate-limit group. */
   limiter: SlidingWindowLimiter;
   /** Served at /metrics. */
@@ -64,6 +68,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,
     authenticate: bearer,
+    requireModule: (module) => requireModule(deps.installedModules, module),
     authorize: (permission) => authorize(deps.permissions, permission),
     rateLimit: (group) => rateLimit(group, {
       limiter: deps.limiter, settings: config.rateLimit, onRejected: (rejected) => deps.metrics.rateLimited(rejected),

@@ -14,6 +14,8 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import { moduleRoutes } from './modules/modules.routes';
+import type { ModuleServices } from '../modules';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -21,6 +23,7 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
+  modules: ModuleServices;
 }
 
 /**
@@ -41,5 +44,6 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes(services.identity),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...moduleRoutes(services.modules),
   ];
 }

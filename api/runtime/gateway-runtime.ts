@@ -17,6 +17,8 @@ import { createIdentityServices } from '../identity';
 import { createAuditExportServices } from '../audit/export';
 import type { AuditExportDeps } from '../audit/export/deps';
 import type { IdentityDeps } from '../identity/deps';
+import { createModuleServices, type ModuleServices } from '../modules';
+import { loadModuleCatalogue } from '../modules/catalogue';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { TenantBreakers } from '../resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
@@ -35,8 +37,10 @@ export interface GatewayRuntime {
   identity: IdentityDeps;
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
+  /** The module catalogue, the installed-modules cache and the cache's module.registry.* consumer. */
+  modules: ModuleServices;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
-  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit'>;
+  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'installedModules'>;
   /** The audit intake and the pools of the audit routes. */
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */
@@ -56,6 +60,8 @@ export interface GatewayRuntime {
 export async function startGatewayRuntime(config: Readonly<Config>, logger: Logger): Promise<GatewayRuntime> {
   const stopping = new AbortController();
   const retry = { logger, signal: stopping.signal };
+  // Before anything is opened: a broken module manifest stops the start with its file and mistakes.
+  const catalogue = loadModuleCatalogue(config.modules.dir);
   const connections = await openConnections(config, logger);
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
@@ -66,6 +72,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
   sweepTenants.unref();
   const access = createAccessControl(config, connections.db, logger);
+  const modules = createModuleServices(config, catalogue, connections.db, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
@@ -88,6 +95,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     }, retry),
     // Only an early invalidation: permission checks stay correct while Kafka is away.
     retryUntilDone('permission cache consumer', () => access.roleChanges.start(), retry),
+    // Only an early invalidation: the installed-modules cache also expires by its TTL.
+    retryUntilDone('installed-modules cache consumer', () => modules.changes.start(), retry),
     retryUntilDone(`bucket ${config.s3.bucket}`, async () => {
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);
       logger.info({ bucket: config.s3.bucket, outcome }, 'object storage bucket ensured');
@@ -117,6 +126,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     flags,
     identity,
     access,
+    modules,
     gateway: {
       tokens: identity.tokens,
       permissions: access.resolver,
@@ -125,6 +135,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       breakers,
       tenantBreakers,
       requestAudit,
+      installedModules: modules.installed,
     },
     audit,
     auditExport: createAuditExportServices(config, connections, () => temporal),
@@ -144,7 +155,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       await started;
       await requestAudit.close();
       await Promise.allSettled([
-        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(),
+        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(), modules.changes.stop(),
       ]);
     },
   };
