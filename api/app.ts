@@ -14,6 +14,8 @@ import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
 import { VerifiedTokens } from './access/verified-tokens';
 import { authorize, requireAdminRole } from './middleware/authorize';
+import type { InstalledModules } from './modules/installed-modules';
+import { requireModule } from './modules/require-module';
 import { rateLimit } from './middleware/rate-limit';
 import type { LimitEnforcement } from './billing/enforcement';
 import type { CircuitBreakers } from './resilience/circuit-breaker';
@@ -35,6 +37,8 @@ export interface AppDeps {
   tokens: TokenService;
   /** Checks the permission a route declares, per request. */
   permissions: PermissionResolver;
+  /** Answers whether a route's module is installed and active for the caller's tenant. */
+  installedModules: InstalledModules;
   /** Counts every API request against its route's rate-limit group. */
   limiter: SlidingWindowLimiter;
   /** Served at /metrics. */
@@ -68,6 +72,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,
     authenticate: bearer,
+    requireModule: (module) => requireModule(deps.installedModules, module),
     authorize: (permission) => authorize(deps.permissions, permission),
     billing: deps.limits ? (route) => deps.limits!.step(route) : undefined,
     rateLimit: (group) => rateLimit(group, {

@@ -101,6 +101,9 @@ const schema = Joi.object({
   RBAC_MAX_ROLES_PER_TENANT: Joi.number().integer().min(3).default(500),
   RBAC_CACHE_TTL_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
   RBAC_CACHE_MAX_ENTRIES: Joi.number().integer().min(1).default(100_000),
+  MODULES_DIR: Joi.string().default(join(repoRoot, 'modules')),
+  MODULE_CACHE_TTL_MS: Joi.number().integer().min(0).max(600_000).default(5_000),
+  MODULE_CACHE_MAX_TENANTS: Joi.number().integer().min(1).default(100_000),
 
   KAFKA_BROKERS: Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'),
   KAFKA_CLIENT_ID: Joi.string().default('platform'),
@@ -304,6 +307,12 @@ export interface Config {
    * users' permissions it holds at most.
    */
   rbac: { maxRolesPerUser: number; maxPermissionsPerRole: number; maxRolesPerTenant: number; cacheTtlMs: number; cacheMaxEntries: number };
+  /**
+   * The module registry: the folder of the manifests (`<dir>/<slug>/manifest.json`), and the gateway's
+   * cache of each tenant's active modules (how long a tenant's set is reused without a
+   * module.registry event, and how many tenants it holds).
+   */
+  modules: { dir: string; cacheTtlMs: number; cacheMaxTenants: number };
   identity: {
     jwt: {
       issuer: string; audience: string; privateKey?: string; previousPublicKeys?: string; keyFile: string;
@@ -436,6 +445,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       maxRolesPerUser: v.RBAC_MAX_ROLES_PER_USER, maxPermissionsPerRole: v.RBAC_MAX_PERMISSIONS_PER_ROLE,
       maxRolesPerTenant: v.RBAC_MAX_ROLES_PER_TENANT, cacheTtlMs: v.RBAC_CACHE_TTL_MS, cacheMaxEntries: v.RBAC_CACHE_MAX_ENTRIES,
     },
+    modules: { dir: v.MODULES_DIR, cacheTtlMs: v.MODULE_CACHE_TTL_MS, cacheMaxTenants: v.MODULE_CACHE_MAX_TENANTS },
     identity: {
       jwt: {
         issuer: v.JWT_ISSUER, audience: v.JWT_AUDIENCE, privateKey: v.JWT_PRIVATE_KEY, previousPublicKeys: v.JWT_PREVIOUS_PUBLIC_KEYS,

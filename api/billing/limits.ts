@@ -1,5 +1,8 @@
 import { problems, type PlanLimit } from '../../common/problems';
-import { METRIC_KEYS, type PlanState, type UsageMetric, type UsageValues } from '../../db/queries/billing/usage.queries';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import {
+  METRIC_KEYS, selectPlanState, selectUsageOf, type PlanState, type UsageMetric, type UsageValues,
+} from '../../db/queries/billing/usage.queries';
 import type { RouteBilling } from '../routes/registry';
 
 const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -42,4 +45,15 @@ export function checkCreationLimit(limit: { allowed: number; planId: string }, m
   if (current < limit.allowed) return;
   const detail: PlanLimit = { resource: metric, allowed: limit.allowed, current, planId: limit.planId };
   throw problems.planLimitExceeded(detail);
+}
+
+/**
+ * Rule 5 inside a domain's own transaction, for a creation whose count must not race another (a
+ * module install, which holds the tenant's RBAC lock): the plan and the usage are read in the
+ * transaction that then counts the new resource.
+ */
+export async function checkCreationLimitIn(tx: DatabaseTransactionConnection, metric: UsageMetric): Promise<void> {
+  const state = await selectPlanState(tx);
+  const limit = state && creationLimitOf(state, metric);
+  if (limit) checkCreationLimit(limit, metric, await selectUsageOf(tx, metric));
 }

@@ -8,7 +8,7 @@ import { recoverTenantUpdate, terminationWorkflowId } from '../../workflows/bill
 import type { AuthState } from '../context';
 import type { BillingDeps } from './limits-deps';
 
-/** Termination status and recovery are the Platform Owner's (decisions-billing-limits.md). */
+/** Termination status and recovery are the Platform Owner's (docs/decisions.md, Billing). */
 async function requirePlatformOwner(deps: BillingDeps, auth: AuthState): Promise<void> {
   const allowed = !auth.impersonatorId && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
   if (!allowed) throw problems.forbidden('Only the Platform Owner can see or recover tenant terminations');

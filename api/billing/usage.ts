@@ -54,7 +54,7 @@ function ownTenant(auth: AuthState, tenantId: string | undefined): string {
 }
 
 /**
- * GET /billing/usage in the shape the caller asks for (decisions-billing-limits.md): shape 1 when
+ * GET /billing/usage in the shape the caller asks for (docs/decisions.md, Billing): shape 1 when
  * `period` or `shape=period` is given, else shape 2. Live values are read now; a past period is
  * answered from the last snapshot of that month (404 when there is none).
  */

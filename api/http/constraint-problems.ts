@@ -1,4 +1,4 @@
-import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { CheckIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError } from 'slonik';
 import { problems, type Problem } from '../../common/problems';
 
 /**
@@ -13,9 +13,22 @@ const uniqueViolations: Record<string, () => Problem> = {
   wallets_user_currency_label: () => problems.conflict('The user already has a wallet with this currency and label'),
 };
 
+/** A module's permission keys refused by the registry (migration 0010; document 1, Permission keys 1-2): 400. */
+const modulePermissionRefused = (message: string) => () => problems.validation(
+  [{ field: 'permissions', message, code: 'INVALID_VALUE' }], 'The module\'s permissions cannot be registered',
+);
+
+const checkViolations: Record<string, () => Problem> = {
+  permissions_module_prefix: modulePermissionRefused('Module permission keys must start with the module slug; system. and platform. are reserved'),
+  permissions_module_not_system: modulePermissionRefused('The module slug is the prefix of system permissions, which modules cannot register'),
+};
+
 export function constraintProblemOf(error: unknown): Problem | null {
   if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint) {
     return uniqueViolations[error.constraint]?.() ?? null;
+  }
+  if (error instanceof CheckIntegrityConstraintViolationError && error.constraint) {
+    return checkViolations[error.constraint]?.() ?? null;
   }
   return null;
 }

@@ -24,6 +24,8 @@ import { reversalRoutes } from './money/reversals.routes';
 import type { MoneyFlows } from '../money/workflow-client';
 import { holdRoutes } from './money/holds.routes';
 import { transferRoutes } from './money/transfers.routes';
+import { moduleRoutes } from './modules/modules.routes';
+import type { ModuleServices } from '../modules';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -35,6 +37,7 @@ export interface RouteServices {
   money: MoneyDeps;
   /** Holds and transfers, started as Temporal workflows. */
   moneyFlows: MoneyFlows;
+  modules: ModuleServices;
 }
 
 /**
@@ -62,5 +65,6 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...reversalRoutes(services.money),
     ...holdRoutes(services.moneyFlows),
     ...transferRoutes(services.moneyFlows),
+    ...moduleRoutes(services.modules),
   ];
 }

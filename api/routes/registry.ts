@@ -24,6 +24,12 @@ export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
  */
 export type RouteBilling = { creates: UsageMetric } | 'money';
 
+/**
+ * The module a route belongs to: its slug, or, when the module is a path parameter
+ * (`/data/:module/...`), a function naming it from the raw path parameters.
+ */
+export type RouteModule = string | ((params: Record<string, string>) => string);
+
 export interface RouteSchemas<P, Q, B> {
   params?: Joi.ObjectSchema<P>;
   query?: Joi.ObjectSchema<Q>;
@@ -54,6 +60,11 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   auth: 'public' | 'bearer';
   /** The permission a bearer route requires (document 1, RBAC); checked after authentication. */
   permission?: string;
+  /**
+   * The module the route belongs to: 404 module-not-found unless it is installed and active for the
+   * caller's tenant, checked after authentication and before the permission (document 1 order).
+   */
+  module?: RouteModule;
   /** A GET with side effects (an OAuth callback spends its state) says false: it is never retried. */
   idempotent?: false;
   /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
@@ -95,6 +106,7 @@ export class RouteRegistry {
       if (seen.has(where)) throw new RouteConfigurationError(`${where}: declared twice`);
       if (operationIds.has(route.operationId)) throw new RouteConfigurationError(`${where}: operationId ${route.operationId} reused`);
       if (route.permission !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a permission needs auth: 'bearer'`);
+      if (route.module !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a module needs auth: 'bearer'`);
       if (Object.keys(route.schemas.response).length === 0) throw new RouteConfigurationError(`${where}: no response declared`);
       checkPathParams(route, where);
       seen.add(where);

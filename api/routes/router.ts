@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { AppState } from '../context';
 import { bodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
-import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteRegistry } from './registry';
+import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteModule, type RouteRegistry } from './registry';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -12,6 +12,8 @@ export interface ApiRouterOptions {
   validateResponses: boolean;
   /** Put in front of every route declared `auth: 'bearer'`. */
   authenticate: Middleware<AppState>;
+  /** Put after authentication, before authorization, on every route that declares a module (404 module-not-found). */
+  requireModule(module: RouteModule): Middleware<AppState>;
   /** Put after authentication on every route that declares a permission. */
   authorize(permission: string): Middleware<AppState>;
   /** Plan and subscription checks of a bearer route (document 1, Limits); none when billing is off. */
@@ -24,7 +26,8 @@ export interface ApiRouterOptions {
 
 /**
  * The versioned API as one router: each registered route gets, in the order of document 1,
- * authentication (unless it is public), authorization (when it declares a permission), its rate
+ * authentication (unless it is public), the module-installed check (when it declares a module),
+ * authorization (when it declares a permission), its rate
  * limit, the body guard (for methods that carry a body), its validation guard and the call of its handler (deadline, retry, breakers).
  * Authentication comes first, so an anonymous caller learns nothing about a body's validity. The
  * app mounts this router twice, under /v1 and under the alias /api/v1.
@@ -45,6 +48,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
   for (const route of registry.routes) {
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
+      ...(route.module ? [options.requireModule(route.module)] : []),
       ...(route.permission ? [options.authorize(route.permission)] : []),
       ...billingStepOf(route, options),
       ...rateLimitsOf(route, options),

@@ -19,6 +19,8 @@ import type { AuditExportDeps } from '../audit/export/deps';
 import type { IdentityDeps } from '../identity/deps';
 import { createMoneyServices } from '../money';
 import type { MoneyDeps } from '../money/deps';
+import { createModuleServices, type ModuleServices } from '../modules';
+import { loadModuleCatalogue } from '../modules/catalogue';
 import { CircuitBreakers } from '../resilience/circuit-breaker';
 import { TenantBreakers } from '../resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../temporal/client';
@@ -40,8 +42,12 @@ export interface GatewayRuntime {
   identity: IdentityDeps;
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
+  /** The module catalogue, the installed-modules cache and the cache's module.registry.* consumer. */
+  modules: ModuleServices;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
-  gateway: Pick<AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'limits'>;
+  gateway: Pick<
+    AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'limits' | 'installedModules'
+  >;
   /** Usage, usage history and termination routes. */
   billing: BillingDeps;
   /** The audit intake and the pools of the audit routes. */
@@ -67,6 +73,8 @@ export interface GatewayRuntime {
 export async function startGatewayRuntime(config: Readonly<Config>, logger: Logger): Promise<GatewayRuntime> {
   const stopping = new AbortController();
   const retry = { logger, signal: stopping.signal };
+  // Before anything is opened: a broken module manifest stops the start with its file and mistakes.
+  const catalogue = loadModuleCatalogue(config.modules.dir);
   const connections = await openConnections(config, logger);
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
@@ -78,6 +86,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   sweepTenants.unref();
   const money = createMoneyServices(config, connections, logger);
   const access = createAccessControl(config, connections.db, logger);
+  const modules = createModuleServices(config, catalogue, connections.db, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const limits = createLimitEnforcement(config, connections.db, logger);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
@@ -103,6 +112,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     retryUntilDone('permission cache consumer', () => access.roleChanges.start(), retry),
     // Like the permission cache: the TTL keeps plan checks correct enough while Kafka is away.
     ...(limits ? [retryUntilDone('plan cache consumer', () => limits.listener.start(), retry)] : []),
+    // Only an early invalidation: the installed-modules cache also expires by its TTL.
+    retryUntilDone('installed-modules cache consumer', () => modules.changes.start(), retry),
     retryUntilDone(`bucket ${config.s3.bucket}`, async () => {
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);
       logger.info({ bucket: config.s3.bucket, outcome }, 'object storage bucket ensured');
@@ -132,6 +143,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     flags,
     identity,
     access,
+    modules,
     gateway: {
       tokens: identity.tokens,
       permissions: access.resolver,
@@ -141,6 +153,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       tenantBreakers,
       requestAudit,
       limits,
+      installedModules: modules.installed,
     },
     billing: { config, db: connections.db, analyticsDb: connections.analyticsDb, temporal: () => temporal },
     audit,
@@ -165,7 +178,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       await requestAudit.close();
       await Promise.allSettled([
         closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(),
-        limits?.listener.stop(),
+        limits?.listener.stop(), modules.changes.stop(),
       ]);
     },
   };

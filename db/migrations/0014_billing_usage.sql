@@ -7,7 +7,7 @@
 --
 -- The users metric has no counter: it is counted from memberships (every membership not deleted,
 -- blocked ones included: a blocked member still holds a seat), so it can never drift from the rows
--- it counts. See /work/notes/decisions-billing-limits.md.
+-- it counts. See docs/decisions.md, Billing.
 
 -- Cumulative counters (records, storage_bytes, modules). A domain changes one in the transaction of
 -- the change it counts with one upsert (value = value + delta), so concurrent changes queue on the

@@ -1,0 +1,66 @@
+import type { Caller } from '../../access/roles/roles';
+import { authOf } from '../../context';
+import {
+  configureModule, installModule, listModules, uninstallModule, type ModuleRegistryDeps, type ModuleSettings,
+} from '../../modules/module-registry';
+import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import { moduleList, moduleView, patchModule, slugParams, toModuleView, type SlugParams } from './modules.schemas';
+
+type NoParams = Record<string, never>;
+
+function callerOf(ctx: RouteContext<unknown, unknown, unknown>): Caller {
+  const auth = authOf(ctx);
+  return { tenantId: auth.tenantId, userId: auth.userId, ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
+}
+
+const NOT_FOUND = 'A slug the platform does not know, or (except for install) a module the tenant has not installed, is 404 module-not-found.';
+
+/** The tenant's modules (DECISIONS.md): list, install, configure (status, config) and uninstall (soft delete). */
+export function moduleRoutes(deps: ModuleRegistryDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      namespace: 'iam', method: 'GET', path: '/modules', operationId: 'iam.modules.list',
+      summary: 'Every module the platform knows, with whether the tenant installed it and its status',
+      auth: 'bearer', permission: 'modules.list',
+      schemas: { response: { 200: moduleList } },
+      async handler(ctx) {
+        ctx.body = { data: (await listModules(deps, callerOf(ctx))).map(toModuleView) };
+      },
+    }),
+    defineRoute<SlugParams>({
+      namespace: 'iam', method: 'POST', path: '/modules/:slug/install', operationId: 'iam.modules.install',
+      summary: 'Installs (or reinstalls) a module for the tenant and registers its permissions',
+      description: '201 when an installation begins (a reinstall restores the module\'s archived permissions and keeps its '
+        + 'configuration); 200 when it was installed already (its permissions are registered again, descriptions updated). '
+        + `Permission keys that do not start with the slug, or that a system key reserves, are 400. ${NOT_FOUND}`,
+      auth: 'bearer', permission: 'modules.install',
+      schemas: { params: slugParams, response: { 200: moduleView, 201: moduleView } },
+      async handler(ctx) {
+        const result = await installModule(deps, callerOf(ctx), ctx.guard.params.slug);
+        ctx.body = toModuleView(result);
+        ctx.status = result.created ? 201 : 200;
+      },
+    }),
+    defineRoute<SlugParams, NoParams, ModuleSettings>({
+      namespace: 'iam', method: 'PATCH', path: '/modules/:slug', operationId: 'iam.modules.configure',
+      summary: 'Activates or deactivates an installed module and replaces its configuration',
+      description: `An inactive module's routes answer 404 module-not-found; its permissions stay active. ${NOT_FOUND}`,
+      auth: 'bearer', permission: 'modules.configure',
+      schemas: { params: slugParams, body: patchModule, response: { 200: moduleView } },
+      async handler(ctx) {
+        ctx.body = toModuleView(await configureModule(deps, callerOf(ctx), ctx.guard.params.slug, ctx.guard.body));
+      },
+    }),
+    defineRoute<SlugParams>({
+      namespace: 'iam', method: 'DELETE', path: '/modules/:slug', operationId: 'iam.modules.uninstall',
+      summary: 'Uninstalls a module (soft delete): its data is kept, its permissions are archived until a reinstall',
+      description: NOT_FOUND,
+      auth: 'bearer', permission: 'modules.uninstall',
+      schemas: { params: slugParams, response: { 204: null } },
+      async handler(ctx) {
+        await uninstallModule(deps, callerOf(ctx), ctx.guard.params.slug);
+        ctx.status = 204;
+      },
+    }),
+  ];
+}
