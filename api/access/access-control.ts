@@ -1,23 +1,32 @@
 import type { Config } from '../../common/config';
-import { createKafka } from '../../common/kafka';
+import { topics } from '../../common/events/topics';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import { PermissionCache } from './permission-cache';
 import { PermissionResolver } from './permission-resolver';
-import { RoleChangeListener } from './role-change-listener';
 import { TenantVersionReader } from './tenant-versions';
+import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
+
+export const ROLE_CHANGED = 'auth.role.changed';
 
 /** The gateway's permission checking: the resolver the routes use, its cache, and the cache's Kafka invalidation. */
 export interface AccessControl {
   resolver: PermissionResolver;
   cache: PermissionCache;
-  roleChanges: RoleChangeListener;
+  /**
+   * Drops a tenant's cached permissions on auth.role.changed (document 1, Events): only an early
+   * invalidation, since the cache checks the tenant's RBAC version on every request.
+   */
+  roleChanges: TenantEventListener;
 }
 
 export function createAccessControl(config: Readonly<Config>, db: DatabasePool, logger: Logger): AccessControl {
   const cache = new PermissionCache({
     db, versions: new TenantVersionReader(db), ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries,
   });
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-permission-cache` }, logger);
-  return { resolver: new PermissionResolver(cache), cache, roleChanges: new RoleChangeListener(kafka, cache, logger) };
+  const roleChanges = createTenantEventListener(config, logger, {
+    name: 'permission-cache', topic: topics.auth.name,
+    concerns: (type) => type === ROLE_CHANGED, invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+  });
+  return { resolver: new PermissionResolver(cache), cache, roleChanges };
 }

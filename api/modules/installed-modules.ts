@@ -22,7 +22,7 @@ interface Entry {
  * loaded in one query and reused for a short TTL, so the request path usually does no I/O. A change
  * made through this process drops the tenant's set as it commits; a change made through another
  * gateway process drops it when its module.registry.* event arrives from Kafka
- * (ModuleChangeListener); the TTL bounds what a lost event can cost. Concurrent misses of a tenant
+ * (the module-cache TenantEventListener); the TTL bounds what a lost event can cost. Concurrent misses of a tenant
  * share one load, and a load that a change overtook is answered but not kept.
  */
 export class InstalledModules {

@@ -5,7 +5,8 @@ import { enqueueEvent } from '../../common/events/publish';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { TenantModuleRow } from '../../db/queries/modules/tenant-modules.queries';
 import type { Actor } from '../access/roles/role-changes';
-import { MODULE_EVENT_PREFIX } from './module-change-listener';
+
+export const MODULE_EVENT_PREFIX = 'module.registry.';
 
 /** The module.registry.* event types (document 3 names the namespace and its owner, not the types). */
 export type ModuleChangeKind = 'installed' | 'updated' | 'uninstalled';

@@ -1,5 +1,5 @@
 import type { Config } from '../../../common/config';
-import { createKafka } from '../../../common/kafka';
+import { topics } from '../../../common/events/topics';
 import type { Logger } from '../../../common/logger';
 import type { DatabasePool } from '../../../db/pool';
 import { selectUsageOf, type PlanState, type UsageMetric } from '../../../db/queries/billing/usage.queries';
@@ -7,8 +7,11 @@ import { withTenant } from '../../../db/tenant';
 import { authOf, type AppMiddleware } from '../../context';
 import type { AnyRoute } from '../../routes/registry';
 import { checkCreationLimit, checkSubscriptionStatus, creationLimitOf } from '../limits';
-import { BillingChangeListener } from './billing-change-listener';
+import { createTenantEventListener, type TenantEventListener } from '../../runtime/tenant-event-listener';
 import { PlanCache } from './plan-cache';
+
+/** The billing events after which the gateway reloads a tenant's plan info (document 1, Events). */
+export const PLAN_CACHE_EVENTS: ReadonlySet<string> = new Set(['billing.plan.changed', 'billing.subscription.changed']);
 
 /**
  * The gateway's limit enforcement (document 1, "Limit enforcement per mutating request at the
@@ -19,7 +22,8 @@ import { PlanCache } from './plan-cache';
 export class LimitEnforcement {
   constructor(
     readonly cache: PlanCache,
-    readonly listener: BillingChangeListener,
+    /** Drops a tenant's cached plan info on billing.plan.changed / billing.subscription.changed. */
+    readonly listener: TenantEventListener,
     private readonly db: DatabasePool,
   ) {}
 
@@ -51,6 +55,9 @@ export class LimitEnforcement {
 export function createLimitEnforcement(config: Readonly<Config>, db: DatabasePool, logger: Logger): LimitEnforcement | null {
   if (!config.billingLimits.enabled) return null;
   const cache = new PlanCache({ db, ttlMs: config.billingLimits.cacheTtlMs });
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-plan-cache` }, logger);
-  return new LimitEnforcement(cache, new BillingChangeListener(kafka, cache, logger), db);
+  const listener = createTenantEventListener(config, logger, {
+    name: 'plan-cache', topic: topics.billing.name,
+    concerns: (type) => PLAN_CACHE_EVENTS.has(type), invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+  });
+  return new LimitEnforcement(cache, listener, db);
 }

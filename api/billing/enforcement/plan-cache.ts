@@ -22,7 +22,7 @@ export interface PlanCacheOptions {
  * A fresh entry is answered synchronously, so a cached request costs one Map lookup; a miss reads
  * subscription and plans in one query, shared by every request of the tenant that arrives meanwhile.
  * `billing.plan.changed` and `billing.subscription.changed` drop the tenant's entry
- * (BillingChangeListener); the TTL bounds staleness when an event is missed. A load that started
+ * (the plan-cache TenantEventListener); the TTL bounds staleness when an event is missed. A load that started
  * before an invalidation is answered but not kept, so an event is never undone by a slow read.
  */
 export class PlanCache {

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { EVENT_HEADERS, headerValue } from '../../common/events/envelope';
+import type { Config } from '../../common/config';
+import { createConsumer, createKafka, onGroupJoin, type Consumer, type Kafka } from '../../common/kafka';
+import type { Logger } from '../../common/logger';
+
+export interface TenantEventListenerOptions {
+  /** What the listener keeps fresh: names its consumer group and its log lines (`permission-cache`). */
+  name: string;
+  topic: string;
+  /** Whether an event of this type changes what is cached. */
+  concerns(type: string): boolean;
+  /** Drops what is cached for the tenant. */
+  invalidate(tenantId: string): void;
+}
+
+/**
+ * Drops a tenant's entry of a gateway cache (permissions, plan info, installed modules) when an event
+ * of the tenant that concerns it arrives, so a change made through another gateway process takes
+ * effect here at once. Every gateway instance must see every change, so each reads in a consumer
+ * group of its own (`gateway.<name>.<instance>`), from the latest offset: what happened before it
+ * started is not in its cache. Events are told apart by their headers; the value is not parsed.
+ * Nothing depends on it for correctness: each cache bounds staleness itself (a version check or a
+ * TTL) while Kafka is away.
+ */
+export class TenantEventListener {
+  readonly groupId: string;
+  private consumer: Consumer | null = null;
+  private joinedOnce!: () => void;
+  /** Settles the first time the consumer has joined its group (tests wait for it). */
+  readonly joined = new Promise<void>((resolve) => { this.joinedOnce = resolve; });
+
+  constructor(private readonly kafka: Kafka, private readonly options: TenantEventListenerOptions, private readonly logger: Logger) {
+    this.groupId = `gateway.${options.name}.${randomUUID()}`;
+  }
+
+  /** Connects and starts consuming; throws when Kafka cannot be reached (the caller retries). */
+  async start(): Promise<void> {
+    const { topic, concerns, invalidate, name } = this.options;
+    const consumer = createConsumer(this.kafka, { groupId: this.groupId, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+    onGroupJoin(consumer, () => this.joinedOnce());
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: false });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          if (!concerns(headerValue(message, EVENT_HEADERS.type) ?? '')) return;
+          const tenantId = headerValue(message, EVENT_HEADERS.tenantId);
+          if (tenantId) invalidate(tenantId);
+        },
+      });
+    } catch (error) {
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    this.consumer = consumer;
+    this.logger.info({ groupId: this.groupId, topic }, `${name} follows its events`);
+  }
+
+  async stop(): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = null;
+    await consumer?.disconnect().catch((error: unknown) => this.logger.warn({ err: error }, `${this.options.name} consumer did not disconnect cleanly`));
+  }
+}
+
+/** A listener with a Kafka client of its own (client id `<KAFKA_CLIENT_ID>-<name>`). */
+export function createTenantEventListener(config: Readonly<Config>, logger: Logger, options: TenantEventListenerOptions): TenantEventListener {
+  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-${options.name}` }, logger);
+  return new TenantEventListener(kafka, options, logger);
+}
