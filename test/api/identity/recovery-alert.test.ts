@@ -8,6 +8,8 @@ import { mailsTo, startMailGateway, waitForMail, type MailGateway } from '../../
  * the owner. Through the real mail path (gateway → sendEmail workflow → SMTP → Mailpit): the owner of
  * every tenant the account belongs to receives the alert once, after the lock has committed.
  */
+// The mail worker bundles the workflows first (webpack), which takes seconds on a busy machine.
+jest.setTimeout(60_000);
 let mail: MailGateway;
 let owner: DatabasePool;
 
