@@ -116,6 +116,12 @@ const schema = Joi.object({
   TEMPORAL_UI_URL: Joi.string().uri().default('http://127.0.0.1:8233'),
   // The time-skipping test server the workflow tests start (a wrapper the bring-up scripts build).
   TEMPORAL_TEST_SERVER_PATH: Joi.string().default(join(homedir(), '.cache/platform/bin/temporal-test-server')),
+  // 32 bytes in base64: encrypts every Temporal payload (AES-256-GCM). Without it the key file is used.
+  TEMPORAL_PAYLOAD_KEY: Joi.string().base64().custom((value: string, helpers) => (Buffer.from(value, 'base64').length === 32 ? value : helpers.error('any.invalid'))),
+  // Comma-separated base64 keys that still decrypt payloads sealed before a rotation.
+  TEMPORAL_PAYLOAD_PREVIOUS_KEYS: Joi.string().pattern(/^[A-Za-z0-9+/=]+(,[A-Za-z0-9+/=]+)*$/),
+  // Default: $PLATFORM_DATA/temporal/payload-keys.json, generated once when missing.
+  TEMPORAL_PAYLOAD_KEY_FILE: Joi.string(),
 
   S3_ENDPOINT: Joi.string().default('127.0.0.1'),
   S3_PORT: Joi.number().port().default(9000),
@@ -245,6 +251,11 @@ export interface Config {
   redis: { url: string };
   kafka: { brokers: string[]; clientId: string; retentionHours: number; auditRetentionHours: number; partitions: number };
   temporal: { address: string; namespace: string; uiUrl: string; testServerPath: string };
+  /**
+   * The payload codec of every Temporal client and worker: key encrypts (base64 of 32 bytes; else the
+   * first key of keyFile, generated once); previousKeys only decrypt (rotation).
+   */
+  temporalCodec: { key?: string; previousKeys: string[]; keyFile: string };
   s3: { endPoint: string; port: number; useSSL: boolean; accessKey: string; secretKey: string; bucket: string; region: string };
   clamav: { host: string; port: number };
   /** linkBaseUrl: where the links in e-mails point; taskQueue: where the gateway starts mail workflows. */
@@ -388,6 +399,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
     temporal: {
       address: v.TEMPORAL_ADDRESS, namespace: v.TEMPORAL_NAMESPACE, uiUrl: v.TEMPORAL_UI_URL,
       testServerPath: v.TEMPORAL_TEST_SERVER_PATH,
+    },
+    temporalCodec: {
+      key: v.TEMPORAL_PAYLOAD_KEY, previousKeys: v.TEMPORAL_PAYLOAD_PREVIOUS_KEYS?.split(',') ?? [],
+      keyFile: v.TEMPORAL_PAYLOAD_KEY_FILE ?? join(v.PLATFORM_DATA, 'temporal', 'payload-keys.json'),
     },
     s3: {
       endPoint: v.S3_ENDPOINT, port: v.S3_PORT, useSSL: v.S3_USE_SSL, accessKey: v.S3_ACCESS_KEY,

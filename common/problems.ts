@@ -120,6 +120,9 @@ export const problems = {
   invalidCredentials: () => new Problem('invalid-credentials', 'The e-mail address or password is wrong'),
   mfaRequired: () => new Problem('mfa-required', 'Two-factor authentication is on; send mfaCode'),
   mfaInvalid: () => new Problem('mfa-invalid', 'The two-factor code is wrong or expired'),
+  // A provider sign-in cannot be repeated with a code: the challenge token carries it to POST /auth/mfa/challenge.
+  mfaChallenge: (mfaToken: string, expiresAt: string) => new Problem('mfa-required',
+    'Two-factor authentication is on; send mfaToken with mfaCode or recoveryCode to POST /auth/mfa/challenge', { mfaToken, expiresAt }),
   accountLocked: () => new Problem('account-locked', 'The account is locked; contact your administrator'),
   forbidden: (detail = 'You do not have permission for this action') => new Problem('forbidden', detail),
   notFound: (what = 'resource') => new Problem('not-found', `The ${what} was not found`),

@@ -60,6 +60,8 @@ async function main(): Promise<void> {
       workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
       // Every domain's activities on the one queue: the recorded run may call any of them.
       activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, objectStore: createObjectStore(cfg.s3), smtp }))),
+      // No encryption: a committed history must replay anywhere, without this machine's payload key.
+      dataConverter: {},
     });
     const client = testServer?.client ?? new Client({ connection, namespace: cfg.temporal.namespace });
     const history = await worker.runUntil(async () => {

@@ -6,6 +6,7 @@ import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
 import { createSmtpSender } from '../common/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
+import { platformDataConverter } from '../common/temporal/data-converter';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
 import { ensureSchedules } from './schedules';
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
   const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-owner', maxPoolSize: cfg.db.poolSize });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const workflowBundle = await bundleWorkflows();
+  // Every payload the workers and the Schedules client write is encrypted (common/temporal/payload-codec.ts).
+  const dataConverter = await platformDataConverter(cfg.temporalCodec);
   const smtp = createSmtpSender(cfg.mail);
   const activitiesByDomain = createActivities({
     ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
@@ -34,11 +37,11 @@ async function main(): Promise<void> {
   const workers: Worker[] = [];
   for (const [domain, activities] of Object.entries(activitiesByDomain)) {
     const taskQueue = taskQueues[domain as Domain];
-    workers.push(await createDomainWorker({ connection, namespace: cfg.temporal.namespace, taskQueue, workflowBundle, activities }));
+    workers.push(await createDomainWorker({ connection, namespace: cfg.temporal.namespace, taskQueue, workflowBundle, activities, dataConverter }));
     logger.info({ taskQueue }, 'worker created');
   }
 
-  await ensureSchedules(new Client({ connection, namespace: cfg.temporal.namespace }), cfg);
+  await ensureSchedules(new Client({ connection, namespace: cfg.temporal.namespace, dataConverter }), cfg);
   logger.info({ ui: cfg.temporal.uiUrl }, 'schedules ensured');
 
   // One failed Worker stops the others too: a process that serves only some of its task queues

@@ -4,6 +4,7 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
+import type { LoginMethod } from '../../common/identity/tokens';
 import type { IdentityDeps, TokenPair } from './deps';
 import { enqueueAuthEvent } from './events';
 import { assertLoginSecondFactor } from './mfa/second-factor';
@@ -46,8 +47,7 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
   return completeLogin(deps, user, { method: 'password' });
 }
 
-/** How a sign-in was proved, as the auth.user.logged_in event reports it. */
-export type LoginMethod = { method: 'password' } | { method: 'oidc'; provider: string };
+export type { LoginMethod } from '../../common/identity/tokens';
 
 /**
  * The end of every successful sign-in (password or external provider), once the account is known
@@ -63,7 +63,7 @@ export async function completeLogin(
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
   const chosen = tenants.length === 1 ? tenants[0] : tenants.find((tenant) => tenant.id === user.lastTenantId);
   if (!chosen) {
-    const session = await deps.tokens.issueSelectionToken(user.id);
+    const session = await deps.tokens.issueSelectionToken(user.id, how);
     return { requiresTenantSelection: true, sessionToken: session.token, tenants };
   }
   // The account and its active membership were both just read; nothing more to check.
@@ -71,14 +71,15 @@ export async function completeLogin(
 }
 
 /**
- * POST /auth/select-tenant: the session token proves the password was given within 5 minutes; the
- * chosen tenant must be one of the user's (any other is 404, never 403, so tenants cannot be probed).
+ * POST /auth/select-tenant: the session token proves a sign-in (password or provider, which it names)
+ * within 5 minutes; the chosen tenant must be one of the user's (any other is 404, never 403, so
+ * tenants cannot be probed). The session reports the sign-in's own method.
  */
 export async function selectTenant(
   deps: IdentityDeps,
   selection: { sessionToken: string; tenantId: string; rememberChoice: boolean },
 ): Promise<TokenPair> {
-  const { userId } = await deps.tokens.verifySelectionToken(selection.sessionToken);
+  const { userId, how } = await deps.tokens.verifySelectionToken(selection.sessionToken);
   const { tenantId } = selection;
   return withTenant(deps.db, tenantId, async (tx) => {
     const profile = await selectUserProfile(tx, userId);
@@ -86,7 +87,7 @@ export async function selectTenant(
     // The account may have been deleted or locked since its password was checked.
     if (profile.deletedAt !== null || profile.status === 'locked') throw problems.unauthorized('The account cannot sign in');
     if (selection.rememberChoice) await updateLastTenant(tx, userId, tenantId);
-    return openSession(deps, tx, { userId, email: profile.email, tenantId });
+    return openSession(deps, tx, { userId, email: profile.email, tenantId }, how);
   });
 }
 
@@ -95,7 +96,7 @@ async function openSession(
   deps: IdentityDeps,
   tx: DatabaseTransactionConnection,
   subject: SessionSubject,
-  how: LoginMethod = { method: 'password' },
+  how: LoginMethod,
 ): Promise<TokenPair> {
   const pair = await issuePair(deps, tx, subject);
   await enqueueAuthEvent(tx, 'auth.user.logged_in', subject.tenantId, subject.userId, {

@@ -103,7 +103,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       established.postgres = true;
     }, retry),
     retryUntilDone('Temporal connection', async () => {
-      const handle = await connectTemporal(config.temporal);
+      const handle = await connectTemporal(config.temporal, config.temporalCodec);
       // A connection that succeeds after shutdown began must not keep the process alive.
       if (stopping.signal.aborted) await handle.connection.close();
       else temporal = handle;

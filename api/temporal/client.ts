@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../../common/config';
 import { clientInterceptors } from '../../common/temporal/client-interceptors';
+import { platformDataConverter } from '../../common/temporal/data-converter';
 
 export interface TemporalHandle {
   connection: Connection;
@@ -10,9 +11,11 @@ export interface TemporalHandle {
 /**
  * One connection and client per gateway process, shared by every route that starts or signals work.
  * Its interceptors carry the request context (tenant, trace, actor) of runWithRequestContext into
- * every workflow the request starts, signals or updates.
+ * every workflow the request starts, signals or updates; its data converter encrypts every payload
+ * (common/temporal/payload-codec.ts), as the workers' does.
  */
-export async function connectTemporal(cfg: Config['temporal']): Promise<TemporalHandle> {
+export async function connectTemporal(cfg: Config['temporal'], codec: Config['temporalCodec']): Promise<TemporalHandle> {
+  const dataConverter = await platformDataConverter(codec);
   // A failed Connection.connect() leaves its gRPC channel open with reconnect timers running; a lazy
   // connection can be closed when the first contact fails, so retried start-ups leak nothing.
   const connection = Connection.lazy({ address: cfg.address, connectTimeout: '5s' });
@@ -22,6 +25,6 @@ export async function connectTemporal(cfg: Config['temporal']): Promise<Temporal
     await connection.close();
     throw error;
   }
-  const client = new Client({ connection, namespace: cfg.namespace, interceptors: clientInterceptors });
+  const client = new Client({ connection, namespace: cfg.namespace, interceptors: clientInterceptors, dataConverter });
   return { connection, client };
 }

@@ -1,9 +1,8 @@
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import {
   calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, importPKCS8, type CryptoKey, type JWK,
 } from 'jose';
 import type { Config } from '../config';
+import { readOrCreateKeyFile } from './key-file';
 
 export const JWT_ALG = 'ES256';
 
@@ -47,27 +46,14 @@ async function newPrivateJwk(): Promise<JWK> {
   return exportJWK(privateKey);
 }
 
-/**
- * The key file: a JWK set of private keys, the first one signing. It is created once, atomically
- * (written aside, then hard-linked into place), so gateways starting together agree on one key.
- */
-async function readOrCreateKeyFile(path: string): Promise<JWK[]> {
+/** The key file: a JWK set of private keys, the first one signing, created once (key-file.ts). */
+async function readOrCreateSigningKeyFile(path: string): Promise<JWK[]> {
   try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { keys: JWK[] }).keys;
+    const text = await readOrCreateKeyFile(path, async () => JSON.stringify({ keys: [await newPrivateJwk()] }, null, 2));
+    return (JSON.parse(text) as { keys: JWK[] }).keys;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new SigningKeyError(`${path}: ${(error as Error).message}`);
+    throw new SigningKeyError(`${path}: ${(error as Error).message}`);
   }
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const aside = `${path}.${process.pid}.tmp`;
-  writeFileSync(aside, JSON.stringify({ keys: [await newPrivateJwk()] }, null, 2), { mode: 0o600 });
-  try {
-    linkSync(aside, path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    unlinkSync(aside);
-  }
-  return (JSON.parse(readFileSync(path, 'utf8')) as { keys: JWK[] }).keys;
 }
 
 /** JWT_PRIVATE_KEY: a PKCS#8 PEM or a private JWK. */
@@ -84,7 +70,7 @@ async function configuredPrivateJwk(value: string): Promise<JWK> {
  * with it verify until they expire, then it can go.
  */
 export async function loadSigningKeys(cfg: Config['identity']['jwt']): Promise<SigningKeys> {
-  const privateJwks = cfg.privateKey ? [await configuredPrivateJwk(cfg.privateKey)] : await readOrCreateKeyFile(cfg.keyFile);
+  const privateJwks = cfg.privateKey ? [await configuredPrivateJwk(cfg.privateKey)] : await readOrCreateSigningKeyFile(cfg.keyFile);
   const previous = cfg.previousPublicKeys ? (JSON.parse(cfg.previousPublicKeys) as { keys: JWK[] }).keys : [];
   if (privateJwks.length === 0) throw new SigningKeyError(`${cfg.keyFile}: the key set is empty`);
 

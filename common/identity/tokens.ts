@@ -39,6 +39,28 @@ function actorOf(act: unknown): string | null {
  */
 const ACCESS_TYP = 'at+jwt';
 const SELECTION_TYP = 'tenant-selection+jwt';
+const MFA_CHALLENGE_TYP = 'mfa-challenge+jwt';
+
+/** How a sign-in was proved, as the auth.user.logged_in event reports it. */
+export type LoginMethod = { method: 'password' } | { method: 'oidc'; provider: string };
+
+/** What a token of an unfinished sign-in says: who, and how the first factor was proved. */
+export interface PendingLogin {
+  userId: string;
+  how: LoginMethod;
+}
+
+const PROVIDER_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+/** The `login` claim of a pending-login token: `password` or `oidc:<provider>`. */
+const loginClaim = (how: LoginMethod): string => (how.method === 'oidc' ? `oidc:${how.provider}` : 'password');
+
+function loginMethodOf(claim: unknown): LoginMethod | null {
+  // A selection token from before the claim existed was always a password login.
+  if (claim === undefined || claim === 'password') return { method: 'password' };
+  if (typeof claim !== 'string' || !claim.startsWith('oidc:') || !PROVIDER_ID.test(claim.slice(5))) return null;
+  return { method: 'oidc', provider: claim.slice(5) };
+}
 
 export interface SignedToken {
   token: string;
@@ -93,15 +115,40 @@ export class TokenService {
     return { sub, email, tenantId, roles: roles as string[], iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
   }
 
-  /** The 5-minute token of a login that must still choose its tenant; it names the user only. */
-  issueSelectionToken(userId: string, now = new Date()): Promise<SignedToken> {
-    return this.sign({}, userId, SELECTION_TYP, this.ttl.sessionToken, now);
+  /**
+   * The 5-minute token of a login that must still choose its tenant: the user, and how the login was
+   * proved, so the session it opens reports the real method.
+   */
+  issueSelectionToken(userId: string, how: LoginMethod = { method: 'password' }, now = new Date()): Promise<SignedToken> {
+    return this.sign({ login: loginClaim(how) }, userId, SELECTION_TYP, this.ttl.sessionToken, now);
   }
 
-  async verifySelectionToken(token: string): Promise<{ userId: string }> {
-    const { sub } = await this.verify(token, SELECTION_TYP);
-    if (typeof sub !== 'string' || !isUuid(sub)) throw problems.unauthorized('The session token is not valid');
-    return { userId: sub };
+  async verifySelectionToken(token: string): Promise<PendingLogin> {
+    const { userId, how } = await this.verifyPending(token, SELECTION_TYP, 'The session token is not valid');
+    return { userId, how };
+  }
+
+  /**
+   * The 5-minute token of a sign-in whose first factor was proved elsewhere (an external provider)
+   * and that still needs the account's second factor (POST /auth/mfa/challenge).
+   */
+  issueMfaChallengeToken(user: { id: string; email: string }, how: LoginMethod, now = new Date()): Promise<SignedToken> {
+    return this.sign({ login: loginClaim(how), email: user.email }, user.id, MFA_CHALLENGE_TYP, this.ttl.sessionToken, now);
+  }
+
+  /** The challenge names the address too: the login throttle counts by it, and the account is found by it. */
+  async verifyMfaChallengeToken(token: string): Promise<PendingLogin & { email: string }> {
+    const invalid = 'The two-factor challenge token is not valid';
+    const { userId, how, payload } = await this.verifyPending(token, MFA_CHALLENGE_TYP, invalid);
+    if (typeof payload.email !== 'string') throw problems.unauthorized(invalid);
+    return { userId, how, email: payload.email };
+  }
+
+  private async verifyPending(token: string, typ: string, invalid: string): Promise<PendingLogin & { payload: JWTPayload }> {
+    const payload = await this.verify(token, typ);
+    const how = loginMethodOf(payload.login);
+    if (typeof payload.sub !== 'string' || !isUuid(payload.sub) || !how) throw problems.unauthorized(invalid);
+    return { userId: payload.sub, how, payload };
   }
 
   private async sign(claims: JWTPayload, subject: string, typ: string, ttlSeconds: number, now: Date): Promise<SignedToken> {

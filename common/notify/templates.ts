@@ -14,6 +14,8 @@ export interface EmailTemplates {
   'duplicate-invite': { tenantName: string; invitedBy: string };
   /** POST /users: the new account sets its own password. */
   'set-password': { link: string; tenantName: string; expiresAt: string };
+  /** Recovery locked after repeated wrong recovery codes: the tenant owner is told someone is trying them. */
+  'recovery-locked': { account: string; tenantName: string; lockedUntil: string };
   /** Anything else a feature needs to tell someone (billing dunning, security alerts). */
   'notice': { subject: string; text: string };
 }
@@ -65,6 +67,12 @@ const renderers: { [Name in EmailTemplateName]: (data: EmailTemplates[Name]) => 
     `An account was created for you at ${tenantName}. Choose a password to sign in.`,
     `The link works once and expires at ${expiresAt}.`,
   ], { label: 'Choose a password', href: link }),
+  'recovery-locked': ({ account, tenantName, lockedUntil }) => compose(`Security alert: recovery locked for ${account}`, [
+    `Someone entered wrong recovery codes for the account ${account} of ${tenantName} several times in a row, `
+      + `together with its correct password. Recovery with codes is locked for this account until ${lockedUntil}.`,
+    'If this was not the account holder, their password is known to someone else: ask them to change it, '
+      + 'and check the account\'s recent sign-ins.',
+  ]),
   'notice': ({ subject, text }) => compose(subject, text.split(/\n{2,}/)),
 };
 

@@ -7,6 +7,7 @@ import { connectTemporal } from '../../api/temporal/client';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { clientInterceptors } from '../../common/temporal/client-interceptors';
+import { platformDataConverter } from '../../common/temporal/data-converter';
 import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/worker';
 
 // The SDK logs every worker state change at INFO; a test's output should show only what went wrong.
@@ -32,7 +33,7 @@ Runtime.install({
 export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } },
-    client: { interceptors: clientInterceptors },
+    client: { interceptors: clientInterceptors, dataConverter: await platformDataConverter(config().temporalCodec) },
   });
 }
 
@@ -70,6 +71,7 @@ export async function createTestWorker(target: WorkerTarget, options: TestWorker
     taskQueue: options.taskQueue,
     workflowBundle: options.workflowBundle ?? await platformBundle(),
     activities: options.activities,
+    dataConverter: await platformDataConverter(config().temporalCodec),
   });
 }
 
@@ -86,7 +88,7 @@ export interface DevServer extends WorkerTarget {
 export async function connectDevServer(): Promise<DevServer> {
   const cfg = config().temporal;
   const [{ connection, client }, nativeConnection] = await Promise.all([
-    connectTemporal(cfg),
+    connectTemporal(cfg, config().temporalCodec),
     NativeConnection.connect({ address: cfg.address }),
   ]);
   return {

@@ -2,6 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
+import type { DataConverter } from '@temporalio/common';
+import { config } from '../../common/config';
+import { platformDataConverter } from '../../common/temporal/data-converter';
 import { platformBundle } from '../helpers/temporal';
 
 /**
@@ -32,9 +35,11 @@ function committedHistories(): RecordedHistory[] {
 
 describe('replay of recorded workflow histories', () => {
   let workflowBundle: WorkflowBundleWithSourceMap;
+  // The workers' own data converter: histories recorded before payloads were encrypted pass its codec unchanged.
+  let dataConverter: DataConverter;
 
   beforeAll(async () => {
-    workflowBundle = await platformBundle();
+    [workflowBundle, dataConverter] = await Promise.all([platformBundle(), platformDataConverter(config().temporalCodec)]);
   });
 
   it('replays every committed history without a determinism error', async () => {
@@ -42,7 +47,7 @@ describe('replay of recorded workflow histories', () => {
     expect(histories.length).toBeGreaterThan(0);
 
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories({ workflowBundle, replayName: 'committed histories' }, histories)) {
+    for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter, replayName: 'committed histories' }, histories)) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
     }
     expect(failures).toEqual([]);
@@ -51,7 +56,7 @@ describe('replay of recorded workflow histories', () => {
   it('fails on a history whose workflow started a timer where today\'s code schedules the activity', async () => {
     const { history } = readHistory(brokenDir, 'expire-stale-records.timer-first.json', 'broken');
 
-    const failure = await Worker.runReplayHistory({ workflowBundle, replayName: 'broken history' }, history)
+    const failure = await Worker.runReplayHistory({ workflowBundle, dataConverter, replayName: 'broken history' }, history)
       .catch((err: unknown) => err);
 
     expect(failure).toBeInstanceOf(DeterminismViolationError);

@@ -2,6 +2,7 @@ import {
   bundleWorkflowCode, DefaultLogger, Runtime, Worker,
   type NativeConnection, type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { contextActivityInterceptors } from '../../common/temporal/activity-context';
 
 /** The one workflows entry and the workflow interceptor modules compiled into every bundle. */
@@ -25,16 +26,19 @@ export interface DomainWorkerOptions {
   taskQueue: string;
   workflowBundle: WorkflowBundleWithSourceMap;
   activities: object;
+  /** platformDataConverter (the encrypting codec) everywhere except where a plain history is wanted on purpose. */
+  dataConverter: DataConverter;
 }
 
 /** A Worker as the platform runs it: the shared bundle, the domain's activities, context propagation. */
-export function createDomainWorker({ connection, namespace, taskQueue, workflowBundle, activities }: DomainWorkerOptions): Promise<Worker> {
+export function createDomainWorker({ connection, namespace, taskQueue, workflowBundle, activities, dataConverter }: DomainWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection,
     namespace,
     taskQueue,
     workflowBundle,
     activities,
+    dataConverter,
     interceptors: { activity: [contextActivityInterceptors] },
     // In-flight activities get this long to finish on shutdown before they are cancelled.
     shutdownGraceTime: '30 seconds',

@@ -13,7 +13,7 @@ import type { IdentityDeps, TokenPair } from '../deps';
 import { enqueueAuthEvent } from '../events';
 import { issuePair, publicPair } from '../sessions';
 import { recordAccountAudit } from './audit';
-import { raiseRecoveryLockoutAlert } from './lockout-alert';
+import { mailRecoveryLockAlert, raiseRecoveryLockoutAlert, type RecoveryLockoutAlert } from './lockout-alert';
 import { mfaKeys } from './mfa-keys';
 import { hashRecoveryCode } from './recovery-code-crypto';
 import { afterRecoveryFailure, lockSecondsLeft, type FailureState } from './recovery-lockout';
@@ -42,7 +42,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  *   for the life of its access token /auth/mfa/disable accepts the password alone;
  * - a wrong code is 401 mfa-invalid and counts (recovery-lockout.ts); the failure that reaches the
  *   limit answers 429 (recovery locked for an hour, Retry-After) or 403 account-locked, and raises
- *   the alert, all committed together although the request fails.
+ *   the alert, all committed together although the request fails; the owners' alert mail follows the commit.
  */
 export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: string): Promise<TokenPair> {
   await deps.throttle.assertAllowed(request.email, ip);
@@ -53,25 +53,44 @@ export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: 
     throw problems.invalidCredentials();
   }
   if (user.status === 'locked') throw problems.accountLocked();
+  const pair = await redeemRecoveryCode(deps, user, request.recoveryCode, ip);
+  await deps.throttle.recordSuccess(request.email);
+  return pair;
+}
 
+/**
+ * The second half of a recovery, once the first factor is proven (the password here, or a provider
+ * sign-in waiting for its second factor): the code is tried under the lockout rules in the
+ * remembered tenant if it is still one of the user's, else the first. A lock's owner alert is mailed
+ * after the transaction that records the lock has committed.
+ */
+export async function redeemRecoveryCode(
+  deps: IdentityDeps, user: Pick<LoginUser, 'id' | 'email' | 'lastTenantId'>, code: string, ip: string,
+): Promise<TokenPair> {
   const tenants = await selectUserTenants(deps.db, user.id);
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
   const tenant = tenants.find((candidate) => candidate.id === user.lastTenantId) ?? tenants[0];
 
-  const outcome = await withTenant(deps.db, tenant.id, (tx) => attempt(deps, tx, tenant.id, user, request.recoveryCode, ip));
-  if (outcome instanceof Error) throw outcome;
-  await deps.throttle.recordSuccess(request.email);
-  return outcome;
+  const { result, alert } = await withTenant(deps.db, tenant.id, (tx) => attempt(deps, tx, tenant.id, user, code, ip));
+  if (alert?.kind === 'recovery-locked') await mailRecoveryLockAlert(deps, { ...alert, lockedUntil: alert.lockedUntil! });
+  if (result instanceof Error) throw result;
+  return result;
+}
+
+/** The answer of one attempt, and the alert its transaction raised (committed with it although the request fails). */
+interface Attempt {
+  result: TokenPair | Problem;
+  alert?: RecoveryLockoutAlert;
 }
 
 async function attempt(
-  deps: IdentityDeps, tx: DatabaseTransactionConnection, tenantId: string, user: LoginUser, code: string, ip: string,
-): Promise<TokenPair | Problem> {
+  deps: IdentityDeps, tx: DatabaseTransactionConnection, tenantId: string, user: Pick<LoginUser, 'id' | 'email'>, code: string, ip: string,
+): Promise<Attempt> {
   const row = await lockRecoveryFailures(tx, user.id);
   const now = Date.parse(row.now);
   const state = toState(row);
   const wait = lockSecondsLeft(state, now);
-  if (wait > 0) return problems.rateLimited(wait);
+  if (wait > 0) return { result: problems.rateLimited(wait) };
 
   const hash = hashRecoveryCode(mfaKeys(deps.config.identity.mfa.encryptionKey).recoveryCodeKey, user.id, code);
   if (await consumeRecoveryCode(tx, user.id, hash)) {
@@ -82,20 +101,22 @@ async function attempt(
     await recordAccountAudit(tx, {
       tenantId, userId: user.id, action: 'auth.recovery.used', ip, meta: { remainingCodes: await countRecoveryCodes(tx, user.id) },
     });
-    return publicPair(pair);
+    return { result: publicPair(pair) };
   }
 
   const { next, outcome } = afterRecoveryFailure(state, now, deps.config.identity.recovery);
   await saveRecoveryFailures(tx, user.id, {
     windowStartedAt: iso(next.windowStartedAt)!, windowFailures: next.windowFailures, totalFailures: next.totalFailures, lockedUntil: iso(next.lockedUntil),
   });
-  if (outcome === 'invalid') return problems.mfaInvalid();
-  const alert = { tenantId, userId: user.id, email: user.email, totalFailures: next.totalFailures, ip };
+  if (outcome === 'invalid') return { result: problems.mfaInvalid() };
+  const base = { tenantId, userId: user.id, email: user.email, totalFailures: next.totalFailures, ip };
   if (outcome === 'account-locked') {
     await lockAccount(tx, user.id);
-    await raiseRecoveryLockoutAlert(tx, deps.logger, { ...alert, kind: 'account-locked' });
-    return problems.accountLocked();
+    const alert: RecoveryLockoutAlert = { ...base, kind: 'account-locked' };
+    await raiseRecoveryLockoutAlert(tx, deps.logger, alert);
+    return { result: problems.accountLocked(), alert };
   }
-  await raiseRecoveryLockoutAlert(tx, deps.logger, { ...alert, kind: 'recovery-locked', lockedUntil: iso(next.lockedUntil)! });
-  return problems.rateLimited(lockSecondsLeft(next, now));
+  const alert: RecoveryLockoutAlert = { ...base, kind: 'recovery-locked', lockedUntil: iso(next.lockedUntil)! };
+  await raiseRecoveryLockoutAlert(tx, deps.logger, alert);
+  return { result: problems.rateLimited(lockSecondsLeft(next, now)), alert };
 }

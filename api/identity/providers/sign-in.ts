@@ -6,6 +6,7 @@ import {
 } from '../../../db/queries/identity/provider-links.queries';
 import type { IdentityDeps, TokenPair } from '../deps';
 import { completeLogin, type TenantSelection } from '../login';
+import { mfaChallenge } from '../mfa/challenge';
 import { createAccount } from '../register';
 import type { ProviderIdentity } from './external-providers';
 import { linkIdentity } from './links';
@@ -56,9 +57,14 @@ function assertCanSignIn(user: ProviderUser): void {
   if (user.status === 'locked') throw problems.accountLocked();
 }
 
-function completeProviderLogin(deps: IdentityDeps, user: ProviderUser, identity: ProviderIdentity): Promise<TokenPair | TenantSelection> {
+/**
+ * The provider proved the first factor only: an account with two-factor on is answered 401
+ * mfa-required with a challenge token and completes at POST /auth/mfa/challenge (mfa/challenge.ts),
+ * so a compromised provider account alone does not open it.
+ */
+async function completeProviderLogin(deps: IdentityDeps, user: ProviderUser, identity: ProviderIdentity): Promise<TokenPair | TenantSelection> {
   assertCanSignIn(user);
-  // Two-factor (issue 3, second half): the platform's TOTP step is not asked here; the provider
-  // authenticated the person (see the decisions on providers).
-  return completeLogin(deps, user, { method: 'oidc', provider: identity.providerId });
+  const how = { method: 'oidc', provider: identity.providerId } as const;
+  if (user.mfaEnabled) throw await mfaChallenge(deps, user, how);
+  return completeLogin(deps, user, how);
 }

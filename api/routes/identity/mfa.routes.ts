@@ -1,12 +1,13 @@
 import { authOf } from '../../context';
 import type { IdentityDeps } from '../../identity/deps';
 import { disableMfa, enableMfa, verifyMfa, type DisableRequest } from '../../identity/mfa/enrollment';
+import { completeMfaChallenge, type MfaChallengeRequest } from '../../identity/mfa/challenge';
 import { recover, type RecoveryRequest } from '../../identity/mfa/recovery';
 import { regenerateRecoveryCodes, remainingRecoveryCodes } from '../../identity/mfa/recovery-codes';
 import { defineRoute, type AnyRoute } from '../registry';
-import { tokenPair } from './auth.schemas';
+import { loginResponse, tokenPair } from './auth.schemas';
 import {
-  activatedResponse, disabledResponse, disableMfaBody, provisioningResponse, recoveryBody, regeneratedResponse,
+  activatedResponse, disabledResponse, disableMfaBody, mfaChallengeBody, provisioningResponse, recoveryBody, regeneratedResponse,
   remainingResponse, verifyMfaBody, type VerifyMfaBody,
 } from './mfa.schemas';
 
@@ -43,6 +44,18 @@ export function mfaRoutes(deps: IdentityDeps): AnyRoute[] {
       schemas: { body: disableMfaBody, response: { 200: disabledResponse } },
       async handler(ctx) {
         ctx.body = await disableMfa(deps, authOf(ctx), ctx.guard.body, ctx.ip);
+      },
+    }),
+    defineRoute<NoParams, NoParams, MfaChallengeRequest>({
+      namespace: 'iam', method: 'POST', path: '/auth/mfa/challenge', operationId: 'iam.auth.mfa.challenge',
+      summary: 'Completes a provider sign-in of an account with two-factor on',
+      description: 'Takes the mfaToken of the callback\'s 401 mfa-required answer (valid 5 minutes) with a current TOTP '
+        + 'code (mfaCode) or a recovery code (recoveryCode, used up). Answers like a login: a token pair or the '
+        + 'tenant-selection result (a recovery code: a token pair). Wrong code: 401 mfa-invalid; recovery codes lock as at /auth/recovery.',
+      auth: 'public',
+      schemas: { body: mfaChallengeBody, response: { 200: loginResponse } },
+      async handler(ctx) {
+        ctx.body = await completeMfaChallenge(deps, ctx.guard.body, ctx.ip);
       },
     }),
     defineRoute<NoParams, NoParams, RecoveryRequest>({

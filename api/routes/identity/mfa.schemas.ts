@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { PASSWORD_MAX_LENGTH } from '../../../common/identity/passwords';
 import type { DisableRequest } from '../../identity/mfa/enrollment';
+import type { MfaChallengeRequest } from '../../identity/mfa/challenge';
 import type { RecoveryRequest } from '../../identity/mfa/recovery';
 
 /** A TOTP code as authenticator apps show it: six digits. */
@@ -20,11 +21,20 @@ export const disableMfaBody = Joi.object<DisableRequest>({
 });
 
 /** Recovery codes are 12 characters; spaces and hyphens a user typed are allowed and ignored. */
+const recoveryCode = Joi.string().trim().min(1).max(64).pattern(/^[A-Za-z0-9 -]+$/);
+
 export const recoveryBody = Joi.object<RecoveryRequest>({
   email: Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase().required(),
   password: currentPassword.required(),
-  recoveryCode: Joi.string().trim().min(1).max(64).pattern(/^[A-Za-z0-9 -]+$/).required(),
+  recoveryCode: recoveryCode.required(),
 });
+
+/** The challenge token of a provider sign-in and exactly one second factor. */
+export const mfaChallengeBody = Joi.object<MfaChallengeRequest>({
+  mfaToken: Joi.string().max(2048).required(),
+  mfaCode: totpCode,
+  recoveryCode,
+}).xor('mfaCode', 'recoveryCode');
 
 export const provisioningResponse = Joi.object({
   secret: Joi.string().pattern(/^[A-Z2-7]+=*$/).required(),

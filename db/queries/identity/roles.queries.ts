@@ -41,7 +41,12 @@ export type RoleGrants = z.infer<typeof grants>;
  * /rbac/users/:id/permissions, /auth/me and the gateway's permission cache.
  */
 export function effectivePermissions(tx: DatabaseTransactionConnection, userId: string): Promise<RoleGrants> {
-  return tx.one(sql.type(grants)`
+  return tx.one(sql.type(grants)`${grantsQuery(userId)}`);
+}
+
+/** The one row (roles, permissions) of effectivePermissions, for statements that read it beside other columns. */
+export function grantsQuery(userId: string) {
+  return sql.fragment`
     WITH held AS (
       SELECT r.name, r.permissions FROM user_roles ur JOIN roles r ON r.id = ur.role_id
       WHERE ur.user_id = ${userId} AND ur.tenant_id = current_tenant_id()
@@ -51,7 +56,7 @@ export function effectivePermissions(tx: DatabaseTransactionConnection, userId: 
                      WHERE NOT EXISTS (SELECT 1 FROM permissions a
                                        WHERE a.tenant_id = current_tenant_id() AND a.key = p AND a.archived_at IS NOT NULL)),
                     '{}') AS permissions
-  `);
+  `;
 }
 
 /** The name /auth/me was written against; the same query. */
