@@ -7,6 +7,7 @@ import { createAuditColdExportActivities } from './audit/cold-export.activities'
 import { createAuditRetentionActivities } from './audit/retention.activities';
 import type { SmtpSender } from '../common/notify/smtp';
 import { createNotifyActivities } from './notify/mail.activities';
+import { createBillingActivities } from './billing/subscription.activities';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
@@ -28,5 +29,6 @@ export function createActivities(deps: ActivityDeps) {
     maintenance: createMaintenanceActivities(deps),
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
     notify: createNotifyActivities(deps),
+    billing: createBillingActivities(deps),
   } satisfies Partial<Record<Domain, object>>;
 }

@@ -56,6 +56,11 @@ const registry = {
   'export-range-too-large': { status: 400, title: 'Export range too large' },
   'anonymize-financial-record': { status: 403, title: 'Financial records cannot be anonymized' },
   'anonymize-conflict': { status: 409, title: 'Anonymization already in progress' },
+  // Billing, subscriptions and webhooks (document 1, Errors).
+  'optimistic-lock-conflict': { status: 409, title: 'Optimistic lock conflict' },
+  'plan-change-in-progress': { status: 409, title: 'Plan change in progress' },
+  'invalid-transition': { status: 422, title: 'Invalid subscription transition' },
+  'webhook-signature-invalid': { status: 401, title: 'Webhook signature invalid' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -137,6 +142,13 @@ export const problems = {
     new Problem('anonymize-financial-record', 'Financial (money.*) audit records are never anonymized'),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
+  optimisticLockConflict: (current: number) =>
+    new Problem('optimistic-lock-conflict', `The subscription has changed; its current version is ${current}`, { currentVersion: current }),
+  planChangeInProgress: () =>
+    new Problem('plan-change-in-progress', 'A plan change is already pending; cancel it or wait for the next billing cycle'),
+  invalidTransition: (detail: string) => new Problem('invalid-transition', detail),
+  webhookSignatureInvalid: (detail = 'The webhook signature is missing or does not match') =>
+    new Problem('webhook-signature-invalid', detail),
 };
 
 /**

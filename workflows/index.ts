@@ -3,3 +3,4 @@ export { expireStaleRecords } from './maintenance/expire-stale-records.workflow'
 export { auditRetention } from './audit/retention.workflow';
 export { auditColdExport } from './audit/cold-export.workflow';
 export { sendEmail } from './notify/send-email.workflow';
+export { subscriptionLifecycle } from './billing/subscription.workflow';
