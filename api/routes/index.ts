@@ -14,6 +14,11 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import type { TemporalHandle } from '../temporal/client';
+import { createBillingServices } from '../billing/deps';
+import { planRoutes } from './billing/plans.routes';
+import { subscriptionRoutes } from './billing/subscriptions.routes';
+import { webhookRoutes } from './billing/webhooks.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -21,6 +26,8 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
+  /** Undefined until the gateway's start-up connection to Temporal succeeded. */
+  temporal(): TemporalHandle | undefined;
 }
 
 /**
@@ -41,5 +48,12 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes(services.identity),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...billingRoutes(services),
   ];
+}
+
+function billingRoutes(services: RouteServices): AnyRoute[] {
+  const { config, db, logger } = services.identity;
+  const billing = createBillingServices(config, { db, temporal: services.temporal }, logger);
+  return [...planRoutes(billing), ...subscriptionRoutes(billing), ...webhookRoutes(billing)];
 }

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppState } from '../context';
-import { bodyGuard } from '../middleware/body-guard';
+import { bodyGuard, rawBodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
 import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteRegistry } from './registry';
 
@@ -35,12 +35,13 @@ function rateLimitsOf(route: AnyRoute, options: ApiRouterOptions): Middleware<Ap
 export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
   const router = new Router<AppState>();
   const parseBody = bodyGuard(options.bodyLimitBytes);
+  const readRawBody = rawBodyGuard(options.bodyLimitBytes);
   for (const route of registry.routes) {
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
       ...(route.permission ? [options.authorize(route.permission)] : []),
       ...rateLimitsOf(route, options),
-      ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
+      ...(BODY_METHODS.has(route.method) ? [route.rawBody ? readRawBody : parseBody] : []),
       validationGuard(route, options.validateResponses),
       options.call(route),
     ];
