@@ -11,6 +11,7 @@ import { createUsageSnapshotActivities } from './billing/usage-snapshot.activiti
 import { createTerminationActivities } from './billing/termination.activities';
 import type { Config } from '../common/config';
 import { createMoneyActivities } from './money';
+import { createBillingActivities } from './billing/subscription.activities';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
@@ -34,7 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     maintenance: createMaintenanceActivities(deps),
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
     notify: createNotifyActivities(deps),
-    billing: { ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps) },
+    billing: { ...createBillingActivities(deps), ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps) },
     money: createMoneyActivities(deps),
   } satisfies Partial<Record<Domain, object>>;
 }

@@ -188,6 +188,15 @@ const schema = Joi.object({
   BILLING_STRIPE_WEBHOOK_SECRET: Joi.string().default('whsec_local_stripe_secret'),
   BILLING_PADDLE_WEBHOOK_SECRET: Joi.string().default('pdl_local_paddle_secret'),
   BILLING_TRIAL_DAYS: Joi.number().integer().min(0).max(365).default(14),
+  // The subscription lifecycle (document 1, States and transitions). Days count from the event named.
+  BILLING_TASK_QUEUE: Joi.string().default(taskQueues.billing),
+  BILLING_TRIAL_NOTICE_DAYS: Joi.number().min(0).max(365).default(3),
+  BILLING_SUSPEND_AFTER_DAYS: Joi.number().min(0).max(365).default(7),
+  BILLING_TERMINATE_AFTER_DAYS: Joi.number().min(1).max(3650).default(38),
+  // Dunning e-mails, in days after the subscription went past_due; at least 5 before termination.
+  BILLING_DUNNING_NOTICE_DAYS: Joi.string().pattern(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/).default('0,3,7,14,30,37'),
+  BILLING_DOWNGRADE_GRACE_DAYS: Joi.number().min(0).max(365).default(30),
+  BILLING_WEBHOOK_TOLERANCE_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
 
   // State kept outside the work tree (the bring-up scripts use the same folder).
   PLATFORM_DATA: Joi.string().default(join(homedir(), '.cache/platform/data')),
@@ -298,7 +307,6 @@ export interface Config {
    * deleting phase and its rows or objects per batch.
    */
   billingLimits: { enabled: boolean; cacheTtlMs: number; terminationPhaseHours: number; terminationBatchSize: number };
-  billing: { stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number };
   /** Money (document 2, Limits / Money). */
   money: { reversalMaxAgeDays: number; planLimitsCacheMs: number };
   /**
@@ -307,6 +315,18 @@ export interface Config {
    * holds whose own timer did not expire them.
    */
   moneyFlows: { taskQueue: string; holdTtlHours: number; maxHoldsPerWallet: number; holdCleanupIntervalSec: number };
+  billing: {
+    stripeWebhookSecret: string; paddleWebhookSecret: string; trialDays: number;
+    /** Where the gateway starts and signals subscription workflows (tests point it at their worker). */
+    taskQueue: string;
+    /** The Stripe-Signature timestamp tolerance. */
+    webhookToleranceSeconds: number;
+    /** Durations of the subscription workflow, handed to it as its input (workflows read no config). */
+    lifecycle: {
+      trialNoticeDays: number; suspendAfterDays: number; terminateAfterDays: number; dunningNoticeDays: number[];
+      downgradeGraceDays: number;
+    };
+  };
   /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
   rateLimit: { limit: number; adminLimit: number; windowMs: number };
   /** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
@@ -447,6 +467,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
     billing: {
       stripeWebhookSecret: v.BILLING_STRIPE_WEBHOOK_SECRET, paddleWebhookSecret: v.BILLING_PADDLE_WEBHOOK_SECRET,
       trialDays: v.BILLING_TRIAL_DAYS,
+      taskQueue: v.BILLING_TASK_QUEUE,
+      webhookToleranceSeconds: v.BILLING_WEBHOOK_TOLERANCE_SECONDS,
+      lifecycle: {
+        trialNoticeDays: v.BILLING_TRIAL_NOTICE_DAYS, suspendAfterDays: v.BILLING_SUSPEND_AFTER_DAYS,
+        terminateAfterDays: v.BILLING_TERMINATE_AFTER_DAYS, downgradeGraceDays: v.BILLING_DOWNGRADE_GRACE_DAYS,
+        dunningNoticeDays: dunningNoticeDays(v.BILLING_DUNNING_NOTICE_DAYS, v.BILLING_TERMINATE_AFTER_DAYS),
+      },
     },
     rateLimit: { limit: v.RATE_LIMIT_PER_MINUTE, adminLimit: v.RATE_LIMIT_ADMIN_PER_MINUTE, windowMs: v.RATE_LIMIT_WINDOW_MS },
     resilience: {
@@ -491,6 +518,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       },
     },
   });
+}
+
+/**
+ * Document 1: at least 5 notifications precede any soft delete, so the list must hold at least five
+ * days before the termination day; a shorter list stops the process at start-up.
+ */
+function dunningNoticeDays(list: string, terminateAfterDays: number): number[] {
+  const days = [...new Set(list.split(',').map(Number))].sort((a, b) => a - b);
+  if (days.filter((day) => day < terminateAfterDays).length < 5) {
+    throw new ConfigError('BILLING_DUNNING_NOTICE_DAYS must name at least 5 days before BILLING_TERMINATE_AFTER_DAYS');
+  }
+  return days;
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

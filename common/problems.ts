@@ -72,6 +72,11 @@ const registry = {
   'subscription-suspended': { status: 402, title: 'Subscription suspended' },
   'subscription-terminated': { status: 402, title: 'Subscription terminated' },
   'transaction-not-reversible': { status: 400, title: 'Transaction cannot be reversed' },
+  // Billing, subscriptions and webhooks (document 1, Errors).
+  'optimistic-lock-conflict': { status: 409, title: 'Optimistic lock conflict' },
+  'plan-change-in-progress': { status: 409, title: 'Plan change in progress' },
+  'invalid-transition': { status: 422, title: 'Invalid subscription transition' },
+  'webhook-signature-invalid': { status: 401, title: 'Webhook signature invalid' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -184,6 +189,13 @@ export const problems = {
     new Problem('subscription-suspended', 'The subscription is suspended for non-payment: data can be read but not changed'),
   subscriptionTerminated: () =>
     new Problem('subscription-terminated', 'The subscription is terminated; contact the platform to recover the tenant'),
+  optimisticLockConflict: (current: number) =>
+    new Problem('optimistic-lock-conflict', `The subscription has changed; its current version is ${current}`, { currentVersion: current }),
+  planChangeInProgress: () =>
+    new Problem('plan-change-in-progress', 'A plan change is already pending; cancel it or wait for the next billing cycle'),
+  invalidTransition: (detail: string) => new Problem('invalid-transition', detail),
+  webhookSignatureInvalid: (detail = 'The webhook signature is missing or does not match') =>
+    new Problem('webhook-signature-invalid', detail),
 };
 
 /**

@@ -8,3 +8,4 @@ export { tenantTermination } from './billing/termination.workflow';
 export { moneyHold } from './money/hold.workflow';
 export { moneyTransfer } from './money/transfer.workflow';
 export { moneyHoldSweep } from './money/hold-sweep.workflow';
+export { subscriptionLifecycle } from './billing/subscription.workflow';

@@ -4,6 +4,7 @@ import type { TokenService } from '../../common/identity/tokens';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import type { Mailer } from '../notify/mailer';
+import type { SubscriptionWorkflows } from '../billing/subscription-workflows';
 import type { LoginThrottle } from './login-throttle';
 import type { VerifyEmailLimit } from './verify-email-limit';
 
@@ -19,6 +20,8 @@ export interface IdentityDeps {
   /** Verification, reset, invitation and set-password e-mails (api/notify/mailer.ts). */
   mailer: Mailer;
   verifyEmailLimit: VerifyEmailLimit;
+  /** Starts the subscription workflow of every tenant registration creates. */
+  subscriptions: SubscriptionWorkflows;
   logger: Logger;
 }
 

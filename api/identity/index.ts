@@ -5,6 +5,7 @@ import { TokenService } from '../../common/identity/tokens';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import { Mailer } from '../notify/mailer';
+import { SubscriptionWorkflows } from '../billing/subscription-workflows';
 import type { TemporalHandle } from '../temporal/client';
 import type { IdentityDeps } from './deps';
 import { LoginThrottle } from './login-throttle';
@@ -28,6 +29,7 @@ export async function createIdentityServices(
     redis: clients.redis,
     mailer: new Mailer(clients.temporal, config.mail.taskQueue, config.api.downstreamTimeoutMs, logger),
     verifyEmailLimit: new VerifyEmailLimit(clients.redis, config.identity.verifyEmailRequests, logger),
+    subscriptions: new SubscriptionWorkflows(clients.temporal, config),
     logger,
   };
 }

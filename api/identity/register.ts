@@ -98,6 +98,10 @@ export async function createAccount(
     if (!profile.emailVerified) await sendVerificationEmail(deps, tx, { userId, tenantId: tenant.id, email: profile.email });
 
     const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId: tenant.id });
+    // Last, inside the transaction: if Temporal refuses, the registration fails (503) rather than
+    // leaving a tenant without its subscription workflow. A workflow whose registration then fails to
+    // commit finds no subscription row and ends by itself (workflows/billing/subscription.workflow.ts).
+    await deps.subscriptions.start(tenant.id);
     return { ...publicPair(pair), user: toUserView(profile, tenant.id, [owner.name]), tenant, recoveryCodes };
   });
 }

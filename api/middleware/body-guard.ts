@@ -21,3 +21,30 @@ export function bodyGuard(limitBytes: number): Middleware<AppState> {
     return parse(ctx, next);
   };
 }
+
+const rawBodies = new WeakMap<object, Buffer>();
+
+/** The bytes of a request read by rawBodyGuard (empty when none were sent). */
+export function rawBodyOf(ctx: object): Buffer {
+  return rawBodies.get(ctx) ?? Buffer.alloc(0);
+}
+
+/**
+ * For routes declared `rawBody`: reads the body as it was sent, up to the same limit (413), and
+ * parses nothing, so the handler can verify a signature over the exact bytes first. Any content type.
+ */
+export function rawBodyGuard(limitBytes: number): Middleware<AppState> {
+  return async (ctx, next) => {
+    const declared = ctx.request.length;
+    if (declared !== undefined && declared > limitBytes) throw problems.payloadTooLarge(`${limitBytes} bytes`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of ctx.req) {
+      size += (chunk as Buffer).length;
+      if (size > limitBytes) throw problems.payloadTooLarge(`${limitBytes} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+    rawBodies.set(ctx, Buffer.concat(chunks));
+    return next();
+  };
+}

@@ -26,6 +26,11 @@ import { holdRoutes } from './money/holds.routes';
 import { transferRoutes } from './money/transfers.routes';
 import { moduleRoutes } from './modules/modules.routes';
 import type { ModuleServices } from '../modules';
+import type { TemporalHandle } from '../temporal/client';
+import { createBillingServices } from '../billing/deps';
+import { planRoutes } from './billing/plans.routes';
+import { subscriptionRoutes } from './billing/subscriptions.routes';
+import { webhookRoutes } from './billing/webhooks.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -38,6 +43,8 @@ export interface RouteServices {
   /** Holds and transfers, started as Temporal workflows. */
   moneyFlows: MoneyFlows;
   modules: ModuleServices;
+  /** Undefined until the gateway's start-up connection to Temporal succeeded. */
+  temporal(): TemporalHandle | undefined;
 }
 
 /**
@@ -66,5 +73,12 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...holdRoutes(services.moneyFlows),
     ...transferRoutes(services.moneyFlows),
     ...moduleRoutes(services.modules),
+    ...billingRoutes(services),
   ];
+}
+
+function billingRoutes(services: RouteServices): AnyRoute[] {
+  const { config, db, logger } = services.identity;
+  const billing = createBillingServices(config, { db, temporal: services.temporal }, logger);
+  return [...planRoutes(billing), ...subscriptionRoutes(billing), ...webhookRoutes(billing)];
 }

@@ -67,6 +67,11 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   module?: RouteModule;
   /** A GET with side effects (an OAuth callback spends its state) says false: it is never retried. */
   idempotent?: false;
+  /**
+   * The body is read as bytes and not parsed (`rawBodyOf(ctx)`), for handlers that must check a
+   * signature over exactly what was sent (payment-provider webhooks) before trusting any of it.
+   */
+  rawBody?: true;
   /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
   rateLimit?: RateLimitGroup | false;
   /** Limit enforcement beyond the subscription status checks every bearer route gets (RouteBilling). */

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppState } from '../context';
-import { bodyGuard } from '../middleware/body-guard';
+import { bodyGuard, rawBodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
 import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteModule, type RouteRegistry } from './registry';
 
@@ -45,6 +45,7 @@ function billingStepOf(route: AnyRoute, options: ApiRouterOptions): Middleware<A
 export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
   const router = new Router<AppState>();
   const parseBody = bodyGuard(options.bodyLimitBytes);
+  const readRawBody = rawBodyGuard(options.bodyLimitBytes);
   for (const route of registry.routes) {
     const stack: Middleware<AppState>[] = [
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
@@ -52,7 +53,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
       ...(route.permission ? [options.authorize(route.permission)] : []),
       ...billingStepOf(route, options),
       ...rateLimitsOf(route, options),
-      ...(BODY_METHODS.has(route.method) ? [parseBody] : []),
+      ...(BODY_METHODS.has(route.method) ? [route.rawBody ? readRawBody : parseBody] : []),
       validationGuard(route, options.validateResponses),
       options.call(route),
     ];

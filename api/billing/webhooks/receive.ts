@@ -1,0 +1,80 @@
+import { isUuid } from '../../../common/ids';
+import { problems } from '../../../common/problems';
+import { selectPlan } from '../../../db/queries/billing/plans.queries';
+import { selectSubscription } from '../../../db/queries/billing/subscriptions.queries';
+import { insertWebhookEvent } from '../../../db/queries/billing/webhooks.queries';
+import { withTenant } from '../../../db/tenant';
+import type { BillingProvider } from '../../../workflows/billing/billing.messages';
+import type { BillingDeps } from '../deps';
+import { parseWebhook } from './provider-events';
+import { paddleSignatureValid, stripeSignatureValid } from './signatures';
+
+export interface WebhookReceipt {
+  received: true;
+  /** The provider delivered this event id before; nothing was done again. */
+  duplicate: boolean;
+  /** Handed to the subscription workflow; false for event types or tenants the platform does not act on. */
+  handled: boolean;
+}
+
+export const SIGNATURE_HEADERS: Record<BillingProvider, string> = { stripe: 'stripe-signature', paddle: 'paddle-signature' };
+
+function verify(deps: BillingDeps, provider: BillingProvider, header: string | undefined, body: Buffer): void {
+  const { billing } = deps.config;
+  const check = {
+    secret: provider === 'stripe' ? billing.stripeWebhookSecret : billing.paddleWebhookSecret,
+    toleranceSeconds: billing.webhookToleranceSeconds,
+    nowSeconds: Math.floor(Date.now() / 1000),
+  };
+  const valid = provider === 'stripe' ? stripeSignatureValid(header, body, check) : paddleSignatureValid(header, body, check);
+  if (!valid) throw problems.webhookSignatureInvalid();
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw problems.validation([{ field: 'body', code: 'INVALID_FORMAT', message: 'The body is not JSON' }]);
+  }
+}
+
+/**
+ * POST /billing/webhooks/{provider}: verified over the raw bytes first (401 otherwise), then recorded
+ * and handed to the tenant's subscription workflow as a signal, both inside one transaction of that
+ * tenant: if Temporal refuses, the receipt rolls back and the provider's retry delivers it again; a
+ * receipt that exists was delivered. The workflow de-duplicates too, for the commit that fails after
+ * the signal. The answer does not wait for the work (document 1: the work continues in the workflow).
+ */
+export async function receiveWebhook(
+  deps: BillingDeps, provider: BillingProvider, signature: string | undefined, body: Buffer,
+): Promise<WebhookReceipt> {
+  verify(deps, provider, signature, body);
+  const parsed = parseWebhook(provider, parseJson(body));
+  if (!parsed) throw problems.validation([{ field: 'body', code: 'REQUIRED', message: 'The event id and type are missing' }]);
+  const ignored: WebhookReceipt = { received: true, duplicate: false, handled: false };
+  const { event, tenantId } = parsed;
+  if (!event) return ignored;
+  if (!tenantId || !isUuid(tenantId)) {
+    deps.logger.warn({ provider, eventId: parsed.eventId, eventType: parsed.eventType }, 'webhook without a tenant ignored');
+    return ignored;
+  }
+  // A plan the provider names that is not in our catalogue is not synced.
+  if (event.planId && !(await selectPlan(deps.db, event.planId))) delete event.planId;
+
+  return withTenant(deps.db, tenantId, async (tx) => {
+    const subscription = await selectSubscription(tx, tenantId);
+    if (!subscription) {
+      deps.logger.warn({ provider, eventId: parsed.eventId, tenantId }, 'webhook for an unknown tenant ignored');
+      return ignored;
+    }
+    if (!(await insertWebhookEvent(tx, { provider, eventId: parsed.eventId, eventType: parsed.eventType, tenantId }))) {
+      return { received: true, duplicate: true, handled: false };
+    }
+    if (subscription.status === 'terminated' && event.kind === 'payment_succeeded') {
+      // Document 1: terminated → active is refused. Not recorded, so a recovery lets a retry through.
+      throw problems.invalidTransition('The subscription is terminated; a payment cannot reactivate it');
+    }
+    await deps.workflows.signal(tenantId, event);
+    return { received: true, duplicate: false, handled: true };
+  });
+}

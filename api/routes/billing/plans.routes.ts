@@ -1,0 +1,31 @@
+import { problems } from '../../../common/problems';
+import { selectPlan, selectPlans } from '../../../db/queries/billing/plans.queries';
+import type { BillingDeps } from '../../billing/deps';
+import { defineRoute, type AnyRoute } from '../registry';
+import { plan, planList, planParams, type PlanParams } from './plans.schemas';
+
+/** Document 1, Billing: the plan catalogue (seeded as in DECISIONS.md). */
+export function planRoutes(deps: BillingDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      namespace: 'billing', method: 'GET', path: '/billing/plans', operationId: 'billing.plans.list',
+      summary: 'Lists the plans, cheapest first',
+      auth: 'bearer', permission: 'billing.view',
+      schemas: { response: { 200: planList } },
+      async handler(ctx) {
+        ctx.body = { data: await selectPlans(deps.db) };
+      },
+    }),
+    defineRoute<PlanParams>({
+      namespace: 'billing', method: 'GET', path: '/billing/plans/:id', operationId: 'billing.plans.get',
+      summary: 'One plan with its limits and features',
+      auth: 'bearer', permission: 'billing.view',
+      schemas: { params: planParams, response: { 200: plan } },
+      async handler(ctx) {
+        const found = await selectPlan(deps.db, ctx.guard.params.id);
+        if (!found) throw problems.notFound('plan');
+        ctx.body = found;
+      },
+    }),
+  ];
+}

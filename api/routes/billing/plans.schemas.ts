@@ -1,0 +1,25 @@
+import Joi from 'joi';
+
+export interface PlanParams {
+  id: string;
+}
+
+export const planParams = Joi.object<PlanParams>({ id: Joi.string().max(100).required() });
+
+const limit = Joi.number().integer().min(0).required();
+
+/** Document 1, Plan; limits of 0 are unlimited. maxTxAmount and maxBalance are the money limits of DECISIONS.md. */
+export const plan = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  interval: Joi.string().valid('monthly', 'yearly').required(),
+  price: Joi.number().integer().min(0).required(),
+  currency: Joi.string().length(3).required(),
+  limits: Joi.object({
+    users: limit, records: limit, storageBytes: limit, eventsPerDay: limit, modules: limit,
+    maxTxAmount: Joi.number().integer().min(0), maxBalance: Joi.number().integer().min(0),
+  }).required(),
+  features: Joi.array().items(Joi.string()).required(),
+});
+
+export const planList = Joi.object({ data: Joi.array().items(plan).required() });

@@ -1,0 +1,80 @@
+import { problems } from '../../../common/problems';
+import {
+  cancelDowngrade, cancelSubscription, changePlan, currentSubscription, selectInitialPlan,
+} from '../../billing/subscriptions';
+import type { BillingDeps } from '../../billing/deps';
+import { authOf } from '../../context';
+import { defineRoute, type AnyRoute } from '../registry';
+import {
+  cancelDowngradeBody, changePlanBody, selectPlanBody, subscription, subscriptionParams, subscriptionQuery,
+  type CancelDowngradeBody, type ChangePlanBody, type SelectPlanBody, type SubscriptionParams, type SubscriptionQuery,
+} from './subscriptions.schemas';
+
+type NoParams = Record<string, never>;
+type NoQuery = Record<string, never>;
+
+/**
+ * Document 1, Billing: the tenant's subscription. Reads come from the PostgreSQL mirror; changes are
+ * Updates of the tenant's subscription workflow, answered with the state it reached.
+ */
+export function subscriptionRoutes(deps: BillingDeps): AnyRoute[] {
+  return [
+    defineRoute<NoParams, SubscriptionQuery>({
+      namespace: 'billing', method: 'GET', path: '/billing/subscriptions', operationId: 'billing.subscriptions.get',
+      summary: 'The tenant\'s subscription',
+      description: 'Every tenant has exactly one, trialing from registration. tenantId, when given, must be the caller\'s tenant (another is 404).',
+      auth: 'bearer', permission: 'billing.view',
+      schemas: { query: subscriptionQuery, response: { 200: subscription } },
+      async handler(ctx) {
+        const { tenantId } = authOf(ctx);
+        if (ctx.guard.query.tenantId !== undefined && ctx.guard.query.tenantId !== tenantId) throw problems.notFound('subscription');
+        ctx.body = await currentSubscription(deps, tenantId);
+      },
+    }),
+    defineRoute<NoParams, NoQuery, SelectPlanBody>({
+      namespace: 'billing', method: 'POST', path: '/billing/subscriptions', operationId: 'billing.subscriptions.select',
+      summary: 'Selects the plan of a trialing subscription',
+      description: 'The initial plan selection {planId}: while trialing, the plan changes at once (nothing is billed yet). '
+        + 'A subscription past its trial changes plans with PATCH (409 conflict); a terminated one is 422 invalid-transition.',
+      auth: 'bearer', permission: 'billing.plan.change',
+      schemas: { body: selectPlanBody, response: { 200: subscription } },
+      async handler(ctx) {
+        ctx.body = await selectInitialPlan(deps, authOf(ctx).tenantId, ctx.guard.body.planId);
+      },
+    }),
+    defineRoute<SubscriptionParams, NoQuery, ChangePlanBody>({
+      namespace: 'billing', method: 'PATCH', path: '/billing/subscriptions/:id', operationId: 'billing.subscriptions.changePlan',
+      summary: 'Changes the plan (optimistic lock on version)',
+      description: 'An upgrade applies at once; a downgrade is pending (pendingChange) until the next billing cycle, its creation '
+        + 'limits apply at once, and a tenant still over them 30 days later goes past_due. A version other than the current '
+        + 'one is 409 optimistic-lock-conflict; a change while one is pending is 409 plan-change-in-progress; a terminated or '
+        + 'canceled subscription is 422 invalid-transition.',
+      auth: 'bearer', permission: 'billing.plan.change',
+      schemas: { params: subscriptionParams, body: changePlanBody, response: { 200: subscription } },
+      async handler(ctx) {
+        ctx.body = await changePlan(deps, authOf(ctx).tenantId, ctx.guard.params.id, ctx.guard.body);
+      },
+    }),
+    defineRoute<SubscriptionParams>({
+      namespace: 'billing', method: 'DELETE', path: '/billing/subscriptions/:id', operationId: 'billing.subscriptions.cancel',
+      summary: 'Cancels the subscription at the end of its period',
+      description: 'A trialing or active subscription keeps running to the end of its trial or paid period (cancelAtPeriodEnd), '
+        + 'then becomes canceled; a past_due or suspended one is canceled at once. Answers the subscription.',
+      auth: 'bearer', permission: 'billing.plan.change',
+      schemas: { params: subscriptionParams, response: { 200: subscription } },
+      async handler(ctx) {
+        ctx.body = await cancelSubscription(deps, authOf(ctx).tenantId, ctx.guard.params.id);
+      },
+    }),
+    defineRoute<SubscriptionParams, NoQuery, CancelDowngradeBody>({
+      namespace: 'billing', method: 'POST', path: '/billing/subscriptions/:id/cancel-downgrade', operationId: 'billing.subscriptions.cancelDowngrade',
+      summary: 'Cancels a pending downgrade before the next billing cycle',
+      description: 'No pending downgrade is 409 conflict.',
+      auth: 'bearer', permission: 'billing.plan.change',
+      schemas: { params: subscriptionParams, body: cancelDowngradeBody, response: { 200: subscription } },
+      async handler(ctx) {
+        ctx.body = await cancelDowngrade(deps, authOf(ctx).tenantId, ctx.guard.params.id, ctx.guard.body.reason);
+      },
+    }),
+  ];
+}
