@@ -4,7 +4,8 @@ import { enqueueEvent } from '../../common/events/publish';
 import type { Logger } from '../../common/logger';
 import { activityContext } from '../../common/temporal/activity-context';
 import type { DatabasePool } from '../../db/pool';
-import { countActiveMembers, selectOwnerEmails } from '../../db/queries/billing/lifecycle.queries';
+import { selectOwnerEmails } from '../../db/queries/billing/lifecycle.queries';
+import { selectUsage, type UsageValues } from '../../db/queries/billing/usage.queries';
 import { selectPlan } from '../../db/queries/billing/plans.queries';
 import { selectSubscription, updateSubscriptionMirror } from '../../db/queries/billing/subscriptions.queries';
 import { withTenant } from '../../db/tenant';
@@ -34,6 +35,12 @@ export interface PlanTerms {
   price: number;
   interval: 'monthly' | 'yearly';
 }
+
+/**
+ * What a downgrade's 30-day rule compares with the new plan: the resources a tenant keeps (members,
+ * records, stored bytes, modules). eventsPerDay is a daily rate, not something held, so it is left out.
+ */
+const STORED_RESOURCES: readonly (keyof UsageValues)[] = ['users', 'records', 'storageBytes', 'modules'];
 
 /** The actor of the request behind the change (an Update's sender), if a person caused it. */
 function actorOf(): { actorId: string | null; traceId: string | undefined } {
@@ -67,15 +74,14 @@ export function createBillingActivities({ ownerPool, logger }: BillingDeps) {
     },
 
     /**
-     * Whether the tenant's usage is above a plan's limits (document 1: 0 is unlimited). For now the
-     * active member count against `users`; the usage counters join here when they exist.
+     * Whether the tenant holds more than a plan allows of any stored resource (document 1: 0 is
+     * unlimited), by the same usage the gateway's limit checks read.
      */
     async isOverPlanLimits(tenantId: string, planId: string): Promise<boolean> {
       const plan = await selectPlan(ownerPool, planId);
       if (!plan) throw ApplicationFailure.nonRetryable(`plan ${planId} does not exist`, 'not-found');
-      if (plan.limits.users === 0) return false;
-      const members = await withTenant(ownerPool, tenantId, (tx) => countActiveMembers(tx, tenantId));
-      return members > plan.limits.users;
+      const usage = await withTenant(ownerPool, tenantId, (tx) => selectUsage(tx));
+      return STORED_RESOURCES.some((resource) => plan.limits[resource] > 0 && usage[resource] > plan.limits[resource]);
     },
 
     /**

@@ -22,10 +22,3 @@ export async function selectOwnerEmails(db: CommonQueryMethods, tenantId: string
   `);
   return rows.map((row) => row.email);
 }
-
-/** Active members of the tenant: the `users` usage a plan limits. */
-export function countActiveMembers(db: CommonQueryMethods, tenantId: string): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ count: z.number() }))`
-    SELECT count(*)::int AS count FROM memberships WHERE tenant_id = ${tenantId} AND status = 'active'
-  `);
-}
