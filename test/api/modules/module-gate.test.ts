@@ -133,9 +133,12 @@ describe('the installed-modules cache', () => {
     await installModule(gateway, tenant.accessToken, 'crm');
     expect((await get(gateway, '/test/crm-only', tenant.accessToken)).status).toBe(200);
     const before = { ...gateway.runtime.modules.installed.stats };
-    for (let i = 0; i < 3; i += 1) expect((await get(gateway, '/test/crm-only', tenant.accessToken)).status).toBe(200);
-    expect(gateway.runtime.modules.installed.stats.hits).toBe(before.hits + 3);
-    expect(gateway.runtime.modules.installed.stats.misses).toBe(before.misses);
+    for (let i = 0; i < 10; i += 1) expect((await get(gateway, '/test/crm-only', tenant.accessToken)).status).toBe(200);
+    // The install's own module.registry.installed event may reach this gateway's listener (the
+    // platform's relay publishes it) in the middle of the loop and evict the tenant once.
+    const misses = gateway.runtime.modules.installed.stats.misses - before.misses;
+    expect(misses).toBeLessThanOrEqual(1);
+    expect(gateway.runtime.modules.installed.stats.hits - before.hits).toBe(10 - misses);
   });
 
   it('follows a change made through another gateway process when its module.registry event arrives from Kafka', async () => {
