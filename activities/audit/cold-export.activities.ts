@@ -1,10 +1,9 @@
-import { createInterface } from 'node:readline';
 import { pipeline, Readable, Transform } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { heartbeat } from '@temporalio/activity';
 import { maskAnonymized, type AnonymizedUsers } from '../../common/audit/anonymization-mask';
 import type { ChainedRecord } from '../../common/audit/chain';
-import { exportObjectKey, type ArchivedRecord, type ExportRange } from '../../common/audit/cold-storage';
+import { readArchivedRecords } from '../../common/audit/cold-archive';
+import { exportObjectKey, type ExportRange } from '../../common/audit/cold-storage';
 import { createExportEncoder, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../common/audit/export-format';
 import { putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
 import { selectAnonymizedUsers } from '../../db/queries/audit/audit-anonymization.queries';
@@ -45,10 +44,7 @@ function monthStart(iso: string): string {
 async function* archivedRecordsInRange(
   store: ObjectStore, objectKey: string, range: ExportRange, anonymized: AnonymizedUsers,
 ): AsyncGenerator<ChainedRecord> {
-  const text = pipeline(await store.s3.getObject(store.bucket, objectKey), createGunzip(), () => undefined);
-  for await (const line of createInterface({ input: text, crlfDelay: Infinity })) {
-    if (line === '') continue;
-    const { storedAt: _storedAt, ...record } = JSON.parse(line) as ArchivedRecord;
+  for await (const { storedAt: _storedAt, ...record } of readArchivedRecords(store, objectKey)) {
     // Both sides are ISO 8601 UTC with milliseconds, so text order is time order.
     if (record.timestamp >= range.since && record.timestamp < range.until) yield maskAnonymized(record, anonymized);
   }
