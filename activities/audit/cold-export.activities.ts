@@ -7,7 +7,7 @@ import { exportObjectKey, type ExportRange } from '../../common/audit/cold-stora
 import { createExportEncoder, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../common/audit/export-format';
 import { putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
 import { selectAnonymizedUsers } from '../../db/queries/audit/audit-anonymization.queries';
-import { holdPartitionsSteady, streamRecordsInRange, updateExportJob } from '../../db/queries/audit/audit-export.queries';
+import { allowLongStream, holdPartitionsSteady, streamRecordsInRange, updateExportJob } from '../../db/queries/audit/audit-export.queries';
 import { selectLiveColdObjects } from '../../db/queries/audit/audit-retention.queries';
 import { withTenant } from '../../db/tenant';
 import type { AuditStorageDeps } from './retention.activities';
@@ -69,6 +69,7 @@ export function createAuditColdExportActivities({ ownerPool, objectStore, logger
       let uploading: Promise<StoredObject> | undefined;
       await withTenant(ownerPool, job.tenantId, async (tx) => {
         await holdPartitionsSteady(tx);
+        await allowLongStream(tx);
         const lastMonth = monthStart(new Date(Date.parse(range.until) - 1).toISOString());
         const archived = await selectLiveColdObjects(tx, job.tenantId, monthStart(range.since), lastMonth);
         // Read in the transaction that reads the hot rows through the view: both are masked by the same anonymizations.

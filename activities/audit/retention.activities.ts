@@ -7,6 +7,7 @@ import type { Logger } from '../../common/logger';
 import { measureObject, putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
 import type { DatabasePool } from '../../db/pool';
 import { selectChainHead } from '../../db/queries/audit/audit-records.queries';
+import { allowLongStream } from '../../db/queries/audit/audit-export.queries';
 import {
   deleteUploadedColdObject, dropPartitionMakingObjectsLive, partitionExists, lockAuditRecordsForDrop, markColdObjectDeleted,
   selectColdObjectsDue, selectPartitionsEndingBy, selectPartitionTenantStats, selectUploadedColdObjects,
@@ -53,22 +54,25 @@ export function createAuditRetentionActivities({ ownerPool, objectStore, logger 
     // Where this tenant's month sits in its chain, so a verifier can step over it once it is archived.
     const chainRuns: ChainRun[] = [];
     let uploading: Promise<StoredObject> | undefined;
-    await ownerPool.transaction((tx) => streamPartitionRecords(tx, partition.name, stats.tenantId, (records) => {
-      const counted = new Transform({
-        objectMode: true,
-        transform(record: ArchivedRecord, _encoding, done) {
-          streamed += 1;
-          addToRuns(chainRuns, record);
-          if (streamed % HEARTBEAT_EVERY_RECORDS === 0) heartbeat({ partition: partition.name, tenantId: stats.tenantId, streamed });
-          done(null, record);
-        },
+    await ownerPool.transaction(async (tx) => {
+      await allowLongStream(tx);
+      await streamPartitionRecords(tx, partition.name, stats.tenantId, (records) => {
+        const counted = new Transform({
+          objectMode: true,
+          transform(record: ArchivedRecord, _encoding, done) {
+            streamed += 1;
+            addToRuns(chainRuns, record);
+            if (streamed % HEARTBEAT_EVERY_RECORDS === 0) heartbeat({ partition: partition.name, tenantId: stats.tenantId, streamed });
+            done(null, record);
+          },
+        });
+        // pipeline, not pipe: a failed upload destroys every stage back to the cursor, ending the query.
+        const body = pipeline(records, counted, ndjson(), createGzip(), () => undefined);
+        uploading = putStream(objectStore, keys.object, body, 'application/gzip');
+        // Awaited below; when a failed upload also fails the query, this keeps it from being unhandled.
+        uploading.catch(() => undefined);
       });
-      // pipeline, not pipe: a failed upload destroys every stage back to the cursor, ending the query.
-      const body = pipeline(records, counted, ndjson(), createGzip(), () => undefined);
-      uploading = putStream(objectStore, keys.object, body, 'application/gzip');
-      // Awaited below; when a failed upload also fails the query, this keeps it from being unhandled.
-      uploading.catch(() => undefined);
-    }));
+    });
     const stored = await uploading!;
     if (streamed !== stats.records) {
       throw new Error(`archive of ${partition.name} for tenant ${stats.tenantId}: streamed ${streamed} records, expected ${stats.records}`);
