@@ -12,7 +12,8 @@ import { GOOD_PASSWORD, uniqueEmail } from '../test/helpers/identity';
 /**
  * Audit export with bounded memory (issue 7: 1 million rows, peak memory under 200 MB).
  *
- *   npm run bench:audit-export -- [--rows 1000000] [--format json|csv] [--gateway-node-options='--max-semi-space-size=2']
+ *   npm run bench:audit-export -- [--rows 1000000] [--format json|csv] [--gateway-node-options='--max-semi-space-size=4']
+ *                                 [--client-mibps 5]
  *
  * Starts the real gateway (compiled, from dist/) as a child process on a scratch database, registers an account, seeds
  * `rows` audit records for its tenant with generate_series (spread over the last 60 days; their
@@ -54,6 +55,8 @@ async function main(): Promise<void> {
       rows: { type: 'string', default: '1000000' }, format: { type: 'string', default: 'json' },
       // V8 flags for the gateway process (memory experiments); the default is the gateway's own start.
       'gateway-node-options': { type: 'string', default: '' },
+      // A slow client (MiB/s; 0 = as fast as it can): the gateway must hold back, not buffer.
+      'client-mibps': { type: 'string', default: '0' },
     },
   });
   const rows = Number(values.rows);
@@ -114,8 +117,11 @@ async function main(): Promise<void> {
     if (response.status !== 200) throw new Error(`export answered ${response.status}: ${await response.text()}`);
     let bytes = 0;
     let lines = 0;
+    const clientBytesPerMs = Number(values['client-mibps']) * 1024 * 1024 / 1000;
     for await (const part of response.body!) {
       bytes += part.length;
+      const ahead = clientBytesPerMs > 0 ? bytes / clientBytesPerMs - (performance.now() - started) : 0;
+      if (ahead > 0) await new Promise((resolve) => setTimeout(resolve, ahead));
       for (const byte of part) if (byte === 10) lines += 1;
     }
     const seconds = (performance.now() - started) / 1000;
