@@ -12,7 +12,8 @@ import { GOOD_PASSWORD, uniqueEmail } from '../test/helpers/identity';
 /**
  * Audit export with bounded memory (issue 7: 1 million rows, peak memory under 200 MB).
  *
- *   npm run bench:audit-export -- [--rows 1000000] [--format json|csv]
+ *   npm run bench:audit-export -- [--rows 1000000] [--format json|csv] [--gateway-node-options='--max-semi-space-size=4']
+ *                                 [--client-mibps 5]
  *
  * Starts the real gateway (compiled, from dist/) as a child process on a scratch database, registers an account, seeds
  * `rows` audit records for its tenant with generate_series (spread over the last 60 days; their
@@ -49,17 +50,26 @@ async function waitUntilReady(baseUrl: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, format: { type: 'string', default: 'json' } } });
+  const { values } = parseArgs({
+    options: {
+      rows: { type: 'string', default: '1000000' }, format: { type: 'string', default: 'json' },
+      // V8 flags for the gateway process (memory experiments); the default is the gateway's own start.
+      'gateway-node-options': { type: 'string', default: '' },
+      // A slow client (MiB/s; 0 = as fast as it can): the gateway must hold back, not buffer.
+      'client-mibps': { type: 'string', default: '0' },
+    },
+  });
   const rows = Number(values.rows);
   const db = await createAuditDatabase('platform_audit_export_bench');
   let gateway: ChildProcess | undefined;
+  let sampler: NodeJS.Timeout | undefined;
   try {
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
     // The compiled gateway, as production runs it (npm run build first; the npm script does).
     gateway = spawn(process.execPath, [join(repoRoot, 'dist/api/server.js')], {
       env: {
-        ...process.env, API_PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'test',
+        ...process.env, API_PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'test', NODE_OPTIONS: values['gateway-node-options'],
         DATABASE_URL: db.appUrl, DATABASE_OWNER_URL: db.ownerUrl, ANALYTICS_DATABASE_URL: onDatabase(db.appUrl, db.name),
       },
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -101,14 +111,17 @@ async function main(): Promise<void> {
     const pid = gateway.pid!;
     const before = rssMb(pid, 'VmRSS');
     let duringExport = before;
-    const sampler = setInterval(() => { duringExport = Math.max(duringExport, rssMb(pid, 'VmRSS')); }, 50);
+    sampler = setInterval(() => { duringExport = Math.max(duringExport, rssMb(pid, 'VmRSS')); }, 50);
     const started = performance.now();
     const response = await fetch(`${baseUrl}/v1/audit/export?${query}`, { headers: { authorization: `Bearer ${registered.accessToken}` } });
     if (response.status !== 200) throw new Error(`export answered ${response.status}: ${await response.text()}`);
     let bytes = 0;
     let lines = 0;
+    const clientBytesPerMs = Number(values['client-mibps']) * 1024 * 1024 / 1000;
     for await (const part of response.body!) {
       bytes += part.length;
+      const ahead = clientBytesPerMs > 0 ? bytes / clientBytesPerMs - (performance.now() - started) : 0;
+      if (ahead > 0) await new Promise((resolve) => setTimeout(resolve, ahead));
       for (const byte of part) if (byte === 10) lines += 1;
     }
     const seconds = (performance.now() - started) / 1000;
@@ -122,6 +135,7 @@ async function main(): Promise<void> {
     ].join('\n'));
     if (peak >= 200) process.exitCode = 1;
   } finally {
+    clearInterval(sampler);
     gateway?.kill('SIGTERM');
     await new Promise((resolve) => (gateway && gateway.exitCode === null ? gateway.once('exit', resolve) : resolve(undefined)));
     await db.close();

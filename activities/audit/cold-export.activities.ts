@@ -1,12 +1,13 @@
-import { createInterface } from 'node:readline';
 import { pipeline, Readable, Transform } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { heartbeat } from '@temporalio/activity';
+import { maskAnonymized, type AnonymizedUsers } from '../../common/audit/anonymization-mask';
 import type { ChainedRecord } from '../../common/audit/chain';
-import { exportObjectKey, type ArchivedRecord, type ExportRange } from '../../common/audit/cold-storage';
+import { readArchivedRecords } from '../../common/audit/cold-archive';
+import { exportObjectKey, type ExportRange } from '../../common/audit/cold-storage';
 import { createExportEncoder, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../common/audit/export-format';
 import { putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
-import { holdPartitionsSteady, streamRecordsInRange, updateExportJob } from '../../db/queries/audit/audit-export.queries';
+import { selectAnonymizedUsers } from '../../db/queries/audit/audit-anonymization.queries';
+import { allowLongStream, holdPartitionsSteady, streamRecordsInRange, updateExportJob } from '../../db/queries/audit/audit-export.queries';
 import { selectLiveColdObjects } from '../../db/queries/audit/audit-retention.queries';
 import { withTenant } from '../../db/tenant';
 import type { AuditStorageDeps } from './retention.activities';
@@ -35,14 +36,17 @@ function monthStart(iso: string): string {
   return `${iso.slice(0, 7)}-01`;
 }
 
-/** The records of one archive object that fall in the range, in the object's (seq) order. */
-async function* archivedRecordsInRange(store: ObjectStore, objectKey: string, range: ExportRange): AsyncGenerator<ChainedRecord> {
-  const text = pipeline(await store.s3.getObject(store.bucket, objectKey), createGunzip(), () => undefined);
-  for await (const line of createInterface({ input: text, crlfDelay: Infinity })) {
-    if (line === '') continue;
-    const { storedAt: _storedAt, ...record } = JSON.parse(line) as ArchivedRecord;
+/**
+ * The records of one archive object that fall in the range, in the object's (seq) order, masked as
+ * the hot rows are by audit_records_readable: the archive holds records as they were stored, and an
+ * anonymization (before or after the month was archived) must hide them in a cold export too.
+ */
+async function* archivedRecordsInRange(
+  store: ObjectStore, objectKey: string, range: ExportRange, anonymized: AnonymizedUsers,
+): AsyncGenerator<ChainedRecord> {
+  for await (const { storedAt: _storedAt, ...record } of readArchivedRecords(store, objectKey)) {
     // Both sides are ISO 8601 UTC with milliseconds, so text order is time order.
-    if (record.timestamp >= range.since && record.timestamp < range.until) yield record;
+    if (record.timestamp >= range.since && record.timestamp < range.until) yield maskAnonymized(record, anonymized);
   }
 }
 
@@ -65,10 +69,13 @@ export function createAuditColdExportActivities({ ownerPool, objectStore, logger
       let uploading: Promise<StoredObject> | undefined;
       await withTenant(ownerPool, job.tenantId, async (tx) => {
         await holdPartitionsSteady(tx);
+        await allowLongStream(tx);
         const lastMonth = monthStart(new Date(Date.parse(range.until) - 1).toISOString());
         const archived = await selectLiveColdObjects(tx, job.tenantId, monthStart(range.since), lastMonth);
+        // Read in the transaction that reads the hot rows through the view: both are masked by the same anonymizations.
+        const anonymized = archived.length > 0 ? await selectAnonymizedUsers(tx, job.tenantId) : new Map<string, number>();
         await streamRecordsInRange(tx, job.tenantId, range, (hot) => {
-          const sources = [...archived.map((object) => archivedRecordsInRange(objectStore, object.objectKey, range)), hot];
+          const sources = [...archived.map((object) => archivedRecordsInRange(objectStore, object.objectKey, range, anonymized)), hot];
           const counted = new Transform({
             objectMode: true,
             transform(record: ChainedRecord, _encoding, done) {

@@ -1,11 +1,13 @@
 import { pipeline, Readable, Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { heartbeat } from '@temporalio/activity';
+import { addToRuns, type ChainRun } from '../../common/audit/chain';
 import { coldObjectKeys, type ArchivedRecord, type ColdManifest } from '../../common/audit/cold-storage';
 import type { Logger } from '../../common/logger';
 import { measureObject, putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
 import type { DatabasePool } from '../../db/pool';
 import { selectChainHead } from '../../db/queries/audit/audit-records.queries';
+import { allowLongStream } from '../../db/queries/audit/audit-export.queries';
 import {
   deleteUploadedColdObject, dropPartitionMakingObjectsLive, partitionExists, lockAuditRecordsForDrop, markColdObjectDeleted,
   selectColdObjectsDue, selectPartitionsEndingBy, selectPartitionTenantStats, selectUploadedColdObjects,
@@ -49,22 +51,28 @@ export function createAuditRetentionActivities({ ownerPool, objectStore, logger 
   async function uploadTenantMonth(partition: AuditPartition, stats: PartitionTenantStats): Promise<void> {
     const keys = coldObjectKeys(stats.tenantId, partition.month, stats.firstSeq, stats.lastSeq);
     let streamed = 0;
+    // Where this tenant's month sits in its chain, so a verifier can step over it once it is archived.
+    const chainRuns: ChainRun[] = [];
     let uploading: Promise<StoredObject> | undefined;
-    await ownerPool.transaction((tx) => streamPartitionRecords(tx, partition.name, stats.tenantId, (records) => {
-      const counted = new Transform({
-        objectMode: true,
-        transform(record: ArchivedRecord, _encoding, done) {
-          streamed += 1;
-          if (streamed % HEARTBEAT_EVERY_RECORDS === 0) heartbeat({ partition: partition.name, tenantId: stats.tenantId, streamed });
-          done(null, record);
-        },
+    await ownerPool.transaction(async (tx) => {
+      await allowLongStream(tx);
+      await streamPartitionRecords(tx, partition.name, stats.tenantId, (records) => {
+        const counted = new Transform({
+          objectMode: true,
+          transform(record: ArchivedRecord, _encoding, done) {
+            streamed += 1;
+            addToRuns(chainRuns, record);
+            if (streamed % HEARTBEAT_EVERY_RECORDS === 0) heartbeat({ partition: partition.name, tenantId: stats.tenantId, streamed });
+            done(null, record);
+          },
+        });
+        // pipeline, not pipe: a failed upload destroys every stage back to the cursor, ending the query.
+        const body = pipeline(records, counted, ndjson(), createGzip(), () => undefined);
+        uploading = putStream(objectStore, keys.object, body, 'application/gzip');
+        // Awaited below; when a failed upload also fails the query, this keeps it from being unhandled.
+        uploading.catch(() => undefined);
       });
-      // pipeline, not pipe: a failed upload destroys every stage back to the cursor, ending the query.
-      const body = pipeline(records, counted, ndjson(), createGzip(), () => undefined);
-      uploading = putStream(objectStore, keys.object, body, 'application/gzip');
-      // Awaited below; when a failed upload also fails the query, this keeps it from being unhandled.
-      uploading.catch(() => undefined);
-    }));
+    });
     const stored = await uploading!;
     if (streamed !== stats.records) {
       throw new Error(`archive of ${partition.name} for tenant ${stats.tenantId}: streamed ${streamed} records, expected ${stats.records}`);
@@ -80,13 +88,14 @@ export function createAuditRetentionActivities({ ownerPool, objectStore, logger 
       encoding: 'ndjson+gzip', records: stats.records, firstSeq: stats.firstSeq, lastSeq: stats.lastSeq,
       bytes: stored.bytes, sha256: stored.sha256,
       chainHeadAtExport: { seq: head?.lastSeq ?? 0, hash: head?.lastHash ?? '' },
+      chainRuns,
       archivedAt: new Date().toISOString(),
     };
     await putStream(objectStore, keys.manifest, Readable.from([JSON.stringify(manifest, null, 2)]), 'application/json');
     await upsertUploadedColdObject(ownerPool, {
       tenantId: stats.tenantId, objectKey: keys.object, manifestKey: keys.manifest, month: partition.month,
       partitionName: partition.name, firstSeq: stats.firstSeq, lastSeq: stats.lastSeq, records: stats.records,
-      bytes: stored.bytes, sha256: stored.sha256,
+      bytes: stored.bytes, sha256: stored.sha256, chainRuns,
     });
   }
 

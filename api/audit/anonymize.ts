@@ -1,3 +1,4 @@
+import { ANONYMIZE_ACTION } from '../../common/audit/anonymization-mask';
 import { recordAudit } from '../../common/audit/writer';
 import { problems } from '../../common/problems';
 import {
@@ -7,9 +8,6 @@ import { withTenant } from '../../db/tenant';
 import { anonymizationTiming, withAnonymizationLock } from './anonymization-lock';
 import type { AuditDeps } from './deps';
 import type { AuditRequestOrigin } from './intake';
-
-/** The action of the ANONYMIZE record (document 2, Audit anonymization). */
-export const ANONYMIZE_ACTION = 'audit.record.anonymized';
 
 /** Document 2: 200 {userId, recordsAffected, completedAt}, synchronous. */
 export interface AnonymizationResult {

@@ -110,3 +110,27 @@ export function checkLink(previous: { seq: number; hash: string }, stored: Chain
   if (chainHash(stored, stored.seq, stored.prevHash) !== stored.hash) return { kind: 'hash-mismatch', seq: stored.seq, id: stored.id };
   return null;
 }
+
+/**
+ * A stretch of consecutive seqs of one tenant's chain, with the two hashes that link it into the
+ * chain around it: the prevHash of its first record and the hash of its last. The catalogue of
+ * cold objects keeps the runs of each archive object (migration 0017), so a verifier can step over
+ * archived records without reading them.
+ */
+export interface ChainRun {
+  firstSeq: number;
+  lastSeq: number;
+  prevHash: string;
+  lastHash: string;
+}
+
+/** Adds a link (in seq order) to the runs it belongs to: it extends the last run or starts one. */
+export function addToRuns(runs: ChainRun[], link: ChainLink): void {
+  const last = runs.at(-1);
+  if (last && link.seq === last.lastSeq + 1) {
+    last.lastSeq = link.seq;
+    last.lastHash = link.hash;
+  } else {
+    runs.push({ firstSeq: link.seq, lastSeq: link.seq, prevHash: link.prevHash, lastHash: link.hash });
+  }
+}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChainedRecord } from './chain';
+import type { ChainedRecord, ChainRun } from './chain';
 import type { ExportFormat } from './export-format';
 
 /**
@@ -46,6 +46,8 @@ export interface ColdManifest {
    * chain, so a later rewrite of the whole hot chain and its head is detectable against it.
    */
   chainHeadAtExport: { seq: number; hash: string };
+  /** The object's runs of consecutive seqs and the hashes linking each into the chain (migration 0017). */
+  chainRuns: ChainRun[];
   archivedAt: string;
 }
 

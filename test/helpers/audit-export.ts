@@ -5,7 +5,9 @@ import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createObjectStore, type ObjectStore } from '../../common/object-store';
 import type { DatabasePool } from '../../db/pool';
+import { streamRecordsInRange } from '../../db/queries/audit/audit-export.queries';
 import { selectChainPage } from '../../db/queries/audit/audit-records.queries';
+import { withTenant } from '../../db/tenant';
 import { AuditStore } from '../../workers/audit/store';
 
 /**
@@ -37,6 +39,22 @@ export async function storeAuditRecords(owner: DatabasePool, records: AuditRecor
   const stored = (await Promise.all(tenants.map((tenantId) => selectChainPage(owner, tenantId, 0, Number.MAX_SAFE_INTEGER, 100_000)))).flat();
   const ids = new Set(records.map((record) => record.id));
   return stored.filter((record) => ids.has(record.id));
+}
+
+/**
+ * A tenant's records in [since, until) as the hot export reads them: through audit_records_readable,
+ * masked, in seq order, as the application role.
+ */
+export function readThroughView(app: DatabasePool, tenantId: string, range = { since: '2000-01-01T00:00:00.000Z', until: '2100-01-01T00:00:00.000Z' }): Promise<ChainedRecord[]> {
+  return withTenant(app, tenantId, async (tx) => {
+    const read: ChainedRecord[] = [];
+    let reading: Promise<void> | undefined;
+    await streamRecordsInRange(tx, tenantId, range, (rows) => {
+      reading = (async () => { for await (const row of rows) read.push(row as ChainedRecord); })();
+    });
+    await reading;
+    return read;
+  });
 }
 
 export interface TestBucket extends ObjectStore {

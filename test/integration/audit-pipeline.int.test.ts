@@ -86,7 +86,7 @@ describe('direct intake through Kafka', () => {
         actorIp: '192.0.2.1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', occurredAt: accepted[0]!.createdAt, after: { plan: 'pro' },
       });
       expect(await bufferedCount()).toBe(0);
-      expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 40 });
+      expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 40, archived: 0, archivesRead: 0 });
     } finally {
       await intake.close();
     }
@@ -127,7 +127,7 @@ describe('redelivery and foreign messages', () => {
     await untilStored(tenantId, [later]);
     expect((await storedIds(tenantId)).size).toBe(2);
     expect(consumer.status().rejected).toBeGreaterThanOrEqual(1);
-    expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 2 });
+    expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 2, archived: 0, archivesRead: 0 });
   });
 });
 
@@ -188,7 +188,7 @@ describe('Kafka unreachable', () => {
     }
     expect(await bufferedCount()).toBe(0);
     await untilStored(tenantId, accepted);
-    expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 30 });
+    expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 30, archived: 0, archivesRead: 0 });
   });
 
   it('keeps the rows when the replay cannot reach Kafka either', async () => {

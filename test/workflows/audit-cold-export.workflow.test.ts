@@ -2,13 +2,17 @@ import { text } from 'node:stream/consumers';
 import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { createAuditColdExportActivities } from '../../activities/audit/cold-export.activities';
 import { createAuditRetentionActivities } from '../../activities/audit/retention.activities';
+import { ANONYMIZE_ACTION } from '../../common/audit/anonymization-mask';
 import { coldExportWorkflowId, exportJobId } from '../../common/audit/cold-storage';
+import { exportRecord } from '../../common/audit/export-format';
 import { newId } from '../../common/ids';
+import { upsertAnonymizedUser } from '../../db/queries/audit/audit-anonymization.queries';
 import { queueExportJob, selectExportJob } from '../../db/queries/audit/audit-export.queries';
+import { withTenant } from '../../db/tenant';
 import { coldExportProgressQuery } from '../../workflows/audit/audit.messages';
 import { auditColdExport } from '../../workflows/audit/cold-export.workflow';
 import { createAuditDatabase, eventually, quietLogger, type AuditDatabase } from '../helpers/audit';
-import { auditRecord, createTestBucket, daysAgo, storeAuditRecords, type TestBucket } from '../helpers/audit-export';
+import { auditRecord, createTestBucket, daysAgo, readThroughView, storeAuditRecords, type TestBucket } from '../helpers/audit-export';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 /**
@@ -84,6 +88,51 @@ describe('auditColdExport workflow', () => {
     expect(outcome).toEqual({ phase: 'expired', records: 4 });
     expect(await bucket.keys(`${tenantId}/audit-exports/`)).toEqual([]);
     expect(await selectExportJob(db.owner, tenantId, jobId)).toMatchObject({ status: 'expired', records: 4 });
+  });
+
+  it('returns an anonymized user\'s archived records masked exactly as the hot path shows them', async () => {
+    const [tenantId, user, admin] = [newId(), newId(), newId()];
+    const now = await env.currentTimeMs();
+    await storeAuditRecords(db.owner, [
+      auditRecord(tenantId, daysAgo(300, now), { actorId: user, action: 'crm.contact.created', before: null }),
+      auditRecord(tenantId, daysAgo(280, now), { actorId: admin, entityType: 'user', entityId: user, meta: { email: 'u@example.com' } }),
+      auditRecord(tenantId, daysAgo(260, now), { actorId: admin, impersonatorId: user }),
+      auditRecord(tenantId, daysAgo(250, now), { action: 'money.wallet.credited', actorId: admin }),
+      auditRecord(tenantId, daysAgo(30, now), { actorId: user }),
+      auditRecord(tenantId, daysAgo(1, now), { action: ANONYMIZE_ACTION, actorId: admin, entityType: 'user', entityId: user, meta: { recordsAffected: 4 } }),
+    ]);
+    await withTenant(db.owner, tenantId, (tx) => upsertAnonymizedUser(tx, tenantId, user, daysAgo(1, now).toISOString(), newId()));
+    const range = { since: daysAgo(310, now).toISOString(), until: new Date(now).toISOString() };
+    // What the hot path shows, read before the months move to the archive.
+    const hotView = (await readThroughView(db.app, tenantId, range)).map(exportRecord);
+    expect(hotView.filter((record) => record.actorId === 'anonymized')).toHaveLength(2);
+
+    const retention = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    for (const partition of await retention.listArchivablePartitions(daysAgo(90, now).toISOString())) {
+      await new MockActivityEnvironment().run(retention.archivePartition, partition);
+      expect(await retention.dropArchivedPartition(partition)).toMatchObject({ dropped: true });
+    }
+    const jobId = exportJobId(tenantId, range, 'json');
+    await queueExportJob(db.owner, { tenantId, id: jobId, format: 'json', range, requestedBy: null });
+    const taskQueue = uniqueTaskQueue('audit-cold-export');
+    const activities = createAuditColdExportActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const worker = await createTestWorker(env, { taskQueue, activities });
+
+    const file = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(auditColdExport, {
+        taskQueue, workflowId: coldExportWorkflowId(tenantId, jobId),
+        args: [{ tenantId, jobId, format: 'json', ...range, retentionDays: 7 }],
+      });
+      await eventually(async () => (await handle.query(coldExportProgressQuery)).phase === 'completed', 'the export file');
+      const job = await selectExportJob(db.owner, tenantId, jobId);
+      await handle.terminate('test done');
+      return JSON.parse(await text(await bucket.s3.getObject(bucket.bucket, job!.objectKey!))) as Record<string, unknown>[];
+    });
+
+    expect(file).toEqual(hotView);
+    expect(file[0]).toMatchObject({ actorId: 'anonymized', actorIp: null, actorUserAgent: null });
+    expect(file[1]).toMatchObject({ actorId: admin, before: { anonymized: true }, after: { anonymized: true }, meta: { anonymized: true } });
+    expect(file[2]).toMatchObject({ actorId: admin, impersonatorId: 'anonymized', actorIp: null });
   });
 
   it('marks the job failed and fails the run when the export cannot be written', async () => {

@@ -1,6 +1,6 @@
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { createExportEncoder, type ExportFormat } from '../../../common/audit/export-format';
-import { streamRecordsInRange } from '../../../db/queries/audit/audit-export.queries';
+import { allowLongStream, streamRecordsInRange } from '../../../db/queries/audit/audit-export.queries';
 import { withTenant } from '../../../db/tenant';
 import type { AuditExportDeps } from './deps';
 import type { ExportRequestRange } from './plan';
@@ -28,9 +28,12 @@ export async function openHotExport(
         done(null, chunk);
       },
     });
-    withTenant(deps.analyticsDb, tenantId, (tx) => streamRecordsInRange(tx, tenantId, bounds, (records) => {
-      body = pipeline(records, createExportEncoder(format), started, () => undefined);
-    })).catch((error: unknown) => {
+    withTenant(deps.analyticsDb, tenantId, async (tx) => {
+      await allowLongStream(tx);
+      await streamRecordsInRange(tx, tenantId, bounds, (records) => {
+        body = pipeline(records, createExportEncoder(format), started, () => undefined);
+      });
+    }).catch((error: unknown) => {
       reject(error);
       body?.destroy(error as Error);
     });

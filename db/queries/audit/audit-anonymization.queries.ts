@@ -99,3 +99,16 @@ export async function upsertAnonymizedUser(
           last_anonymization_id = EXCLUDED.last_anonymization_id
   `);
 }
+
+/**
+ * Every anonymized user of the tenant with masked_until in epoch milliseconds (floored: records carry
+ * millisecond timestamps, so `timestamp <= floor` is exactly the view's `occurred_at <= masked_until`).
+ * For records the view cannot mask, those restored from the cold archive (common/audit/anonymization-mask.ts).
+ */
+export async function selectAnonymizedUsers(db: CommonQueryMethods, tenantId: string): Promise<Map<string, number>> {
+  const rows = await db.any(sql.type(z.object({ userId: z.string(), maskedUntilMs: z.number() }))`
+    SELECT user_id AS "userId", floor(extract(epoch FROM masked_until) * 1000)::int8 AS "maskedUntilMs"
+    FROM audit_anonymized_users WHERE tenant_id = ${tenantId}
+  `);
+  return new Map(rows.map((row) => [row.userId, row.maskedUntilMs]));
+}

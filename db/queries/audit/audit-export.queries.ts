@@ -33,6 +33,18 @@ export function streamRecordsInRange(
   `, (rows) => onRecords(rowsOf(rows)));
 }
 
+/**
+ * Lets one streamed read (an export, an archive upload) run as long as its reader takes. Every pool
+ * sets statement_timeout to 30 s (db/pool.ts), and PostgreSQL counts it across the whole cursor, not
+ * per fetch: an export of a million records to a slow client, or on a busy machine, was cancelled
+ * after 30 s. Switched off for this transaction only; a reader that stalls is still ended by
+ * idle_in_transaction_session_timeout (60 s, slonik's default), since between fetches the session
+ * is idle in its transaction.
+ */
+export async function allowLongStream(tx: DatabaseTransactionConnection): Promise<void> {
+  await tx.query(sql.unsafe`SELECT set_config('statement_timeout', '0', true)`);
+}
+
 export const EXPORT_JOB_STATUSES = ['queued', 'running', 'completed', 'failed', 'expired'] as const;
 export type ExportJobStatus = (typeof EXPORT_JOB_STATUSES)[number];
 

@@ -118,3 +118,29 @@ export function selectChainHead(db: CommonQueryMethods, tenantId: string): Promi
     FROM audit_chain_heads WHERE tenant_id = ${tenantId}
   `);
 }
+
+const chainRun = z.object({ firstSeq: z.number(), lastSeq: z.number(), prevHash: z.string(), lastHash: z.string() });
+
+const archivedChainObject = z.object({
+  objectKey: z.string(),
+  state: z.enum(['live', 'deleted']),
+  records: z.number(),
+  bytes: z.number(),
+  sha256: z.string(),
+  /** Null for objects archived before migration 0017: their runs must be read from the object. */
+  chainRuns: z.array(chainRun).nullable(),
+});
+
+export type ArchivedChainObject = z.infer<typeof archivedChainObject>;
+
+/**
+ * The tenant's archived stretches of its chain (live cold objects, and deleted ones whose catalogue
+ * row keeps their runs), through the SECURITY DEFINER function of migration 0017: the verifier runs
+ * as platform_app, which cannot read the catalogue itself. Only the current tenant's are answered.
+ */
+export function selectArchivedChain(db: CommonQueryMethods, tenantId: string): Promise<readonly ArchivedChainObject[]> {
+  return db.any(sql.type(archivedChainObject)`
+    SELECT object_key AS "objectKey", state, records, bytes, sha256, chain_runs AS "chainRuns"
+    FROM audit_archived_chain(${tenantId})
+  `);
+}

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { rowsOf } from '../../stream-rows';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
+import type { ChainRun } from '../../../common/audit/chain';
 import { chainedRecord } from './audit-records.queries';
 
 /**
@@ -81,7 +82,8 @@ const coldObject = z.object({
   state: z.enum(['uploaded', 'live', 'deleted']),
 });
 export type ColdObject = z.infer<typeof coldObject>;
-export type NewColdObject = Omit<ColdObject, 'state'>;
+/** What retention records of an uploaded object: its figures and where its records sit in the chain. */
+export type NewColdObject = Omit<ColdObject, 'state'> & { chainRuns: ChainRun[] };
 
 const coldObjectColumns = sql.fragment`
   tenant_id AS "tenantId", object_key AS "objectKey", manifest_key AS "manifestKey", month::text AS month,
@@ -100,11 +102,13 @@ export function selectUploadedColdObjects(db: CommonQueryMethods, partitionName:
 /** Records an uploaded and verified object; the same object uploaded again replaces its figures. */
 export async function upsertUploadedColdObject(db: CommonQueryMethods, object: NewColdObject): Promise<void> {
   await db.query(sql.unsafe`
-    INSERT INTO audit_cold_objects (tenant_id, object_key, manifest_key, month, partition_name, first_seq, last_seq, records, bytes, sha256)
+    INSERT INTO audit_cold_objects (tenant_id, object_key, manifest_key, month, partition_name, first_seq, last_seq, records, bytes,
+                                    sha256, chain_runs)
     VALUES (${object.tenantId}, ${object.objectKey}, ${object.manifestKey}, ${object.month}::date, ${object.partitionName},
-            ${object.firstSeq}, ${object.lastSeq}, ${object.records}, ${object.bytes}, ${object.sha256})
+            ${object.firstSeq}, ${object.lastSeq}, ${object.records}, ${object.bytes}, ${object.sha256},
+            ${JSON.stringify(object.chainRuns)}::jsonb)
     ON CONFLICT (tenant_id, object_key) DO UPDATE
-      SET bytes = EXCLUDED.bytes, sha256 = EXCLUDED.sha256, uploaded_at = now()
+      SET bytes = EXCLUDED.bytes, sha256 = EXCLUDED.sha256, chain_runs = EXCLUDED.chain_runs, uploaded_at = now()
       WHERE audit_cold_objects.state = 'uploaded'
   `);
 }

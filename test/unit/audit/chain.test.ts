@@ -1,5 +1,5 @@
 import {
-  canonicalJson, chainHash, chainText, checkLink, extendChain, GENESIS_HASH, CanonicalJsonError,
+  addToRuns, type ChainRun, canonicalJson, chainHash, chainText, checkLink, extendChain, GENESIS_HASH, CanonicalJsonError,
 } from '../../../common/audit/chain';
 import { auditRecordFromEnvelope, checkAuditPayload, type AuditRecord } from '../../../common/audit/record';
 
@@ -152,5 +152,17 @@ describe('audit record payload', () => {
       tenantId: '01900000-0000-7000-8000-0000000000aa', data: valid, schemaVersion: '1.0.0', timestamp: '2026-05-17T10:00:00Z', traceId: null,
     });
     expect(result).toEqual({ ok: false, reason: 'event type audit.export.requested is not audit.record.created' });
+  });
+});
+
+describe('addToRuns', () => {
+  it('groups consecutive seqs into runs that keep the prevHash of their first link and the hash of their last', () => {
+    const runs: ChainRun[] = [];
+    for (const seq of [1, 2, 3, 7, 9, 10]) addToRuns(runs, { seq, prevHash: `p${seq}`, hash: `h${seq}` });
+    expect(runs).toEqual([
+      { firstSeq: 1, lastSeq: 3, prevHash: 'p1', lastHash: 'h3' },
+      { firstSeq: 7, lastSeq: 7, prevHash: 'p7', lastHash: 'h7' },
+      { firstSeq: 9, lastSeq: 10, prevHash: 'p9', lastHash: 'h10' },
+    ]);
   });
 });
