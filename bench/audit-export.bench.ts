@@ -12,7 +12,7 @@ import { GOOD_PASSWORD, uniqueEmail } from '../test/helpers/identity';
 /**
  * Audit export with bounded memory (issue 7: 1 million rows, peak memory under 200 MB).
  *
- *   npm run bench:audit-export -- [--rows 1000000] [--format json|csv] [--gateway-node-options='--max-semi-space-size=4']
+ *   npm run bench:audit-export -- [--rows 1000000] [--format json|csv] [--gateway-node-options='--max-semi-space-size=4' (the default, as the gateway runs)]
  *                                 [--client-mibps 5]
  *
  * Starts the real gateway (compiled, from dist/) as a child process on a scratch database, registers an account, seeds
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     options: {
       rows: { type: 'string', default: '1000000' }, format: { type: 'string', default: 'json' },
       // V8 flags for the gateway process (memory experiments); the default is the gateway's own start.
-      'gateway-node-options': { type: 'string', default: '' },
+      'gateway-node-options': { type: 'string', default: '--max-semi-space-size=4' },
       // A slow client (MiB/s; 0 = as fast as it can): the gateway must hold back, not buffer.
       'client-mibps': { type: 'string', default: '0' },
     },

@@ -12,7 +12,7 @@ import { withTenant } from '../../db/tenant';
 import type { SubscriptionStatus, SubscriptionView } from '../../workflows/billing/billing.messages';
 
 export interface BillingDeps {
-  /** The owner role's pool: the workflow is the one writer of subscriptions (migration 0013). */
+  /** The owner role's pool: the workflow is the one writer of subscriptions (migration 0016). */
   ownerPool: DatabasePool;
   logger: Logger;
 }

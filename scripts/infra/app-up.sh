@@ -58,7 +58,9 @@ start_app worker worker.log '"msg":"schedules ensured"' node dist/workers/main.j
 start_app relay outbox-relay.log '"msg":"\(relay is the leader\|another relay is the leader\)' node dist/workers/outbox-relay.js
 # The audit consumer is ready once it has joined its consumer group (audit.store) on the audit topic.
 start_app audit-consumer audit-consumer.log '"msg":"audit consumer joined its group"' node dist/workers/audit-consumer.js
-start_app api api.log '"msg":"' node dist/api/server.js
+# A young generation of 4 MiB semi-spaces: the gateway allocates small short-lived objects, and V8's
+# default lets them grow the resident set by ~50 MB before a scavenge (docs/decisions.md, Audit export).
+start_app api api.log '"msg":"' node --max-semi-space-size=4 dist/api/server.js
 WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
   http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"
 log "gateway http://127.0.0.1:${API_PORT:-8080}  docs /api-docs/gateway  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"

@@ -17,7 +17,7 @@ export const pendingChange = z.object({
 });
 export type PendingChange = z.infer<typeof pendingChange>;
 
-/** Document 1, Subscription, plus when its status last changed (migration 0013). */
+/** Document 1, Subscription, plus when its status last changed (migration 0016). */
 export const subscriptionRow = z.object({
   id: z.string(),
   tenantId: z.string(),

@@ -9,7 +9,7 @@ export interface ReceivedWebhookEvent {
 }
 
 /**
- * Records a provider event in the tenant's transaction (migration 0013). Answers false when the
+ * Records a provider event in the tenant's transaction (migration 0016). Answers false when the
  * provider already delivered this event id: it is a duplicate and is ignored.
  */
 export async function insertWebhookEvent(tx: DatabaseTransactionConnection, event: ReceivedWebhookEvent): Promise<boolean> {
