@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../common/paths';
+
+export interface MoneyWorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves when the process has exited, with its signal or exit code. */
+  exited: Promise<NodeJS.Signals | number | null>;
+  /** SIGKILL (a crash: nothing drains, nothing closes) or SIGTERM (a drain), then waits for the exit. */
+  stop(signal: 'SIGKILL' | 'SIGTERM'): Promise<NodeJS.Signals | number | null>;
+}
+
+/**
+ * The money Worker (test/helpers/money-worker-entry.ts) as a child process polling `taskQueue` on
+ * the dev server, run from source through the swc register hook like bench/lib/load.ts's servers.
+ * Resolves once the Worker polls. A process of its own, so a test can SIGKILL it mid-operation.
+ */
+export function startMoneyWorkerProcess(taskQueue: string, env: Record<string, string> = {}): Promise<MoneyWorkerProcess> {
+  const child = spawn(process.execPath, ['-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, 'test/helpers/money-worker-entry.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, NODE_OPTIONS: '', LOG_LEVEL: 'info', ...env, MONEY_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  const stop = async (signal: 'SIGKILL' | 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    return exited;
+  };
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString();
+      if (!buffered.includes('"money worker running"')) return;
+      child.stdout!.off('data', onData);
+      child.stdout!.resume(); // the worker's log is drained, not read
+      resolve({ child, pid: child.pid!, exited, stop });
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((how) => reject(new Error(`the money worker exited (${how}) before polling`)));
+  });
+}
