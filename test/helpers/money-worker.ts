@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from '../../common/paths';
 
-export interface MoneyWorkerProcess {
+export interface WorkerProcess {
   child: ChildProcess;
   pid: number;
   /** Resolves when the process has exited, with its signal or exit code. */
@@ -13,13 +13,22 @@ export interface MoneyWorkerProcess {
 
 /**
  * The money Worker (test/helpers/money-worker-entry.ts) as a child process polling `taskQueue` on
- * the dev server, run from source through the swc register hook like bench/lib/load.ts's servers.
- * Resolves once the Worker polls. A process of its own, so a test can SIGKILL it mid-operation.
+ * the dev server. Resolves once the Worker polls. A process of its own, so a test can SIGKILL it
+ * mid-operation.
  */
-export function startMoneyWorkerProcess(taskQueue: string, env: Record<string, string> = {}): Promise<MoneyWorkerProcess> {
-  const child = spawn(process.execPath, ['-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, 'test/helpers/money-worker-entry.ts')], {
+export function startMoneyWorkerProcess(taskQueue: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  return startWorkerProcess('test/helpers/money-worker-entry.ts', 'money worker running', [], { ...env, MONEY_TASK_QUEUE: taskQueue });
+}
+
+/**
+ * A Temporal worker entry point (TypeScript, run from source through the swc register hook like
+ * bench/lib/load.ts's servers) as a child process; resolves once it logs a JSON line whose message
+ * is `readyMessage`.
+ */
+export function startWorkerProcess(entry: string, readyMessage: string, args: string[] = [], env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, entry), ...args], {
     cwd: repoRoot,
-    env: { ...process.env, NODE_OPTIONS: '', LOG_LEVEL: 'info', ...env, MONEY_TASK_QUEUE: taskQueue },
+    env: { ...process.env, NODE_OPTIONS: '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
@@ -31,12 +40,12 @@ export function startMoneyWorkerProcess(taskQueue: string, env: Record<string, s
     let buffered = '';
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString();
-      if (!buffered.includes('"money worker running"')) return;
+      if (!buffered.includes(`"${readyMessage}"`)) return;
       child.stdout!.off('data', onData);
       child.stdout!.resume(); // the worker's log is drained, not read
       resolve({ child, pid: child.pid!, exited, stop });
     };
     child.stdout!.on('data', onData);
-    void exited.then((how) => reject(new Error(`the money worker exited (${how}) before polling`)));
+    void exited.then((how) => reject(new Error(`${entry} exited (${how}) before polling`)));
   });
 }

@@ -12,7 +12,7 @@ import { bearer, registerAccount, type RegisteredAccount } from '../helpers/iden
 import { closeLedgerPool, expectLedgerConsistent } from '../helpers/ledger';
 import { verifyEmail } from '../helpers/money';
 import { fundedWallet, walletOf } from '../helpers/money-flows';
-import { startMoneyWorkerProcess, type MoneyWorkerProcess } from '../helpers/money-worker';
+import { startMoneyWorkerProcess, type WorkerProcess } from '../helpers/money-worker';
 import { connectDevServer, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
 
 /**
@@ -40,7 +40,7 @@ let gateway: TestGateway;
 let server: DevServer;
 let app: DatabasePool;
 let owner: DatabasePool;
-let worker: MoneyWorkerProcess;
+let worker: WorkerProcess;
 let account: RegisteredAccount;
 
 beforeAll(async () => {
