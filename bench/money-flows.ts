@@ -1,0 +1,176 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { connectTemporal } from '../api/temporal/client';
+import { config } from '../common/config';
+import { newId } from '../common/ids';
+import { createDbPool } from '../db/pool';
+import { checkLedger } from '../workers/money/ledger-check';
+import { startMoneyWorkerProcess, startWorkerProcess } from '../test/helpers/money-worker';
+import { cpuSecondsOf, measure, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
+import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
+import { runPgbench } from './lib/pgbench';
+import { noopDone } from './money/noop.messages';
+import type { benchNoop } from './money/noop.workflow';
+
+/**
+ * Hold and transfer throughput (issue 6): `concurrency` clients through the REST API (the gateway and
+ * the money Worker as child processes, the Worker on a task queue of its own) placing transfers,
+ * then holds, then confirming those holds, against two ceilings:
+ *
+ *   - Temporal: the same dev server running bench/money/noop.workflow.ts, the transfer workflow's
+ *     shape (update-with-start, one local activity, the update answers) with no database work, from
+ *     a client in this process to a Worker child process of its own;
+ *   - PostgreSQL: pgbench running the transfer's SQL (bench/money/transfer.pgbench.sql: both
+ *     wallets locked, two balance updates, two rows, postings, outbox rows, the stored answer, in one
+ *     transaction) with the same number of clients.
+ *
+ *   npm run bench:money-flows -- [--concurrency 32] [--seconds 10] [--max 200000] [--temporal-pid <pid>]
+ *
+ * Each client moves money between two wallets of its own (direction alternating) and holds on a
+ * third, so the phases measure the operations, not one wallet's lock. Per phase it reports the CPU
+ * time per request of the gateway, the Worker and the Temporal server (its pid from --temporal-pid
+ * or the bring-up scripts' pid file), and how busy the machine's CPUs were. The ledger invariant is
+ * checked at the end.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '10' }, max: { type: 'string', default: '200000' },
+      'temporal-pid': { type: 'string' },
+    },
+  });
+  const concurrency = Number(values.concurrency);
+  const seconds = Number(values.seconds);
+  const max = Number(values.max);
+  const settings = config();
+  const moneyQueue = `bench.money.${newId()}`;
+  const noopQueue = `bench.noop.${newId()}`;
+  const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-flows-owner' });
+  const [gateway, moneyWorker, noopWorker, temporal] = await Promise.all([
+    startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000' }),
+    startMoneyWorkerProcess(moneyQueue),
+    startWorkerProcess('bench/money/noop-worker.ts', 'noop worker running', [noopQueue]),
+    connectTemporal(settings.temporal, settings.temporalCodec),
+  ]);
+  const processes = { gateway: gateway.child.pid!, worker: moneyWorker.pid, temporal: temporalPid(values['temporal-pid']) };
+  try {
+    const api = moneyApi(gateway.baseUrl);
+    const account = await verifiedAccount(api, owner);
+    const { tenantId, userId, token } = account;
+    // pgbench's client_id counts from 0: the wallets of REST client i and pgbench client i are a<i> and b<i>.
+    const pairs: [string, string][] = [];
+    const holdWallets: string[] = [];
+    for (let i = 0; i < concurrency; i += 1) {
+      pairs.push([await fundedWallet(api, account, `a${i}`, 1_000_000), await fundedWallet(api, account, `b${i}`, 1_000_000)]);
+      holdWallets.push(await fundedWallet(api, account, `h${i}`, 1_000_000));
+    }
+
+    const steps = new Array<number>(concurrency).fill(0);
+    const transfer = async (client: number) => {
+      const [a, b] = steps[client]++ % 2 === 0 ? pairs[client] : [...pairs[client]].reverse();
+      await api('POST', '/transfers', { fromWalletId: a, toWalletId: b, amount: 1, currency: 'USD', reason: 'bench' }, token, newId());
+    };
+    const placed: string[] = [];
+    const hold = async (client: number) => {
+      const answer = await api('POST', `/wallets/${holdWallets[client]}/hold`, { amount: 1, currency: 'USD', ttl: '1h', reason: 'bench' }, token, newId());
+      placed.push(answer.id);
+    };
+    const confirm = async () => {
+      await api('POST', `/holds/${placed.pop()!}/confirm`, {}, token, newId());
+    };
+    const noop = async () => {
+      await temporal.client.workflow.executeUpdateWithStart(noopDone, {
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof benchNoop>('benchNoop', {
+          workflowId: `bench.noop:${newId()}`, taskQueue: noopQueue, workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
+    };
+
+    // Warm-up: connections, caches, JIT, the workflow caches of both Workers.
+    await measure('warm-up', concurrency, 2, 2000, transfer);
+    await measure('warm-up', concurrency, 2, 2000, noop);
+    const rows: Row[] = [];
+    rows.push(await withCpu({ ...processes, worker: noopWorker.pid, gateway: undefined },
+      () => measure('Temporal ceiling: update-with-start, no-op workflow + 1 local activity', concurrency, seconds, max, noop)));
+    rows.push(await withCpu(processes, () => measure('REST transfer (gateway → workflow)', concurrency, seconds, max, transfer)));
+    rows.push(await withCpu(processes, () => measure('REST hold (gateway → workflow)', concurrency, seconds, max, hold)));
+    // Every hold placed is confirmed, so the phase also ends the holds' workflows.
+    rows.push(await withCpu(processes, () => measure('REST confirm of those holds (update)', concurrency, 600, placed.length, confirm)));
+    rows.push(await withCpu({}, async () => runPgbench({
+      name: 'pgbench, the transfer SQL (ceiling)',
+      scripts: [
+        { template: 'bench/money/transfer.pgbench.sql', fill: { SRC_LABEL: 'a', DST_LABEL: 'b' }, weight: 1 },
+        { template: 'bench/money/transfer.pgbench.sql', fill: { SRC_LABEL: 'b', DST_LABEL: 'a' }, weight: 1 },
+      ],
+      concurrency, seconds, variables: { tenant: tenantId, user: userId }, url: settings.db.ownerUrl,
+    })));
+
+    const report = await checkLedger(owner, { tenantId });
+    console.log(`${concurrency} concurrent clients, ${seconds} s per phase; ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
+    printRows(rows);
+    const [noopCeiling, transfers, holds, confirms, pgbench] = rows.map((row) => row.phase);
+    const percent = (a: Phase, b: Phase) => `${((rate(a) / rate(b)) * 100).toFixed(0)} %`;
+    console.log(`REST transfer / Temporal no-op ceiling: ${percent(transfers, noopCeiling)} (target 70 %)`);
+    console.log(`REST hold / Temporal no-op ceiling: ${percent(holds, noopCeiling)}; confirm: ${percent(confirms, noopCeiling)}`);
+    console.log(`REST transfer / pgbench transfer ceiling: ${percent(transfers, pgbench)}`);
+  } finally {
+    await temporal.connection.close();
+    await Promise.all([moneyWorker.stop('SIGTERM'), noopWorker.stop('SIGTERM')]);
+    gateway.child.kill('SIGTERM');
+    await owner.end();
+  }
+}
+
+interface Row {
+  phase: Phase;
+  /** CPU ms per request of each named process. */
+  cpu: Record<string, number>;
+  /** Share of the machine's CPU time that was busy during the phase. */
+  busy: number;
+}
+
+const CPU_COLUMNS = ['gateway', 'worker', 'temporal'] as const;
+
+/** Runs a phase and charges each named process's CPU time to its requests; also the machine's busy share. */
+async function withCpu(pids: Partial<Record<(typeof CPU_COLUMNS)[number], number | undefined>>, run: () => Promise<Phase>): Promise<Row> {
+  const named = Object.entries(pids).filter((entry): entry is [string, number] => entry[1] !== undefined);
+  const before = named.map(([, pid]) => cpuSecondsOf(pid));
+  const machineBefore = machineTicks();
+  const phase = await run();
+  const machineAfter = machineTicks();
+  const cpu = Object.fromEntries(named.map(([name, pid], i) => [name, ((cpuSecondsOf(pid) - before[i]) * 1000) / Math.max(1, phase.count)]));
+  const busy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
+  return { phase, cpu, busy };
+}
+
+/** The machine's CPU ticks so far (all cores), from the first line of /proc/stat. */
+function machineTicks(): { busy: number; total: number } {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const ticks = fields.map(Number);
+  const total = ticks.reduce((sum, value) => sum + value, 0);
+  return { busy: total - ticks[3] - ticks[4], total }; // idle and iowait are fields 4 and 5
+}
+
+/** The Temporal dev server's pid: given, or the one the bring-up scripts recorded; undefined leaves its column out. */
+function temporalPid(given: string | undefined): number | undefined {
+  if (given) return Number(given);
+  const file = join(homedir(), '.cache/platform/data/run/temporal.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : undefined;
+}
+
+function printRows(rows: readonly Row[]): void {
+  console.log('| phase | count | per second | p50 ms | p99 ms | gateway CPU ms/req | worker CPU ms/req | Temporal server CPU ms/req | machine CPU busy |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const { phase, cpu, busy } of rows) {
+    const costs = CPU_COLUMNS.map((name) => (cpu[name] === undefined ? '-' : cpu[name].toFixed(2))).join(' | ');
+    console.log(`| ${phase.name} | ${phase.count} | ${rate(phase).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} | ${costs} | ${(busy * 100).toFixed(0)} % |`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
