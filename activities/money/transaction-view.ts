@@ -1,25 +1,18 @@
 import type { TransactionRow } from '../../db/queries/money/transactions.queries';
+import { transactionView as apiTransactionView } from '../../common/money/views';
 import type { TransactionView } from '../../workflows/money/money.messages';
 
-/** A transaction row as the API shows it (and as the idempotency key stores it). */
+/**
+ * A transaction as the hold and transfer workflows answer it (and as the idempotency key stores it):
+ * the API's view, with `transactionId` as document 2's operation answers name the id, and every
+ * optional field present (null when it does not apply), expiredAt included.
+ */
 export function transactionView(row: TransactionRow): TransactionView {
   return {
+    ...apiTransactionView(row),
     transactionId: row.id,
-    id: row.id,
-    walletId: row.walletId,
-    type: row.type,
-    status: row.status,
-    amount: row.amount,
-    currency: row.currency,
-    reason: row.reason,
-    idempotencyKey: row.idempotencyKey,
-    referenceTransactionId: row.referenceTransactionId,
     counterpartyWalletId: row.counterpartyWalletId,
-    reversed: row.reversed,
-    meta: row.meta,
-    balanceAfter: row.balanceAfter,
     expiresAt: row.expiresAt,
     expiredAt: row.expiredAt,
-    createdAt: row.createdAt,
   };
 }

@@ -7,7 +7,7 @@ import type { FeatureFlagCache, FlagCacheState } from '../feature-flags/flag-cac
 import type { CircuitBreaker, CircuitBreakers } from '../resilience/circuit-breaker';
 import type { TemporalHandle } from '../temporal/client';
 import type { ComponentName, ComponentStatus, HealthStatus } from './report';
-import { withTimeout } from './timeout';
+import { withTimeout } from '../../common/timeout';
 
 /** What the component checks reach; each is a real call to the real service. */
 export interface HealthDependencies {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TimeoutError, withTimeout } from '../health/timeout';
+import { TimeoutError, withTimeout } from '../../common/timeout';
 import { problems } from '../../common/problems';
 import { toProblem } from '../http/to-problem';
 import type { AppMiddleware } from '../context';

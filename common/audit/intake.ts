@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommonQueryMethods } from 'slonik';
 import { insertBufferedAuditEvents, type BufferedAuditEvent } from '../../db/queries/audit/audit-fallback.queries';
 import { encodeEvent, type EventEnvelope } from '../events/envelope';
@@ -7,6 +6,7 @@ import { isUuid, newId } from '../ids';
 import { ReconnectingProducer, type Kafka, type OutgoingRecord } from '../kafka';
 import type { Logger } from '../logger';
 import { problems } from '../problems';
+import { withTimeout } from '../timeout';
 import { AUDIT_EVENT_TYPE, AUDIT_SCHEMA_VERSION, auditPayloadOrThrow } from './record';
 import type { AuditDraft } from './writer';
 
@@ -62,15 +62,8 @@ export class AuditIntake {
   /** True when Kafka acknowledged every record in time. */
   private async sendToKafka(events: readonly BufferedAuditEvent[]): Promise<boolean> {
     const { publishTimeoutMs, kafkaRetryMs } = this.deps.settings;
-    const timeout = new AbortController();
     try {
-      await Promise.race([
-        this.producer.send(events.map((event) => auditMessage(event, this.topic))),
-        // Aborted once the race is over; that rejection is nobody's business.
-        sleep(publishTimeoutMs, undefined, { signal: timeout.signal }).then(() => {
-          throw new Error(`Kafka did not acknowledge within ${publishTimeoutMs} ms`);
-        }, () => undefined),
-      ]);
+      await withTimeout(this.producer.send(events.map((event) => auditMessage(event, this.topic))), publishTimeoutMs, 'Kafka');
       return true;
     } catch (error) {
       // A send still in flight may yet succeed; then the buffered copy is a duplicate the
@@ -79,8 +72,6 @@ export class AuditIntake {
       this.deps.logger.warn({ err: error, records: events.length, retryInMs: kafkaRetryMs }, 'audit records buffered: Kafka unavailable');
       await this.producer.reset();
       return false;
-    } finally {
-      timeout.abort();
     }
   }
 }

@@ -6,10 +6,15 @@ import { createLogger } from '../../common/logger';
 import { creditWallet } from '../../common/money/operations';
 import { createObjectStore } from '../../common/object-store';
 import { createSmtpSender } from '../../common/notify/smtp';
-import type { DatabasePool } from '../../db/pool';
+import { createDbPool, type DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { insertWallet, selectWallet, type WalletRow } from '../../db/queries/money/wallets.queries';
-import { createTestWorker, type WorkerTarget } from './temporal';
+import { startTestGateway, type TestGateway } from './app';
+import { appUrl, migrateSharedDatabase } from './db';
+import { registerAccount, type RegisteredAccount } from './identity';
+import { closeLedgerPool } from './ledger';
+import { verifyEmail } from './money';
+import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer, type WorkerTarget } from './temporal';
 
 /**
  * Wallets and money for the hold and transfer tests, made with the money building blocks
@@ -42,4 +47,46 @@ export function moneyWorker(target: WorkerTarget, taskQueue: string, ownerPool: 
     ownerPool, logger: createLogger('money-test', 'silent'), objectStore: createObjectStore(cfg.s3), smtp: createSmtpSender(cfg.mail),
   });
   return createTestWorker(target, { taskQueue, activities: money });
+}
+
+export interface MoneyFlowsFixture {
+  gateway: TestGateway;
+  server: DevServer;
+  /** The application role's pool (row-level security) and the owner's. */
+  app: DatabasePool;
+  owner: DatabasePool;
+  /** A registered account whose e-mail is verified (money mutations need it). */
+  account: RegisteredAccount;
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway whose money workflows go to a worker of the test's own on the dev server (the platform's
+ * worker may run older code), with a verified account: the setup of the hold and transfer tests.
+ */
+export async function startMoneyFlowsFixture(name: string, env: Record<string, string> = {}): Promise<MoneyFlowsFixture> {
+  await migrateSharedDatabase();
+  const taskQueue = uniqueTaskQueue(name);
+  const [gateway, server, app, owner] = await Promise.all([
+    startTestGateway({ env: { MONEY_TASK_QUEUE: taskQueue, ...env }, waitUntilReady: true }),
+    connectDevServer(),
+    createDbPool(appUrl(), { maxPoolSize: 4, name: `${name}-test` }),
+    createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: `${name}-owner` }),
+  ]);
+  const worker = await moneyWorker(server, taskQueue, owner);
+  const running = worker.run();
+  const account = await registerAccount(gateway);
+  await verifyEmail(owner, account.user.id);
+  return {
+    gateway, server, app, owner, account,
+    async close() {
+      worker.shutdown();
+      await running;
+      await gateway.close();
+      await server.close();
+      await app.end();
+      await owner.end();
+      await closeLedgerPool();
+    },
+  };
 }

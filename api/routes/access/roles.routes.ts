@@ -1,10 +1,10 @@
 import {
   assignRole, createRole, deleteRole, getRole, listPermissions, listRoles, revokeRole, updateRole, userPermissions,
-  type Caller, type RolesDeps,
+  type RolesDeps,
 } from '../../access/roles/roles';
-import { authOf } from '../../context';
 import type { PageQuery } from '../../validation/pagination';
-import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import { callerOf } from '../caller';
+import { defineRoute, type AnyRoute } from '../registry';
 import {
   assignRoleA, assignRoleB, createRoleA, createRoleB, effectivePermissionsResponse, inputOfA, inputOfB, patchRoleA,
   permissionGroups, putRoleB, roleA, roleB, roleDetailsA, roleDetailsB, roleIdParams, rolePageA, rolePageB, rolePageQuery,
@@ -13,11 +13,6 @@ import {
 } from './roles.schemas';
 
 type NoParams = Record<string, never>;
-
-function callerOf(ctx: RouteContext<unknown, unknown, unknown>): Caller {
-  const auth = authOf(ctx);
-  return { tenantId: auth.tenantId, userId: auth.userId, ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
-}
 
 const page = (query: PageQuery) => ({ size: query.page_size, token: query.page_token });
 

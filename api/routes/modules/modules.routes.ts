@@ -1,17 +1,11 @@
-import type { Caller } from '../../access/roles/roles';
-import { authOf } from '../../context';
 import {
   configureModule, installModule, listModules, uninstallModule, type ModuleRegistryDeps, type ModuleSettings,
 } from '../../modules/module-registry';
-import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import { callerOf } from '../caller';
+import { defineRoute, type AnyRoute } from '../registry';
 import { moduleList, moduleView, patchModule, slugParams, toModuleView, type SlugParams } from './modules.schemas';
 
 type NoParams = Record<string, never>;
-
-function callerOf(ctx: RouteContext<unknown, unknown, unknown>): Caller {
-  const auth = authOf(ctx);
-  return { tenantId: auth.tenantId, userId: auth.userId, ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
-}
 
 const NOT_FOUND = 'A slug the platform does not know, or (except for install) a module the tenant has not installed, is 404 module-not-found.';
 

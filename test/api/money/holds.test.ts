@@ -1,16 +1,12 @@
-import type { Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { config } from '../../../common/config';
 import { newId } from '../../../common/ids';
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { appUrl, migrateSharedDatabase } from '../../helpers/db';
+import { sql, type DatabasePool } from '../../../db/pool';
+import type { TestGateway } from '../../helpers/app';
 import { waitFor } from '../../helpers/http';
 import { bearer, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { fundedWallet, moneyWorker, walletOf } from '../../helpers/money-flows';
-import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
-import { verifyEmail } from '../../helpers/money';
-import { connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
+import { fundedWallet, startMoneyFlowsFixture, walletOf, type MoneyFlowsFixture } from '../../helpers/money-flows';
+import { expectLedgerConsistent } from '../../helpers/ledger';
+import type { DevServer } from '../../helpers/temporal';
 
 /**
  * Holds through the real gateway, with a worker of our own on the dev server (the platform's worker
@@ -20,38 +16,19 @@ import { connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers
 jest.setTimeout(60_000);
 
 const MAX_HOLDS = 3;
+let fixture: MoneyFlowsFixture;
 let gateway: TestGateway;
 let server: DevServer;
-let worker: Worker;
-let running: Promise<void>;
 let app: DatabasePool;
 let owner: DatabasePool;
 let account: RegisteredAccount;
-const taskQueue = uniqueTaskQueue('money-holds');
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  [gateway, server, app, owner] = await Promise.all([
-    startTestGateway({ env: { MONEY_TASK_QUEUE: taskQueue, MONEY_MAX_HOLDS_PER_WALLET: String(MAX_HOLDS) }, waitUntilReady: true }),
-    connectDevServer(),
-    createDbPool(appUrl(), { maxPoolSize: 4, name: 'money-holds-test' }),
-    createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: 'money-holds-owner' }),
-  ]);
-  worker = await moneyWorker(server, taskQueue, owner);
-  running = worker.run();
-  account = await registerAccount(gateway);
-  await verifyEmail(owner, account.user.id);
+  fixture = await startMoneyFlowsFixture('money-holds', { MONEY_MAX_HOLDS_PER_WALLET: String(MAX_HOLDS) });
+  ({ gateway, server, app, owner, account } = fixture);
 });
 
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await gateway?.close();
-  await server?.close();
-  await app?.end();
-  await owner?.end();
-  await closeLedgerPool();
-});
+afterAll(() => fixture?.close());
 
 afterEach(async () => {
   await expectLedgerConsistent();

@@ -1,16 +1,12 @@
-import type { Worker } from '@temporalio/worker';
-import { config } from '../../../common/config';
 import { newId } from '../../../common/ids';
 import { creditWallet } from '../../../common/money/operations';
 import { withTenant } from '../../../db/tenant';
-import { createDbPool, type DatabasePool } from '../../../db/pool';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { appUrl, migrateSharedDatabase } from '../../helpers/db';
+import type { DatabasePool } from '../../../db/pool';
+import type { TestGateway } from '../../helpers/app';
 import { bearer, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { fundedWallet, moneyWorker, walletOf } from '../../helpers/money-flows';
-import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
-import { verifyEmail } from '../../helpers/money';
-import { connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
+import { fundedWallet, startMoneyFlowsFixture, walletOf, type MoneyFlowsFixture } from '../../helpers/money-flows';
+import { expectLedgerConsistent } from '../../helpers/ledger';
+import type { DevServer } from '../../helpers/temporal';
 
 /**
  * Transfers through the real gateway with a worker of our own on the dev server: both route sets,
@@ -19,40 +15,20 @@ import { connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers
  */
 jest.setTimeout(60_000);
 
+let fixture: MoneyFlowsFixture;
 let gateway: TestGateway;
 let server: DevServer;
-let worker: Worker;
-let running: Promise<void>;
 let app: DatabasePool;
-let owner: DatabasePool;
 let account: RegisteredAccount;
-const taskQueue = uniqueTaskQueue('money-transfers');
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  [gateway, server, app, owner] = await Promise.all([
-    // The machine is shared by several test runs at once: the concurrency test's requests queue on
-    // two wallet locks and may take longer than the default 5 s downstream deadline to be served.
-    startTestGateway({ env: { MONEY_TASK_QUEUE: taskQueue, GRPC_CALL_TIMEOUT_MS: '30000' }, waitUntilReady: true }),
-    connectDevServer(),
-    createDbPool(appUrl(), { maxPoolSize: 4, name: 'money-transfers-test' }),
-    createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: 'money-transfers-owner' }),
-  ]);
-  worker = await moneyWorker(server, taskQueue, owner);
-  running = worker.run();
-  account = await registerAccount(gateway);
-  await verifyEmail(owner, account.user.id);
+  // The machine is shared by several test runs at once: the concurrency test's requests queue on
+  // two wallet locks and may take longer than the default 5 s downstream deadline to be served.
+  fixture = await startMoneyFlowsFixture('money-transfers', { GRPC_CALL_TIMEOUT_MS: '30000' });
+  ({ gateway, server, app, account } = fixture);
 });
 
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await gateway?.close();
-  await server?.close();
-  await app?.end();
-  await owner?.end();
-  await closeLedgerPool();
-});
+afterAll(() => fixture?.close());
 
 afterEach(async () => {
   await expectLedgerConsistent();
