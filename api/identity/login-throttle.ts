@@ -27,7 +27,13 @@ export class LoginThrottle {
 
   /** Throws 429 rate-limit-exceeded while the account or the IP has to wait. */
   async assertAllowed(email: string, ip: string): Promise<void> {
-    const waits = await this.tolerant(() => Promise.all(this.scopes(email, ip).map((scope) => this.redis.pttl(`${scope.key}:wait`))));
+    // One pipeline: both scopes in one round trip to Redis.
+    const pipeline = this.redis.pipeline();
+    for (const scope of this.scopes(email, ip)) pipeline.pttl(`${scope.key}:wait`);
+    const waits = await this.tolerant(async () => (await pipeline.exec())!.map(([error, wait]) => {
+      if (error) throw error;
+      return wait as number;
+    }));
     const longest = Math.max(0, ...(waits ?? []));
     if (longest > 0) throw problems.rateLimited(Math.ceil(longest / 1000));
   }

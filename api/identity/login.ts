@@ -1,12 +1,12 @@
+import type { CommonQueryMethods } from 'slonik';
 import { verifyPassword } from '../../common/identity/passwords';
 import { problems } from '../../common/problems';
-import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
 import type { LoginMethod } from '../../common/identity/tokens';
 import type { IdentityDeps, TokenPair } from './deps';
-import { enqueueAuthEvent } from './events';
+import { authEvent } from './events';
 import { assertLoginSecondFactor } from './mfa/second-factor';
 import { issuePair, publicPair, type SessionSubject } from './sessions';
 
@@ -66,8 +66,9 @@ export async function completeLogin(
     const session = await deps.tokens.issueSelectionToken(user.id, how);
     return { requiresTenantSelection: true, sessionToken: session.token, tenants };
   }
-  // The account and its active membership were both just read; nothing more to check.
-  return withTenant(deps.db, chosen.id, (tx) => openSession(deps, tx, { userId: user.id, email: user.email, tenantId: chosen.id }, how));
+  // The account and its active membership were both just read; nothing more to check, and the
+  // session is the whole change: one statement, no transaction around it (issuePair).
+  return openSession(deps, deps.db, { userId: user.id, email: user.email, tenantId: chosen.id }, how);
 }
 
 /**
@@ -91,16 +92,8 @@ export async function selectTenant(
   });
 }
 
-/** A new session (a new refresh-token family) in the transaction's tenant, with its auth.user.logged_in event. */
-async function openSession(
-  deps: IdentityDeps,
-  tx: DatabaseTransactionConnection,
-  subject: SessionSubject,
-  how: LoginMethod,
-): Promise<TokenPair> {
-  const pair = await issuePair(deps, tx, subject);
-  await enqueueAuthEvent(tx, 'auth.user.logged_in', subject.tenantId, subject.userId, {
-    ...how, logged_in_at: new Date().toISOString(),
-  });
-  return publicPair(pair);
+/** A new session (a new refresh-token family) in the subject's tenant, with its auth.user.logged_in event. */
+async function openSession(deps: IdentityDeps, db: CommonQueryMethods, subject: SessionSubject, how: LoginMethod): Promise<TokenPair> {
+  const event = authEvent('auth.user.logged_in', subject.tenantId, subject.userId, { ...how, logged_in_at: new Date().toISOString() });
+  return publicPair(await issuePair(deps, db, subject, event));
 }

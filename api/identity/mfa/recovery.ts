@@ -10,7 +10,7 @@ import {
 import { selectUserTenants } from '../../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, type LoginUser } from '../../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from '../deps';
-import { enqueueAuthEvent } from '../events';
+import { authEvent } from '../events';
 import { issuePair, publicPair } from '../sessions';
 import { recordAccountAudit } from './audit';
 import { mailRecoveryLockAlert, raiseRecoveryLockoutAlert, type RecoveryLockoutAlert } from './lockout-alert';
@@ -96,8 +96,8 @@ async function attempt(
   if (await consumeRecoveryCode(tx, user.id, hash)) {
     await clearRecoveryFailures(tx, user.id);
     await allowMfaReset(tx, user.id, deps.config.identity.ttl.accessToken);
-    const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId });
-    await enqueueAuthEvent(tx, 'auth.user.logged_in', tenantId, user.id, { method: 'recovery_code', logged_in_at: new Date().toISOString() });
+    const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId },
+      authEvent('auth.user.logged_in', tenantId, user.id, { method: 'recovery_code', logged_in_at: new Date().toISOString() }));
     await recordAccountAudit(tx, {
       tenantId, userId: user.id, action: 'auth.recovery.used', ip, meta: { remainingCodes: await countRecoveryCodes(tx, user.id) },
     });
