@@ -30,7 +30,7 @@ export interface TenantSelection {
  * tenant-selection result with a 5-minute session token.
  */
 export async function login(deps: IdentityDeps, credentials: Credentials, ip: string): Promise<TokenPair | TenantSelection> {
-  await deps.throttle.assertAllowed(credentials.email, ip);
+  const check = await deps.throttle.assertAllowed(credentials.email, ip);
   const user = await selectUserForLogin(deps.db, credentials.email);
   const passwordOk = await verifyPassword(user?.passwordHash, credentials.password);
   if (!user || !passwordOk || user.deletedAt !== null) {
@@ -42,7 +42,7 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
   // Before any tenant or token is revealed, and before the failure count is cleared: a password
   // alone must not reset the throttle that slows guessing the code.
   if (user.mfaEnabled) await assertLoginSecondFactor(deps, user, credentials, ip);
-  await deps.throttle.recordSuccess(credentials.email);
+  await deps.throttle.recordSuccess(credentials.email, check);
 
   return completeLogin(deps, user, { method: 'password' });
 }

@@ -45,7 +45,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  *   the alert, all committed together although the request fails; the owners' alert mail follows the commit.
  */
 export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: string): Promise<TokenPair> {
-  await deps.throttle.assertAllowed(request.email, ip);
+  const check = await deps.throttle.assertAllowed(request.email, ip);
   const user = await selectUserForLogin(deps.db, request.email);
   const passwordOk = await verifyPassword(user?.passwordHash, request.password);
   if (!user || !passwordOk || user.deletedAt !== null) {
@@ -54,7 +54,7 @@ export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: 
   }
   if (user.status === 'locked') throw problems.accountLocked();
   const pair = await redeemRecoveryCode(deps, user, request.recoveryCode, ip);
-  await deps.throttle.recordSuccess(request.email);
+  await deps.throttle.recordSuccess(request.email, check);
   return pair;
 }
 
