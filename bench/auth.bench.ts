@@ -11,6 +11,7 @@ import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGatew
  * the gateway's own baseline.
  *
  *   npm run bench:auth -- [--concurrency 8] [--seconds 5] [--max 20000] [--rounds 2]
+ *     [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof'] (to profile the gateway)
  *
  * The gateway (api/server.ts from source) runs as a child process on an ephemeral loopback port
  * against the running services, so client and server do not share an event loop. Each phase runs
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       concurrency: { type: 'string', default: '8' }, seconds: { type: 'string', default: '5' }, max: { type: 'string', default: '20000' },
-      rounds: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '2' }, 'gateway-node-options': { type: 'string', default: '' },
     },
   });
   const concurrency = Number(values.concurrency);
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   // libuv's default; this process's pool has this size, and the gateway's must too.
   const threadpool = process.env.UV_THREADPOOL_SIZE ?? '4';
 
-  const { child, baseUrl } = await startBenchGateway({ UV_THREADPOOL_SIZE: threadpool });
+  const { child, baseUrl } = await startBenchGateway({ UV_THREADPOOL_SIZE: threadpool, NODE_OPTIONS: values['gateway-node-options'] });
   try {
     const call = apiClient(baseUrl);
     const request = async (method: string, path: string, body?: unknown, token?: string) =>
@@ -88,7 +89,12 @@ async function main(): Promise<void> {
     const cost = (measured: Phase) => measured.cpuMsPerRequest!;
     console.log(`by CPU per operation: logins / hash ceiling ${((cost(ceiling) / cost(logged)) * 100).toFixed(0)} %, /auth/me / hello ${((cost(helloPhase) / cost(mePhase)) * 100).toFixed(0)} %`);
   } finally {
-    child.kill('SIGTERM');
+    // Waited for: a profiled gateway writes its profile on the way out.
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
   }
 }
 
