@@ -1,7 +1,7 @@
-import { newId } from '../../common/ids';
-import { hashRefreshToken, newRefreshToken } from '../../common/identity/refresh-token-crypto';
 import type { CommonQueryMethods } from 'slonik';
 import { outboxEventOf, type EventInput } from '../../common/events/publish';
+import { newId } from '../../common/ids';
+import { hashRefreshToken, newRefreshToken } from '../../common/identity/refresh-token-crypto';
 import { insertSession } from '../../db/queries/identity/refresh-tokens.queries';
 import type { IdentityDeps, TokenPair } from './deps';
 
