@@ -13,7 +13,7 @@ import { insertUser, selectUserForLogin, selectUserProfile } from '../../db/quer
 import type { AuthState } from '../context';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
-import { enqueueAuthEvent } from './events';
+import { authEvent, enqueueAuthEvent } from './events';
 import { eventRole, resolveRoleChoice, type RoleChoice } from './role-choice';
 import { issuePair } from './sessions';
 
@@ -131,8 +131,8 @@ export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, i
         created_at: new Date().toISOString(),
       });
     }
-    const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId });
-    await enqueueAuthEvent(tx, 'auth.user.logged_in', tenantId, userId, { method: 'invite', logged_in_at: new Date().toISOString() });
+    const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId },
+      authEvent('auth.user.logged_in', tenantId, userId, { method: 'invite', logged_in_at: new Date().toISOString() }));
     return {
       access_token: pair.accessToken,
       refresh_token: pair.refreshToken,

@@ -6,6 +6,11 @@ import { problems } from '../../common/problems';
 
 type Settings = Config['identity']['loginThrottle'];
 
+/** What LoginThrottle.assertAllowed saw of the account. */
+export interface ThrottleCheck {
+  accountFailures: boolean;
+}
+
 interface Scope {
   key: string;
   freeAttempts: number;
@@ -25,11 +30,27 @@ interface Scope {
 export class LoginThrottle {
   constructor(private readonly redis: Redis, private readonly settings: Settings, private readonly logger: Logger) {}
 
-  /** Throws 429 rate-limit-exceeded while the account or the IP has to wait. */
-  async assertAllowed(email: string, ip: string): Promise<void> {
-    const waits = await this.tolerant(() => Promise.all(this.scopes(email, ip).map((scope) => this.redis.pttl(`${scope.key}:wait`))));
-    const longest = Math.max(0, ...(waits ?? []));
+  /**
+   * Throws 429 rate-limit-exceeded while the account or the IP has to wait. Otherwise answers whether
+   * the account had failures counted, so that a success only clears a count there is (recordSuccess).
+   */
+  async assertAllowed(email: string, ip: string): Promise<ThrottleCheck> {
+    const [account, address] = this.scopes(email, ip);
+    // One round trip to Redis: both waits and whether the account has failures.
+    const replies = await this.tolerant(async () => (await this.redis.pipeline()
+      .pttl(`${account.key}:wait`)
+      .pttl(`${address.key}:wait`)
+      .exists(`${account.key}:failures`)
+      .exec())!.map(([error, reply]) => {
+      if (error) throw error;
+      return reply as number;
+    }));
+    // Unknown (Redis unreachable): a success then tries to clear the count anyway.
+    if (!replies) return { accountFailures: true };
+    const [accountWait, addressWait, accountFailures] = replies;
+    const longest = Math.max(0, accountWait, addressWait);
     if (longest > 0) throw problems.rateLimited(Math.ceil(longest / 1000));
+    return { accountFailures: accountFailures > 0 };
   }
 
   async recordFailure(email: string, ip: string): Promise<void> {
@@ -48,8 +69,14 @@ export class LoginThrottle {
     });
   }
 
-  /** A correct password clears the account's count; the IP's count stays (one success proves little). */
-  async recordSuccess(email: string): Promise<void> {
+  /**
+   * A correct password clears the account's count; the IP's count stays (one success proves little).
+   * Given the check of the same attempt that saw no count, there is nothing to clear and Redis is not
+   * asked: a failure counted in between (someone else guessing at that moment) then stays counted,
+   * which only ever slows guessing more.
+   */
+  async recordSuccess(email: string, check?: ThrottleCheck): Promise<void> {
+    if (check && !check.accountFailures) return;
     const [account] = this.scopes(email, '');
     await this.tolerant(() => this.redis.del(`${account.key}:failures`, `${account.key}:wait`));
   }

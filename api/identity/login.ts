@@ -1,12 +1,12 @@
+import type { CommonQueryMethods } from 'slonik';
 import { verifyPassword } from '../../common/identity/passwords';
 import { problems } from '../../common/problems';
-import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
 import type { LoginMethod } from '../../common/identity/tokens';
 import type { IdentityDeps, TokenPair } from './deps';
-import { enqueueAuthEvent } from './events';
+import { authEvent } from './events';
 import { assertLoginSecondFactor } from './mfa/second-factor';
 import { issuePair, publicPair, type SessionSubject } from './sessions';
 
@@ -30,7 +30,7 @@ export interface TenantSelection {
  * tenant-selection result with a 5-minute session token.
  */
 export async function login(deps: IdentityDeps, credentials: Credentials, ip: string): Promise<TokenPair | TenantSelection> {
-  await deps.throttle.assertAllowed(credentials.email, ip);
+  const check = await deps.throttle.assertAllowed(credentials.email, ip);
   const user = await selectUserForLogin(deps.db, credentials.email);
   const passwordOk = await verifyPassword(user?.passwordHash, credentials.password);
   if (!user || !passwordOk || user.deletedAt !== null) {
@@ -42,7 +42,7 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
   // Before any tenant or token is revealed, and before the failure count is cleared: a password
   // alone must not reset the throttle that slows guessing the code.
   if (user.mfaEnabled) await assertLoginSecondFactor(deps, user, credentials, ip);
-  await deps.throttle.recordSuccess(credentials.email);
+  await deps.throttle.recordSuccess(credentials.email, check);
 
   return completeLogin(deps, user, { method: 'password' });
 }
@@ -66,8 +66,9 @@ export async function completeLogin(
     const session = await deps.tokens.issueSelectionToken(user.id, how);
     return { requiresTenantSelection: true, sessionToken: session.token, tenants };
   }
-  // The account and its active membership were both just read; nothing more to check.
-  return withTenant(deps.db, chosen.id, (tx) => openSession(deps, tx, { userId: user.id, email: user.email, tenantId: chosen.id }, how));
+  // The account and its active membership were both just read; nothing more to check, and the
+  // session is the whole change: one statement, no transaction around it (issuePair).
+  return openSession(deps, deps.db, { userId: user.id, email: user.email, tenantId: chosen.id }, how);
 }
 
 /**
@@ -91,16 +92,8 @@ export async function selectTenant(
   });
 }
 
-/** A new session (a new refresh-token family) in the transaction's tenant, with its auth.user.logged_in event. */
-async function openSession(
-  deps: IdentityDeps,
-  tx: DatabaseTransactionConnection,
-  subject: SessionSubject,
-  how: LoginMethod,
-): Promise<TokenPair> {
-  const pair = await issuePair(deps, tx, subject);
-  await enqueueAuthEvent(tx, 'auth.user.logged_in', subject.tenantId, subject.userId, {
-    ...how, logged_in_at: new Date().toISOString(),
-  });
-  return publicPair(pair);
+/** A new session (a new refresh-token family) in the subject's tenant, with its auth.user.logged_in event. */
+async function openSession(deps: IdentityDeps, db: CommonQueryMethods, subject: SessionSubject, how: LoginMethod): Promise<TokenPair> {
+  const event = authEvent('auth.user.logged_in', subject.tenantId, subject.userId, { ...how, logged_in_at: new Date().toISOString() });
+  return publicPair(await issuePair(deps, db, subject, event));
 }

@@ -1,8 +1,8 @@
+import type { CommonQueryMethods } from 'slonik';
+import { outboxEventOf, type EventInput } from '../../common/events/publish';
 import { newId } from '../../common/ids';
 import { hashRefreshToken, newRefreshToken } from '../../common/identity/refresh-token-crypto';
-import type { DatabaseTransactionConnection } from '../../db/pool';
-import { insertRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
-import { selectRoleGrants } from '../../db/queries/identity/roles.queries';
+import { insertSession } from '../../db/queries/identity/refresh-tokens.queries';
 import type { IdentityDeps, TokenPair } from './deps';
 
 export interface SessionSubject {
@@ -23,24 +23,23 @@ export interface IssuedPair extends TokenPair {
 }
 
 /**
- * Issues a token pair inside the caller's tenant transaction: the access token carries the role
- * names the user holds in that tenant now, and the refresh token is stored (hashed) in the same
- * transaction as whatever caused the issue (registration, login, rotation).
+ * Issues a token pair: the access token carries the role names the user holds in the subject's
+ * tenant now, and the refresh token is stored (hashed) in the same statement as the grants are read
+ * and, when given, the event that reports the session is written to the outbox (insertSession). `db`
+ * is the caller's tenant transaction when the pair belongs to a larger change (registration,
+ * rotation), or the pool when the session is the whole change (a login): then that one statement is
+ * the transaction, and nothing else is needed around it.
  */
 export async function issuePair(
   deps: Pick<IdentityDeps, 'tokens' | 'config'>,
-  tx: DatabaseTransactionConnection,
+  db: CommonQueryMethods,
   subject: SessionSubject,
+  event?: EventInput,
 ): Promise<IssuedPair> {
-  const { roles } = await selectRoleGrants(tx, subject.userId);
-  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles };
-  const { impersonation } = subject;
-  const access = impersonation
-    ? await deps.tokens.issueImpersonationToken(claims, impersonation.impersonatorId, new Date(impersonation.endsAt))
-    : await deps.tokens.issueAccessToken(claims);
   const refreshToken = newRefreshToken();
   const refreshTokenId = newId();
-  await insertRefreshToken(tx, {
+  const { impersonation } = subject;
+  const roles = await insertSession(db, {
     id: refreshTokenId,
     familyId: subject.familyId ?? newId(),
     userId: subject.userId,
@@ -48,7 +47,11 @@ export async function issuePair(
     tokenHash: hashRefreshToken(refreshToken),
     ttlSeconds: deps.config.identity.ttl.refreshToken,
     impersonation,
-  });
+  }, event ? outboxEventOf(event) : null);
+  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles };
+  const access = impersonation
+    ? await deps.tokens.issueImpersonationToken(claims, impersonation.impersonatorId, new Date(impersonation.endsAt))
+    : await deps.tokens.issueAccessToken(claims);
   return { accessToken: access.token, refreshToken, expiresAt: access.expiresAt.toISOString(), refreshTokenId };
 }
 

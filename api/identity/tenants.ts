@@ -1,7 +1,7 @@
 import { problems } from '../../common/problems';
 import { withTenant } from '../../db/tenant';
 import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
-import { selectProfileWithGrants, selectUserProfile } from '../../db/queries/identity/users.queries';
+import { selectMe, selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { AuthState } from '../context';
 import type { IdentityDeps, TokenPair } from './deps';
 import { issuePair, publicPair } from './sessions';
@@ -9,12 +9,10 @@ import { toUserView, type UserView } from './user-view';
 
 /** GET /auth/me: the account in the token's tenant, with its roles and their permissions (read now, not from the token). */
 export async function me(deps: IdentityDeps, auth: AuthState): Promise<UserView & { permissions: string[] }> {
-  return withTenant(deps.db, auth.tenantId, async (tx) => {
-    const found = await selectProfileWithGrants(tx, auth.userId);
-    if (!found) throw problems.unauthorized('The account is no longer a member of this tenant');
-    const { roles, permissions, ...profile } = found;
-    return { ...toUserView(profile, auth.tenantId, roles), permissions };
-  });
+  const found = await selectMe(deps.db, auth.tenantId, auth.userId);
+  if (!found) throw problems.unauthorized('The account is no longer a member of this tenant');
+  const { roles, permissions, ...profile } = found;
+  return { ...toUserView(profile, auth.tenantId, roles), permissions };
 }
 
 /** GET /auth/tenants: every tenant the caller belongs to. */

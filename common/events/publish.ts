@@ -1,5 +1,5 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { insertOutboxEvent } from '../../db/queries/events/outbox.queries';
+import { insertOutboxEvent, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isUuid, newId } from '../ids';
 import { problems, type FieldError } from '../problems';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES, isEventType, isSchemaVersion } from './event-rules';
@@ -27,10 +27,19 @@ export interface EventInput {
  * event id (UUID v7), which consumers use to de-duplicate. Invalid input is a validation problem.
  */
 export async function enqueueEvent(tx: DatabaseTransactionConnection, input: EventInput): Promise<string> {
+  const event = outboxEventOf(input);
+  await insertOutboxEvent(tx, event);
+  return event.id;
+}
+
+/**
+ * The checked outbox row of an event, with its new id, for a statement that writes it together with
+ * the change it reports (api/identity/sessions.ts); enqueueEvent is the usual way.
+ */
+export function outboxEventOf(input: EventInput): NewOutboxEvent {
   const topic = checkEvent(input);
-  const id = newId();
-  await insertOutboxEvent(tx, {
-    id,
+  return {
+    id: newId(),
     tenantId: input.tenantId,
     topic,
     partitionKey: input.key,
@@ -40,8 +49,7 @@ export async function enqueueEvent(tx: DatabaseTransactionConnection, input: Eve
     schemaVersion: input.schemaVersion ?? DEFAULT_SCHEMA_VERSION,
     traceId: input.traceId ?? null,
     correlationId: input.correlationId ?? null,
-  });
-  return id;
+  };
 }
 
 /** Checks every field at once (so one answer names every mistake) and returns the topic to use. */

@@ -57,6 +57,26 @@ describe('login throttle', () => {
     expect(await retryAfter(throttle, email, ip())).toBeNull();
   });
 
+  it('reports the account\'s count with the check, and a success clears what the check saw', async () => {
+    const throttle = new LoginThrottle(redis, settings, logger);
+    const [email, address] = [account(), ip()];
+    expect(await throttle.assertAllowed(email, address)).toEqual({ accountFailures: false });
+    await throttle.recordFailure(email, address);
+    const check = await throttle.assertAllowed(email, address);
+    expect(check).toEqual({ accountFailures: true });
+    await throttle.recordSuccess(email, check);
+    expect(await throttle.assertAllowed(email, ip())).toEqual({ accountFailures: false });
+  });
+
+  it('leaves a failure counted after a check that saw none (only ever slower, never faster)', async () => {
+    const throttle = new LoginThrottle(redis, settings, logger);
+    const [email, address] = [account(), ip()];
+    const check = await throttle.assertAllowed(email, address);
+    for (let failure = 0; failure < 3; failure += 1) await throttle.recordFailure(email, ip());
+    await throttle.recordSuccess(email, check);
+    expect(await retryAfter(throttle, email, ip())).toBe(1);
+  });
+
   it('keeps no count beyond the window', async () => {
     const throttle = new LoginThrottle(redis, settings, logger);
     const address = ip();

@@ -40,7 +40,7 @@ export async function completeMfaChallenge(
   deps: IdentityDeps, request: MfaChallengeRequest, ip: string,
 ): Promise<TokenPair | TenantSelection> {
   const { userId, how, email } = await deps.tokens.verifyMfaChallengeToken(request.mfaToken);
-  await deps.throttle.assertAllowed(email, ip);
+  const check = await deps.throttle.assertAllowed(email, ip);
   // Read again: the account may have changed in the minutes since the provider vouched for it.
   const user = await selectUserForLogin(deps.db, email);
   if (!user || user.id !== userId || user.deletedAt !== null) throw problems.unauthorized('The account cannot sign in');
@@ -48,10 +48,10 @@ export async function completeMfaChallenge(
 
   if (request.recoveryCode !== undefined) {
     const pair = await redeemRecoveryCode(deps, user, request.recoveryCode, ip);
-    await deps.throttle.recordSuccess(email);
+    await deps.throttle.recordSuccess(email, check);
     return pair;
   }
   if (user.mfaEnabled) await assertLoginSecondFactor(deps, user, { email, mfaCode: request.mfaCode }, ip);
-  await deps.throttle.recordSuccess(email);
+  await deps.throttle.recordSuccess(email, check);
   return completeLogin(deps, user, how);
 }

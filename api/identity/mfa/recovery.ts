@@ -10,7 +10,7 @@ import {
 import { selectUserTenants } from '../../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, type LoginUser } from '../../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from '../deps';
-import { enqueueAuthEvent } from '../events';
+import { authEvent } from '../events';
 import { issuePair, publicPair } from '../sessions';
 import { recordAccountAudit } from './audit';
 import { mailRecoveryLockAlert, raiseRecoveryLockoutAlert, type RecoveryLockoutAlert } from './lockout-alert';
@@ -45,7 +45,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  *   the alert, all committed together although the request fails; the owners' alert mail follows the commit.
  */
 export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: string): Promise<TokenPair> {
-  await deps.throttle.assertAllowed(request.email, ip);
+  const check = await deps.throttle.assertAllowed(request.email, ip);
   const user = await selectUserForLogin(deps.db, request.email);
   const passwordOk = await verifyPassword(user?.passwordHash, request.password);
   if (!user || !passwordOk || user.deletedAt !== null) {
@@ -54,7 +54,7 @@ export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: 
   }
   if (user.status === 'locked') throw problems.accountLocked();
   const pair = await redeemRecoveryCode(deps, user, request.recoveryCode, ip);
-  await deps.throttle.recordSuccess(request.email);
+  await deps.throttle.recordSuccess(request.email, check);
   return pair;
 }
 
@@ -96,8 +96,8 @@ async function attempt(
   if (await consumeRecoveryCode(tx, user.id, hash)) {
     await clearRecoveryFailures(tx, user.id);
     await allowMfaReset(tx, user.id, deps.config.identity.ttl.accessToken);
-    const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId });
-    await enqueueAuthEvent(tx, 'auth.user.logged_in', tenantId, user.id, { method: 'recovery_code', logged_in_at: new Date().toISOString() });
+    const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId },
+      authEvent('auth.user.logged_in', tenantId, user.id, { method: 'recovery_code', logged_in_at: new Date().toISOString() }));
     await recordAccountAudit(tx, {
       tenantId, userId: user.id, action: 'auth.recovery.used', ip, meta: { remainingCodes: await countRecoveryCodes(tx, user.id) },
     });

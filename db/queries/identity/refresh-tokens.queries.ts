@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
+import type { NewOutboxEvent } from '../events/outbox.queries';
 
 export interface NewRefreshToken {
   id: string;
@@ -13,15 +14,39 @@ export interface NewRefreshToken {
   impersonation?: { impersonatorId: string; endsAt: string };
 }
 
-export async function insertRefreshToken(tx: DatabaseTransactionConnection, token: NewRefreshToken): Promise<void> {
-  const expiresAt = token.impersonation
-    ? sql.fragment`${token.impersonation.endsAt}::timestamptz`
-    : sql.fragment`now() + make_interval(secs => ${token.ttlSeconds})`;
-  await tx.query(sql.unsafe`
-    INSERT INTO refresh_tokens (id, family_id, user_id, tenant_id, token_hash, expires_at, impersonator_id)
-    VALUES (${token.id}, ${token.familyId}, ${token.userId}, ${token.tenantId}, ${sql.binary(token.tokenHash)},
-            ${expiresAt}, ${token.impersonation?.impersonatorId ?? null})
+const heldRoles = z.object({ roles: z.array(z.string()) });
+
+/**
+ * A session's refresh token stored (by hash) in its tenant, with the outbox row of the event that
+ * reports it if one is given, in one statement (auth_issue_session, migration 0021); answers the
+ * role names the user holds there now, for the access token. Called with the pool, the statement is
+ * its own transaction; inside withTenant it must be the same tenant (the function refuses another).
+ */
+export async function insertSession(db: CommonQueryMethods, token: NewRefreshToken, event: NewOutboxEvent | null): Promise<string[]> {
+  const { roles } = await db.one(sql.type(heldRoles)`
+    SELECT auth_issue_session(
+      ${token.tenantId}, ${token.userId}, ${token.id}, ${token.familyId}, ${sql.binary(token.tokenHash)},
+      ${token.ttlSeconds}, ${token.impersonation?.endsAt ?? null}::timestamptz, ${token.impersonation?.impersonatorId ?? null},
+      ${event ? sql.jsonb(outboxColumns(event)) : null}::jsonb
+    ) AS roles
   `);
+  return roles;
+}
+
+/** The row as auth_issue_session reads it: outbox_events columns by name. */
+function outboxColumns(event: NewOutboxEvent) {
+  return {
+    id: event.id,
+    tenant_id: event.tenantId,
+    topic: event.topic,
+    partition_key: event.partitionKey,
+    type: event.type,
+    source: event.source,
+    data: event.data,
+    schema_version: event.schemaVersion,
+    trace_id: event.traceId,
+    correlation_id: event.correlationId,
+  };
 }
 
 const tenantOf = z.object({ tenantId: z.string().nullable() });

@@ -37,27 +37,13 @@ export type RoleGrants = z.infer<typeof grants>;
  * their permissions, without the keys the tenant has archived (an uninstalled module's keys grant
  * nothing, document 1, Module permissions). Row-level security keeps both to the tenant, and in the
  * platform tenant it includes the platform-scoped role of the Platform Owner. A user without roles
- * (or not a member) gets two empty lists. Serves GET /users/:id/permissions, GET
- * /rbac/users/:id/permissions, /auth/me and the gateway's permission cache.
+ * (or not a member) gets two empty lists. The query is auth_user_grants (migration 0021), which
+ * auth_me and auth_issue_session use too. Serves GET /users/:id/permissions, GET
+ * /rbac/users/:id/permissions and the gateway's permission cache.
  */
 export function effectivePermissions(tx: DatabaseTransactionConnection, userId: string): Promise<RoleGrants> {
-  return tx.one(sql.type(grants)`${grantsQuery(userId)}`);
+  return tx.one(sql.type(grants)`SELECT roles, permissions FROM auth_user_grants(${userId})`);
 }
 
-/** The one row (roles, permissions) of effectivePermissions, for statements that read it beside other columns. */
-export function grantsQuery(userId: string) {
-  return sql.fragment`
-    WITH held AS (
-      SELECT r.name, r.permissions FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-      WHERE ur.user_id = ${userId} AND ur.tenant_id = current_tenant_id()
-    )
-    SELECT coalesce((SELECT array_agg(DISTINCT name ORDER BY name) FROM held), '{}') AS roles,
-           coalesce((SELECT array_agg(DISTINCT p ORDER BY p) FROM held, unnest(held.permissions) p
-                     WHERE NOT EXISTS (SELECT 1 FROM permissions a
-                                       WHERE a.tenant_id = current_tenant_id() AND a.key = p AND a.archived_at IS NOT NULL)),
-                    '{}') AS permissions
-  `;
-}
-
-/** The name /auth/me was written against; the same query. */
+/** The name the identity flows were written against; the same query. */
 export const selectRoleGrants = effectivePermissions;

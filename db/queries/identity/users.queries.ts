@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import { grantsQuery } from './roles.queries';
 
 export interface NewUser {
   id: string;
@@ -79,18 +78,18 @@ export function selectUserProfile(tx: DatabaseTransactionConnection, userId: str
 const profileWithGrants = userProfile.extend({ roles: z.array(z.string()), permissions: z.array(z.string()) });
 
 /**
- * GET /auth/me in one statement: the profile (as selectUserProfile) and the grants (as
- * effectivePermissions) together, one round trip fewer on the gateway's busiest authenticated read.
+ * GET /auth/me in one statement and one round trip (auth_me, migration 0021): the account as a
+ * member of the tenant (as selectUserProfile) with its grants (as effectivePermissions), read now;
+ * null when the account is no member of the tenant.
  */
-export function selectProfileWithGrants(
-  tx: DatabaseTransactionConnection, userId: string,
+export function selectMe(
+  db: CommonQueryMethods, tenantId: string, userId: string,
 ): Promise<z.infer<typeof profileWithGrants> | null> {
-  return tx.maybeOne(sql.type(profileWithGrants)`
-    SELECT u.id, u.email, u.first_name AS "firstName", u.last_name AS "lastName", u.avatar_url AS "avatarUrl",
-           u.email_verified AS "emailVerified", u.mfa_enabled AS "mfaEnabled", u.status,
-           u.created_at AS "createdAt", u.updated_at AS "updatedAt", u.deleted_at AS "deletedAt", g.roles, g.permissions
-    FROM users u CROSS JOIN LATERAL (${grantsQuery(userId)}) g
-    WHERE u.id = ${userId}
+  return db.maybeOne(sql.type(profileWithGrants)`
+    SELECT id, email, first_name AS "firstName", last_name AS "lastName", avatar_url AS "avatarUrl",
+           email_verified AS "emailVerified", mfa_enabled AS "mfaEnabled", status,
+           created_at AS "createdAt", updated_at AS "updatedAt", deleted_at AS "deletedAt", roles, permissions
+    FROM auth_me(${tenantId}, ${userId})
   `);
 }
 
