@@ -15,17 +15,23 @@ import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGatew
  * Issue 5: the full pipeline on a second gateway with BILLING_ENABLED=false, so the cost of limit
  * enforcement (plan and status from the per-tenant cache) shows; target: enforcement on >= 90 % of off.
  *
- *   npm run bench:gateway -- [--concurrency 16] [--seconds 5] [--max 50000]
+ *   npm run bench:gateway -- [--concurrency 16] [--seconds 5] [--max 50000] [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof']
+ *
+ * --gateway-node-options: NODE_OPTIONS of the (billing-enforcing) gateway, e.g. to profile it; the
+ * profile is written when the bench stops it.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { concurrency: { type: 'string', default: '16' }, seconds: { type: 'string', default: '5' }, max: { type: 'string', default: '50000' } },
+    options: {
+      concurrency: { type: 'string', default: '16' }, seconds: { type: 'string', default: '5' }, max: { type: 'string', default: '50000' },
+      'gateway-node-options': { type: 'string', default: '' },
+    },
   });
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const max = Number(values.max);
 
-  const gateway = await startBenchGateway();
+  const gateway = await startBenchGateway({ NODE_OPTIONS: values['gateway-node-options'] });
   const bare = await startChildServer('bench/lib/bare-koa.ts', 'bare koa listening');
   const unenforced = await startBenchGateway({ BILLING_ENABLED: 'false' });
   try {
@@ -71,9 +77,11 @@ async function main(): Promise<void> {
     const cpu = (side: 0 | 1) => rounds.reduce((sum, pair) => sum + cost(pair[side]), 0);
     console.log(`billing enforcement on / off: ${((total(0) / total(1)) * 100).toFixed(0)} % (target 90 %); by server CPU per request ${((cpu(1) / cpu(0)) * 100).toFixed(0)} %`);
   } finally {
-    gateway.child.kill('SIGTERM');
-    bare.child.kill('SIGTERM');
-    unenforced.child.kill('SIGTERM');
+    // Waited for, so a profiling gateway writes its profile before the bench's pipes close.
+    await Promise.all([gateway, bare, unenforced].map(({ child }) => new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    })));
   }
 }
 
