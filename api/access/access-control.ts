@@ -4,7 +4,8 @@ import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import { PermissionCache } from './permission-cache';
 import { PermissionResolver } from './permission-resolver';
-import { RBAC_VERSIONS_CHANNEL, TenantVersionReader } from './tenant-versions';
+import { listenForRbacVersions, RBAC_VERSIONS_CHANNEL } from '../../db/queries/access/roles.queries';
+import { TenantVersionReader } from './tenant-versions';
 import { PgChannelListener } from '../runtime/pg-channel-listener';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 
@@ -31,7 +32,7 @@ export interface AccessControl {
 export function createAccessControl(config: Readonly<Config>, db: DatabasePool, logger: Logger): AccessControl {
   const versions = new TenantVersionReader(db);
   const versionChanges = new PgChannelListener({
-    url: config.db.url, channel: RBAC_VERSIONS_CHANNEL, name: 'rbac-versions',
+    url: config.db.url, name: 'rbac-versions', channel: RBAC_VERSIONS_CHANNEL, listen: listenForRbacVersions,
     heartbeatMs: LISTENER_HEARTBEAT_MS, timeoutMs: config.health.checkTimeoutMs,
   }, versions, logger);
   const cache = new PermissionCache({ db, versions, ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries });

@@ -3,9 +3,6 @@ import { selectRbacVersions } from '../../db/queries/access/roles.queries';
 import type { ChannelSubscriber } from '../runtime/pg-channel-listener';
 import { TickBatch } from '../runtime/tick-batch';
 
-/** The channel migration 0020 announces every RBAC version bump on, as `<tenant id>:<version>`. */
-export const RBAC_VERSIONS_CHANNEL = 'rbac_versions';
-
 /**
  * Tenants' RBAC versions (migration 0010) for the permission cache's check on every request.
  *

@@ -14,12 +14,16 @@ export interface ChannelSubscriber {
 
 export interface PgChannelListenerOptions {
   url: string;
+  /** The channel whose notifications reach the subscriber. */
   channel: string;
+  /** Runs LISTEN on the channel (the statement lives with the queries of its domain); must be repeatable. */
+  listen(client: Client): Promise<void>;
   /** Names the connection (application_name `gateway-<name>`) and the log lines. */
   name: string;
   /**
    * A connection that silently died (a half-open socket) would look like a quiet channel: every
-   * heartbeatMs a trivial query must answer within timeoutMs, or the connection counts as lost.
+   * heartbeatMs LISTEN is sent again (a no-op for the server) and must be answered within timeoutMs,
+   * or the connection counts as lost.
    */
   heartbeatMs: number;
   timeoutMs: number;
@@ -68,17 +72,16 @@ export class PgChannelListener {
 
   /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
   private async listenUntilLost(): Promise<void> {
-    const { url, channel, name, heartbeatMs, timeoutMs } = this.options;
+    const { url, channel, listen, name, heartbeatMs, timeoutMs } = this.options;
     const client = new Client({ connectionString: url, application_name: `gateway-${name}`, connectionTimeoutMillis: timeoutMs });
     this.client = client;
     let heartbeat: NodeJS.Timeout | undefined;
     try {
+      let fail!: (error: unknown) => void;
       const lost = new Promise<void>((resolve, reject) => {
+        fail = reject;
         client.on('error', reject);
         client.on('end', resolve);
-        heartbeat = setInterval(() => {
-          withTimeout(client.query('SELECT 1'), timeoutMs, `${name} heartbeat`).catch(reject);
-        }, heartbeatMs);
       });
       lost.catch(() => undefined); // may fail before it is awaited (during connect); awaited below all the same
       client.on('notification', (message) => {
@@ -86,7 +89,8 @@ export class PgChannelListener {
       });
       await client.connect();
       if (this.stopping.signal.aborted) return;
-      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      await listen(client);
+      heartbeat = setInterval(() => void withTimeout(listen(client), timeoutMs, `${name} heartbeat`).catch(fail), heartbeatMs);
       this.isListening = true;
       this.listens += 1;
       this.subscriber.listening();
