@@ -26,7 +26,8 @@ import { checkCreationLimitIn } from '../billing/limits';
  * permission registry; the lock also bumps the RBAC version the permission cache checks), changes
  * the tenant_modules row and the module's permission keys together, and writes the
  * module.registry.* event and the audit record. After the commit this process's installed-modules
- * cache forgets the tenant; other gateway processes hear it from Kafka.
+ * cache and RBAC versions forget the tenant; other gateway processes hear it from Kafka (and from the
+ * database's RBAC version announcement).
  */
 
 export interface ModuleRegistryDeps {
