@@ -18,7 +18,7 @@ export interface PgChannelListenerOptions {
   channel: string;
   /** Runs LISTEN on the channel (the statement lives with the queries of its domain); must be repeatable. */
   listen(client: Client): Promise<void>;
-  /** Names the connection (application_name `gateway-<name>`) and the log lines. */
+  /** Names the connection (application_name `gateway-<name>-<pid>`, so pg_stat_activity tells the gateways apart) and the log lines. */
   name: string;
   /**
    * A connection that silently died (a half-open socket) would look like a quiet channel: every
@@ -73,7 +73,7 @@ export class PgChannelListener {
   /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
   private async listenUntilLost(): Promise<void> {
     const { url, channel, listen, name, heartbeatMs, timeoutMs } = this.options;
-    const client = new Client({ connectionString: url, application_name: `gateway-${name}`, connectionTimeoutMillis: timeoutMs });
+    const client = new Client({ connectionString: url, application_name: `gateway-${name}-${process.pid}`, connectionTimeoutMillis: timeoutMs });
     this.client = client;
     let heartbeat: NodeJS.Timeout | undefined;
     try {

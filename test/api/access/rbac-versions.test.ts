@@ -79,7 +79,7 @@ describe('RBAC versions announced by PostgreSQL', () => {
     const listens = listener.listens;
     await app.query(sql.unsafe`
       SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-      WHERE application_name = 'gateway-rbac-versions' AND datname = current_database()
+      WHERE application_name = ${`gateway-rbac-versions-${process.pid}`} AND datname = current_database()
     `);
     // Whether the gateway notices before or after this commit, the grant shows on the next request.
     await grantOutside();
