@@ -15,17 +15,23 @@ import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGatew
  * Issue 5: the full pipeline on a second gateway with BILLING_ENABLED=false, so the cost of limit
  * enforcement (plan and status from the per-tenant cache) shows; target: enforcement on >= 90 % of off.
  *
- *   npm run bench:gateway -- [--concurrency 16] [--seconds 5] [--max 50000]
+ *   npm run bench:gateway -- [--concurrency 16] [--seconds 5] [--max 50000] [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof']
+ *
+ * --gateway-node-options: NODE_OPTIONS of the (billing-enforcing) gateway, e.g. to profile it; the
+ * profile is written when the bench stops it.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { concurrency: { type: 'string', default: '16' }, seconds: { type: 'string', default: '5' }, max: { type: 'string', default: '50000' } },
+    options: {
+      concurrency: { type: 'string', default: '16' }, seconds: { type: 'string', default: '5' }, max: { type: 'string', default: '50000' },
+      'gateway-node-options': { type: 'string', default: '' },
+    },
   });
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const max = Number(values.max);
 
-  const gateway = await startBenchGateway();
+  const gateway = await startBenchGateway({ NODE_OPTIONS: values['gateway-node-options'] });
   const bare = await startChildServer('bench/lib/bare-koa.ts', 'bare koa listening');
   const unenforced = await startBenchGateway({ BILLING_ENABLED: 'false' });
   try {
@@ -44,11 +50,21 @@ async function main(): Promise<void> {
       if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
     };
     const auth = { authorization: `Bearer ${token}` };
+    const steps = {
+      hello: get(`${bare.baseUrl}/hello`),
+      verified: get(`${bare.baseUrl}/verified`, auth),
+      checksOff: get(`${gateway.baseUrl}/v1/gateway/hello`),
+      full: get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth),
+      unenforced: get(`${unenforced.baseUrl}/v1/gateway/hello/secure`, auth),
+    };
+    // Steady state is measured: every route first runs a second unmeasured, so no phase pays for the
+    // JIT compiling its code (and its server's first connections), whichever phase comes first.
+    for (const step of Object.values(steps)) await measure('warm-up', concurrency, 1, max, step);
     const phases = [
-      await measure('bare Koa hello world', concurrency, seconds, max, get(`${bare.baseUrl}/hello`), bare.child.pid),
-      await measure('bare Koa, ES256 verification only', concurrency, seconds, max, get(`${bare.baseUrl}/verified`, auth), bare.child.pid),
-      await measure('gateway, checks off (GET /gateway/hello)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello`), gateway.child.pid),
-      await measure('gateway, full pipeline (GET /gateway/hello/secure)', concurrency, seconds, max, get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth), gateway.child.pid),
+      await measure('bare Koa hello world', concurrency, seconds, max, steps.hello, bare.child.pid),
+      await measure('bare Koa, ES256 verification only', concurrency, seconds, max, steps.verified, bare.child.pid),
+      await measure('gateway, checks off (GET /gateway/hello)', concurrency, seconds, max, steps.checksOff, gateway.child.pid),
+      await measure('gateway, full pipeline (GET /gateway/hello/secure)', concurrency, seconds, max, steps.full, gateway.child.pid),
     ];
     console.log(`concurrency ${concurrency}; up to ${seconds} s or ${max} requests per phase`);
     printPhases(phases);
@@ -62,8 +78,8 @@ async function main(): Promise<void> {
     const rounds: Array<[Phase, Phase]> = [];
     for (let round = 0; round < 3; round += 1) {
       rounds.push([
-        await measure(`billing enforcement on, round ${round + 1}`, concurrency, seconds / 2, max, get(`${gateway.baseUrl}/v1/gateway/hello/secure`, auth), gateway.child.pid),
-        await measure(`billing enforcement off, round ${round + 1}`, concurrency, seconds / 2, max, get(`${unenforced.baseUrl}/v1/gateway/hello/secure`, auth), unenforced.child.pid),
+        await measure(`billing enforcement on, round ${round + 1}`, concurrency, seconds / 2, max, steps.full, gateway.child.pid),
+        await measure(`billing enforcement off, round ${round + 1}`, concurrency, seconds / 2, max, steps.unenforced, unenforced.child.pid),
       ]);
     }
     printPhases(rounds.flat());
@@ -71,9 +87,11 @@ async function main(): Promise<void> {
     const cpu = (side: 0 | 1) => rounds.reduce((sum, pair) => sum + cost(pair[side]), 0);
     console.log(`billing enforcement on / off: ${((total(0) / total(1)) * 100).toFixed(0)} % (target 90 %); by server CPU per request ${((cpu(1) / cpu(0)) * 100).toFixed(0)} %`);
   } finally {
-    gateway.child.kill('SIGTERM');
-    bare.child.kill('SIGTERM');
-    unenforced.child.kill('SIGTERM');
+    // Waited for, so a profiling gateway writes its profile before the bench's pipes close.
+    await Promise.all([gateway, bare, unenforced].map(({ child }) => new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    })));
   }
 }
 

@@ -4,15 +4,24 @@ import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import { PermissionCache } from './permission-cache';
 import { PermissionResolver } from './permission-resolver';
+import { listenForRbacVersions, RBAC_VERSIONS_CHANNEL } from '../../db/queries/access/roles.queries';
 import { TenantVersionReader } from './tenant-versions';
+import { PgChannelListener } from '../runtime/pg-channel-listener';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 
 export const ROLE_CHANGED = 'auth.role.changed';
+
+/** How soon a silently dead LISTEN connection is noticed (then versions are read per request until it is back). */
+const LISTENER_HEARTBEAT_MS = 5000;
 
 /** The gateway's permission checking: the resolver the routes use, its cache, and the cache's Kafka invalidation. */
 export interface AccessControl {
   resolver: PermissionResolver;
   cache: PermissionCache;
+  /** The tenants' RBAC versions the cache checks on every request, kept fresh by `versionChanges`. */
+  versions: TenantVersionReader;
+  /** LISTENs on rbac_versions (migration 0020); the runtime starts and stops it. */
+  versionChanges: PgChannelListener;
   /**
    * Drops a tenant's cached permissions on auth.role.changed (document 1, Events): only an early
    * invalidation, since the cache checks the tenant's RBAC version on every request.
@@ -21,12 +30,15 @@ export interface AccessControl {
 }
 
 export function createAccessControl(config: Readonly<Config>, db: DatabasePool, logger: Logger): AccessControl {
-  const cache = new PermissionCache({
-    db, versions: new TenantVersionReader(db), ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries,
-  });
+  const versions = new TenantVersionReader(db);
+  const versionChanges = new PgChannelListener({
+    url: config.db.url, name: 'rbac-versions', channel: RBAC_VERSIONS_CHANNEL, listen: listenForRbacVersions,
+    heartbeatMs: LISTENER_HEARTBEAT_MS, timeoutMs: config.health.checkTimeoutMs,
+  }, versions, logger);
+  const cache = new PermissionCache({ db, versions, ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries });
   const roleChanges = createTenantEventListener(config, logger, {
     name: 'permission-cache', topic: topics.auth.name,
     concerns: (type) => type === ROLE_CHANGED, invalidate: (tenantId) => cache.invalidateTenant(tenantId),
   });
-  return { resolver: new PermissionResolver(cache), cache, roleChanges };
+  return { resolver: new PermissionResolver(cache), cache, versions, versionChanges, roleChanges };
 }

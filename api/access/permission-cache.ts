@@ -35,10 +35,12 @@ export interface PermissionCacheOptions {
 
 /**
  * The gateway's permission cache, per tenant and user (document 1, Authentication 7). Every lookup
- * first reads the tenant's RBAC version (one cheap query, shared by concurrent requests), which the
- * database bumps in the same transaction as any change to the tenant's roles, assignments or
+ * first asks for the tenant's RBAC version (TenantVersionReader: from memory while the gateway
+ * hears the database announce every bump, otherwise one query shared by concurrent requests), which
+ * the database bumps in the same transaction as any change to the tenant's roles, assignments or
  * registry; an entry loaded at an older version is never used. So a change takes effect on the
- * next request even when the auth.role.changed event cannot arrive (Kafka down, consumer stopped);
+ * next request (one made elsewhere than this process: as soon as its announcement arrives, see
+ * tenant-versions.ts) even when the auth.role.changed event cannot arrive (Kafka down, consumer stopped);
  * the event only drops the tenant's entries early, and the TTL bounds how long anything is reused.
  * A miss reads the user's roles, their keys and the tenant's archived keys in one transaction.
  */

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
+import { TickBatch } from '../runtime/tick-batch';
 
 /**
  * A sliding-window counter in Redis (the estimate Cloudflare and nginx-style limiters use): the
@@ -38,21 +39,40 @@ export interface RateLimitDecision {
 
 type ScriptResult = [allowed: number, current: number, previous: number, elapsed: number];
 
-/** The script as a command of the client: sent by its SHA (EVALSHA), not re-sent whole on every request. */
-interface LimiterClient {
-  rateLimitSlidingWindow(key: string, windowMs: number, limit: number): Promise<ScriptResult>;
+/** The script as a command of a pipeline: sent by its SHA (EVALSHA), not re-sent whole on every request. */
+type LimiterPipeline = ChainableCommander & {
+  rateLimitSlidingWindow(key: string, windowMs: number, limit: number): LimiterPipeline;
+};
+
+interface Count {
+  key: string;
+  windowMs: number;
+  limit: number;
 }
 
+/**
+ * The counts of the requests read in the same tick leave as one pipeline (TickBatch): one socket
+ * write and one reply read for the burst instead of one per request. Each count is still its own
+ * atomic script run.
+ */
 export class SlidingWindowLimiter {
-  private readonly client: LimiterClient;
+  private readonly counts: TickBatch<Count, ScriptResult>;
 
   constructor(redis: Redis, private readonly prefix = 'ratelimit') {
     redis.defineCommand('rateLimitSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
-    this.client = redis as unknown as LimiterClient;
+    this.counts = new TickBatch(async (counts) => {
+      const pipeline = redis.pipeline() as LimiterPipeline;
+      for (const { key, windowMs, limit } of counts) pipeline.rateLimitSlidingWindow(key, windowMs, limit);
+      const replies = await pipeline.exec();
+      return counts.map((_, index) => {
+        const [error, result] = replies?.[index] ?? [new Error('Redis did not answer the rate-limit count')];
+        return error ?? (result as ScriptResult);
+      });
+    });
   }
 
   async consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    const [allowed, current, previous, elapsed] = await this.client.rateLimitSlidingWindow(`${this.prefix}:${key}`, windowMs, limit);
+    const [allowed, current, previous, elapsed] = await this.counts.run({ key: `${this.prefix}:${key}`, windowMs, limit });
     const overlap = (windowMs - elapsed) / windowMs;
     const estimate = previous * overlap + current;
     return {

@@ -11,6 +11,7 @@ import {
 import { retryTransient } from '../../db/retry';
 import { withTenant } from '../../db/tenant';
 import type { Caller } from '../access/roles/roles';
+import type { TenantVersionReader } from '../access/tenant-versions';
 import type { ModuleCatalogue } from './catalogue';
 import type { InstalledModules } from './installed-modules';
 import type { ModuleManifest } from './manifest';
@@ -25,7 +26,8 @@ import { checkCreationLimitIn } from '../billing/limits';
  * permission registry; the lock also bumps the RBAC version the permission cache checks), changes
  * the tenant_modules row and the module's permission keys together, and writes the
  * module.registry.* event and the audit record. After the commit this process's installed-modules
- * cache forgets the tenant; other gateway processes hear it from Kafka.
+ * cache and RBAC versions forget the tenant; other gateway processes hear it from Kafka (and from the
+ * database's RBAC version announcement).
  */
 
 export interface ModuleRegistryDeps {
@@ -34,6 +36,8 @@ export interface ModuleRegistryDeps {
   installed: InstalledModules;
   /** Whether the plan's `modules` limit is enforced (BILLING_ENABLED); installs are counted either way. */
   enforcePlanLimits: boolean;
+  /** This gateway's RBAC versions: archived or restored keys apply to its next request without waiting for the announcement. */
+  versions?: Pick<TenantVersionReader, 'forget'>;
 }
 
 /** A module of the catalogue with the tenant's installation (null when never installed). */
@@ -61,7 +65,10 @@ function moduleChange<T>(deps: ModuleRegistryDeps, caller: Caller, work: (tx: Da
   return retryTransient(() => withTenant(deps.db, caller.tenantId, async (tx) => {
     await lockTenantRbac(tx);
     return work(tx);
-  })).finally(() => deps.installed.invalidate(caller.tenantId));
+  })).finally(() => {
+    deps.installed.invalidate(caller.tenantId);
+    deps.versions?.forget(caller.tenantId);
+  });
 }
 
 /** Every module of the catalogue, with whether and how the tenant has it. */

@@ -62,7 +62,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     // Before the record routes: GET /audit/:id (route set B) would take /audit/export.
     ...auditExportRoutes(services.auditExport),
     ...auditRecordRoutes(services.audit),
-    ...roleRoutes(services.identity),
+    ...roleRoutes({ ...services.identity, versions: services.access.versions }),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
     ...usageRoutes(services.billing),

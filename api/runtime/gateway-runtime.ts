@@ -86,7 +86,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   sweepTenants.unref();
   const money = createMoneyServices(config, connections, logger);
   const access = createAccessControl(config, connections.db, logger);
-  const modules = createModuleServices(config, catalogue, connections.db, logger);
+  const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const limits = createLimitEnforcement(config, connections.db, logger);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
@@ -94,6 +94,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
 
   eventLoop.start();
   flags.start();
+  // Reconnects by itself; until it listens, permission checks read the RBAC version per request.
+  access.versionChanges.start();
   connections.redis.once('ready', () => { established.redis = true; });
   connections.redis.connect().catch(() => { /* reported by the 'error' listener; ioredis keeps reconnecting */ });
 
@@ -177,7 +179,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       await started;
       await requestAudit.close();
       await Promise.allSettled([
-        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(),
+        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(), access.versionChanges.stop(),
         limits?.listener.stop(), modules.changes.stop(),
       ]);
     },

@@ -11,6 +11,7 @@ import {
 import { effectivePermissions, type RoleGrants } from '../../../db/queries/identity/roles.queries';
 import { retryTransient } from '../../../db/retry';
 import { withTenant } from '../../../db/tenant';
+import type { TenantVersionReader } from '../tenant-versions';
 import { decodePageToken, encodePageToken } from '../../validation/page-token';
 import { checkPermissionCount, checkRolePermissions, OWNER_WILDCARD, stalePermissionsOf } from './permission-rules';
 import { recordRoleChange, type Actor } from './role-changes';
@@ -27,6 +28,8 @@ import { recordRoleChange, type Actor } from './role-changes';
 export interface RolesDeps {
   db: DatabasePool;
   config: Readonly<Pick<Config, 'rbac'>>;
+  /** This gateway's RBAC versions: a change made here applies to its next request without waiting for the announcement. */
+  versions?: Pick<TenantVersionReader, 'forget'>;
 }
 
 /** The caller of a route: the token's tenant and user, with what the audit record keeps of the request. */
@@ -106,7 +109,7 @@ function rbacChange<T>(deps: RolesDeps, caller: Caller, work: (tx: DatabaseTrans
   return retryTransient(() => withTenant(deps.db, caller.tenantId, async (tx) => {
     await lockTenantRbac(tx);
     return work(tx);
-  }));
+  })).finally(() => deps.versions?.forget(caller.tenantId));
 }
 
 /** Checks a tenant role's keys: the limit first (rbac-limit-exceeded), then each key against the registry. */

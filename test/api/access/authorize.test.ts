@@ -4,6 +4,7 @@ import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { addMembership, bearer, get, post, registerAccount } from '../../helpers/identity';
+import { announced } from '../../helpers/rbac-versions';
 
 /** A route declaring a permission: the gateway resolves it from the token's role names on every request. */
 const guarded = defineRoute({
@@ -56,6 +57,8 @@ describe('route permissions', () => {
     const token = await tokenIn(tenant.tenant.id, 'member');
     expect((await get(gateway, '/test/guarded', token)).status).toBe(403);
     await owner.query(sql.unsafe`UPDATE roles SET permissions = '{users.*}' WHERE tenant_id = ${tenant.tenant.id} AND name = 'member'`);
+    // Changed outside the gateway's process: it applies once PostgreSQL announces it (migration 0020).
+    await announced(gateway, owner, tenant.tenant.id);
     expect((await get(gateway, '/test/guarded', token)).status).toBe(200);
   });
 });

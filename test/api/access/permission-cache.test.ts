@@ -11,6 +11,7 @@ import { waitFor } from '../../helpers/http';
 import { get, registerAccount } from '../../helpers/identity';
 import { ensureCatalogueTopics, testKafka } from '../../helpers/kafka';
 import { addMember, builtInRoleId, send } from '../../helpers/rbac';
+import { announced } from '../../helpers/rbac-versions';
 
 /**
  * The gateway's permission cache and the permission registry: archived keys never grant, a cached
@@ -71,6 +72,8 @@ describe('module permissions in roles', () => {
     }
 
     await uninstallCrm(tenant.tenant.id);
+    // Changed outside the gateway (as the module workflows would): it applies once announced.
+    await announced(gateway, app, tenant.tenant.id);
     for (const token of [exact.token, wildcard.token, tenant.accessToken]) {
       const refused = await get(gateway, '/test/crm-contacts', token);
       expect(refused.status).toBe(403);
@@ -87,6 +90,7 @@ describe('module permissions in roles', () => {
     expect((await send(gateway, 'PATCH', `/roles/${reader.id}`, tenant.accessToken, { permission_ids: ['crm.contacts.read', 'users.list'] })).status).toBe(200);
 
     await reinstallCrm(tenant.tenant.id);
+    await announced(gateway, app, tenant.tenant.id);
     expect((await get(gateway, '/test/crm-contacts', exact.token)).status).toBe(200);
     expect((await get(gateway, '/test/crm-contacts', wildcard.token)).status).toBe(200);
     expect((await get<Role>(gateway, `/roles/${reader.id}`, tenant.accessToken)).body.stale_permissions).toEqual([]);

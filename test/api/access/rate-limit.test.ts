@@ -77,6 +77,13 @@ describe('rate limits', () => {
     expect(Number(refused.headers.get('x-ratelimit-reset'))).toBeGreaterThanOrEqual(1);
   });
 
+  it('counts a concurrent burst exactly: the counts of one tick leave as one pipeline, each still atomic', async () => {
+    const token = await memberToken();
+    const statuses = (await Promise.all(Array.from({ length: 9 }, () => me(first, token)))).map((response) => response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(4);
+  });
+
   it('gives the owner and admin roles the admin limit', async () => {
     const tenant = await registerAccount(registrar);
     const statuses: number[] = [];

@@ -1,0 +1,110 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'pg';
+import type { Logger } from '../../common/logger';
+import { withTimeout } from '../../common/timeout';
+
+/** What a PgChannelListener tells the cache it keeps fresh. */
+export interface ChannelSubscriber {
+  /** LISTEN is in effect: every transaction that commits from now on is announced. */
+  listening(): void;
+  /** The connection is gone: announcements may be missed until listening() is called again. */
+  lost(): void;
+  notified(payload: string): void;
+}
+
+export interface PgChannelListenerOptions {
+  url: string;
+  /** The channel whose notifications reach the subscriber. */
+  channel: string;
+  /** Runs LISTEN on the channel (the statement lives with the queries of its domain); must be repeatable. */
+  listen(client: Client): Promise<void>;
+  /** Names the connection (application_name `gateway-<name>-<pid>`, so pg_stat_activity tells the gateways apart) and the log lines. */
+  name: string;
+  /**
+   * A connection that silently died (a half-open socket) would look like a quiet channel: every
+   * heartbeatMs LISTEN is sent again (a no-op for the server) and must be answered within timeoutMs,
+   * or the connection counts as lost.
+   */
+  heartbeatMs: number;
+  timeoutMs: number;
+}
+
+/**
+ * One plain `pg` connection (not a pool's: LISTEN belongs to a session) that LISTENs on a channel
+ * and reconnects until stopped, with a doubling delay up to 5 s, like the runtime's start-up
+ * retries. The subscriber hears when listening starts and stops, so it can tell the times when it
+ * may rely on notifications from the gaps, in which announcements are lost.
+ */
+export class PgChannelListener {
+  private readonly stopping = new AbortController();
+  private running: Promise<void> | undefined;
+  private client: Client | undefined;
+  isListening = false;
+  /** How many times LISTEN took effect (the first connection and every reconnection). */
+  listens = 0;
+
+  constructor(private readonly options: PgChannelListenerOptions, private readonly subscriber: ChannelSubscriber, private readonly logger: Logger) {}
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.client?.end().catch(() => undefined);
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const { name } = this.options;
+    let delayMs = 250;
+    while (!this.stopping.signal.aborted) {
+      try {
+        await this.listenUntilLost();
+        delayMs = 250;
+      } catch (error) {
+        if (!this.stopping.signal.aborted) this.logger.warn({ err: error, retryInMs: delayMs }, `${name} listener connection failed`);
+      }
+      await sleep(delayMs, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      delayMs = Math.min(delayMs * 2, 5000);
+    }
+  }
+
+  /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
+  private async listenUntilLost(): Promise<void> {
+    const { url, channel, listen, name, heartbeatMs, timeoutMs } = this.options;
+    const client = new Client({ connectionString: url, application_name: `gateway-${name}-${process.pid}`, connectionTimeoutMillis: timeoutMs });
+    this.client = client;
+    let heartbeat: NodeJS.Timeout | undefined;
+    try {
+      let fail!: (error: unknown) => void;
+      const lost = new Promise<void>((resolve, reject) => {
+        fail = reject;
+        client.on('error', reject);
+        client.on('end', resolve);
+      });
+      lost.catch(() => undefined); // may fail before it is awaited (during connect); awaited below all the same
+      client.on('notification', (message) => {
+        if (message.channel === channel) this.subscriber.notified(message.payload ?? '');
+      });
+      await client.connect();
+      if (this.stopping.signal.aborted) return;
+      await listen(client);
+      heartbeat = setInterval(() => void withTimeout(listen(client), timeoutMs, `${name} heartbeat`).catch(fail), heartbeatMs);
+      this.isListening = true;
+      this.listens += 1;
+      this.subscriber.listening();
+      this.logger.info({ channel }, `${name} listener listening`);
+      await lost;
+    } finally {
+      clearInterval(heartbeat);
+      if (this.isListening) {
+        this.isListening = false;
+        this.subscriber.lost();
+        if (!this.stopping.signal.aborted) this.logger.warn({ channel }, `${name} listener lost its connection`);
+      }
+      this.client = undefined;
+      await client.end().catch(() => undefined);
+    }
+  }
+}
