@@ -1,0 +1,115 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../../../common/logger';
+import type { DatabasePool } from '../../../db/pool';
+import { markWebhookEventDelivered, selectWebhookDeliveryBacklog } from '../../../db/queries/billing/webhooks.queries';
+import { withTenant } from '../../../db/tenant';
+import type { ProviderEvent } from '../../../workflows/billing/billing.messages';
+import type { SubscriptionWorkflows } from '../subscription-workflows';
+
+/** A receipt that has committed and is still to be handed to the tenant's subscription workflow. */
+export interface CommittedReceipt {
+  tenantId: string;
+  event: ProviderEvent;
+  traceId?: string;
+}
+
+type Outcome = 'delivered' | 'failed' | 'unmarked';
+
+/**
+ * Delivers committed webhook receipts to the subscription workflows, off the response path (issue 5:
+ * the answer does not wait for Temporal). `dispatch` starts the signal after the response has been
+ * written and returns at once; once the workflow acknowledged it, the receipt is marked delivered.
+ * A failed signal (Temporal away, the process stopping) leaves the receipt undelivered, and the
+ * redelivery Schedule (workflows/billing/webhook-redelivery.workflow.ts) delivers it later; a failed
+ * mark only means the sweep delivers it once more, which the workflow ignores (it applies a provider
+ * event id once). Nothing is queued in memory beyond the signals in flight: the table is the queue.
+ */
+export class WebhookDelivery {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly outcomes?: Counter<'outcome'>;
+
+  constructor(
+    private readonly deps: { db: DatabasePool; workflows: SubscriptionWorkflows; logger: Logger },
+    registry?: Registry,
+  ) {
+    if (!registry) return;
+    this.outcomes = new Counter({
+      name: 'billing_webhook_dispatch_total',
+      help: 'Webhook receipts the gateway handed to subscription workflows after commit: delivered, failed (left to the redelivery sweep), unmarked (delivered, marker not written)',
+      labelNames: ['outcome'], registers: [registry],
+    });
+    registerBacklogGauges(registry, deps.db, deps.logger);
+  }
+
+  dispatch(receipt: CommittedReceipt): void {
+    // setImmediate: the response (already decided) is written before the signal takes the event loop;
+    // the request context (trace) carries over into the signal's headers.
+    const delivery = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.deliver(receipt))
+      .finally(() => this.inFlight.delete(delivery));
+    this.inFlight.add(delivery);
+  }
+
+  /** Settles when every delivery started so far has finished (shutdown, tests). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async deliver({ tenantId, event, traceId }: CommittedReceipt): Promise<void> {
+    const log = this.deps.logger.child({ traceId, tenantId, provider: event.provider, eventId: event.eventId });
+    try {
+      await this.deps.workflows.signal(tenantId, event);
+    } catch (err) {
+      this.count('failed');
+      log.warn({ err }, 'webhook not delivered to the subscription workflow; the redelivery sweep will deliver it');
+      return;
+    }
+    try {
+      await withTenant(this.deps.db, tenantId, (tx) => markWebhookEventDelivered(tx, event.provider, event.eventId));
+      this.count('delivered');
+      log.debug('webhook delivered to the subscription workflow');
+    } catch (err) {
+      this.count('unmarked');
+      log.warn({ err }, 'webhook delivered but not marked; the redelivery sweep will deliver it again (ignored as a duplicate)');
+    }
+  }
+
+  private count(outcome: Outcome): void {
+    this.outcomes?.inc({ outcome });
+  }
+}
+
+/**
+ * The delivery backlog across tenants, read when /metrics is scraped: how many receipts wait and how
+ * old the oldest is. A backlog that grows or ages past the sweep interval means deliveries fail.
+ */
+function registerBacklogGauges(registry: Registry, db: DatabasePool, logger: Logger): void {
+  let pending: ReturnType<typeof selectWebhookDeliveryBacklog> | undefined;
+  // Both gauges are collected in one scrape: one query serves them.
+  const backlog = () => {
+    pending ??= selectWebhookDeliveryBacklog(db).finally(() => { pending = undefined; });
+    return pending;
+  };
+  const collect = async (set: (value: { undelivered: number; oldestAgeSeconds: number | null }) => void) => {
+    try {
+      set(await backlog());
+    } catch (err) {
+      // The scrape still answers the gateway's other metrics; this pair keeps its last value.
+      logger.warn({ err }, 'webhook delivery backlog not read');
+    }
+  };
+  new Gauge({
+    name: 'billing_webhook_undelivered_events', help: 'Webhook receipts recorded but not yet delivered to their subscription workflow',
+    registers: [registry],
+    async collect() {
+      await collect(({ undelivered }) => this.set(undelivered));
+    },
+  });
+  new Gauge({
+    name: 'billing_webhook_oldest_undelivered_seconds', help: 'Age of the oldest undelivered webhook receipt (0 when none)',
+    registers: [registry],
+    async collect() {
+      await collect(({ oldestAgeSeconds }) => this.set(oldestAgeSeconds ?? 0));
+    },
+  });
+}
