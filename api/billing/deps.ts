@@ -25,6 +25,6 @@ export function createBillingServices(
   const workflows = new SubscriptionWorkflows(clients.temporal, config);
   return {
     config, db: clients.db, workflows, logger,
-    webhookDelivery: new WebhookDelivery({ db: clients.db, workflows, logger }, clients.metrics),
+    webhookDelivery: new WebhookDelivery({ db: clients.db, workflows, logger, ...config.billing.webhookDispatch }, clients.metrics),
   };
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../../../common/logger';
 import type { DatabasePool } from '../../../db/pool';
@@ -13,46 +14,70 @@ export interface CommittedReceipt {
   traceId?: string;
 }
 
-type Outcome = 'delivered' | 'failed' | 'unmarked';
+type Outcome = 'delivered' | 'failed' | 'deferred' | 'unmarked';
 
 /**
  * Delivers committed webhook receipts to the subscription workflows, off the response path (issue 5:
- * the answer does not wait for Temporal). `dispatch` starts the signal after the response has been
- * written and returns at once; once the workflow acknowledged it, the receipt is marked delivered.
- * A failed signal (Temporal away, the process stopping) leaves the receipt undelivered, and the
- * redelivery Schedule (workflows/billing/webhook-redelivery.workflow.ts) delivers it later; a failed
- * mark only means the sweep delivers it once more, which the workflow ignores (it applies a provider
- * event id once). Nothing is queued in memory beyond the signals in flight: the table is the queue.
+ * the answer does not wait for Temporal). `dispatch` queues the receipt and returns at once; at most
+ * `concurrency` signals are in flight per gateway, so a burst of webhooks does not become a burst of
+ * signals that all miss their deadline (the dev server serializes the signals of one workflow); once
+ * the workflow acknowledged a signal, the receipt is marked delivered. A failed signal (Temporal away,
+ * the process stopping) leaves the receipt undelivered, and the redelivery Schedule
+ * (workflows/billing/webhook-redelivery.workflow.ts) delivers it later; so does a receipt that finds
+ * the queue full (`queueLimit`): the table is the durable queue, this one only saves the wait. A failed
+ * mark only means the sweep delivers it once more, which the workflow ignores (it applies an event id once).
  */
 export class WebhookDelivery {
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Each receipt with the request context it was received in (its trace goes into the signal's headers). */
+  private readonly queue: Array<{ receipt: CommittedReceipt; inContext: <R>(fn: () => R) => R }> = [];
+  private running = 0;
+  private idle: Array<() => void> = [];
   private readonly outcomes?: Counter<'outcome'>;
 
   constructor(
-    private readonly deps: { db: DatabasePool; workflows: SubscriptionWorkflows; logger: Logger },
+    private readonly deps: { db: DatabasePool; workflows: SubscriptionWorkflows; logger: Logger; concurrency: number; queueLimit: number },
     registry?: Registry,
   ) {
     if (!registry) return;
     this.outcomes = new Counter({
       name: 'billing_webhook_dispatch_total',
-      help: 'Webhook receipts the gateway handed to subscription workflows after commit: delivered, failed (left to the redelivery sweep), unmarked (delivered, marker not written)',
+      help: 'Webhook receipts the gateway handed to subscription workflows after commit: delivered; failed or deferred '
+        + '(queue full), both left to the redelivery sweep; unmarked (delivered, marker not written)',
       labelNames: ['outcome'], registers: [registry],
     });
     registerBacklogGauges(registry, deps.db, deps.logger);
   }
 
   dispatch(receipt: CommittedReceipt): void {
-    // setImmediate: the response (already decided) is written before the signal takes the event loop;
-    // the request context (trace) carries over into the signal's headers.
-    const delivery = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.deliver(receipt))
-      .finally(() => this.inFlight.delete(delivery));
-    this.inFlight.add(delivery);
+    if (this.queue.length >= this.deps.queueLimit) {
+      this.count('deferred');
+      this.deps.logger.warn({ traceId: receipt.traceId, tenantId: receipt.tenantId, eventId: receipt.event.eventId },
+        'webhook delivery queue full; the redelivery sweep will deliver it');
+      return;
+    }
+    this.queue.push({ receipt, inContext: AsyncLocalStorage.snapshot() });
+    // setImmediate: the response (already decided) is written before a signal takes the event loop.
+    if (this.running < this.deps.concurrency) setImmediate(() => this.drain());
   }
 
-  /** Settles when every delivery started so far has finished (shutdown, tests). */
-  async settled(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+  /** Settles when the queue is empty and no delivery is in flight (shutdown, tests). */
+  settled(): Promise<void> {
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running >= this.deps.concurrency) return;
+    this.running += 1;
+    try {
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
+        const { receipt, inContext } = next;
+        await inContext(() => this.deliver(receipt));
+      }
+    } finally {
+      this.running -= 1;
+      if (this.running === 0 && this.queue.length === 0) for (const resolve of this.idle.splice(0)) resolve();
+    }
   }
 
   private async deliver({ tenantId, event, traceId }: CommittedReceipt): Promise<void> {

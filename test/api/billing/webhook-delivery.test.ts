@@ -1,6 +1,7 @@
 import type { Worker } from '@temporalio/worker';
 import { createBillingActivities } from '../../../activities/billing/subscription.activities';
 import { createWebhookRedeliveryActivities } from '../../../activities/billing/webhook-redelivery.activities';
+import { newId } from '../../../common/ids';
 import { createLogger } from '../../../common/logger';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
@@ -11,6 +12,7 @@ import { call, waitFor } from '../../helpers/http';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
 import { send } from '../../helpers/users';
+import { ensureSchedule, webhookRedeliverySchedule } from '../../../workers/schedules';
 
 /**
  * Issue 5, Performance: a webhook is answered once its receipt has committed, and the receipt is
@@ -97,7 +99,7 @@ describe('webhook delivery after the answer', () => {
     expect(metricValue(await metrics(gateway.baseUrl), 'billing_webhook_dispatch_total{outcome="delivered"}')).toBeGreaterThanOrEqual(2);
   });
 
-  it('delivers a receipt whose gateway could not reach Temporal by the redelivery sweep', async () => {
+  it('delivers a receipt whose gateway could not reach Temporal by the redelivery Schedule', async () => {
     const account = await registerAccount(gateway);
     // A gateway whose Temporal client points at a closed port: it records and answers, but cannot signal.
     const cutOff = await startTestGateway({
@@ -117,9 +119,18 @@ describe('webhook delivery after the answer', () => {
       expect(metricValue(scrape, 'billing_webhook_undelivered_events')).toBeGreaterThanOrEqual(1);
       expect(metricValue(scrape, 'billing_webhook_oldest_undelivered_seconds')).toBeGreaterThan(0);
 
-      expect(await runRedelivery(server.client, taskQueue, gateway.config)).toBeGreaterThanOrEqual(1);
-      expect((await stripeReceipt(owner, paid.id))?.deliveredAt).not.toBeNull();
-      await becomes(account, 'active', (s) => s.status === 'active');
+      // The redelivery Schedule as the worker creates it, here every second on this test's queue.
+      const schedule = webhookRedeliverySchedule({
+        cfg: { ...gateway.config, billing: { ...gateway.config.billing, webhookRedeliveryIntervalSec: 1 } },
+        scheduleId: `billing.webhook-redelivery-test:${newId()}`, taskQueue,
+      });
+      await ensureSchedule(server.client, schedule);
+      try {
+        await delivered(paid.id);
+        await becomes(account, 'active', (s) => s.status === 'active');
+      } finally {
+        await server.client.schedule.getHandle(schedule.scheduleId).delete();
+      }
     } finally {
       await cutOff.close();
     }
