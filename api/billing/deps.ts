@@ -23,8 +23,10 @@ export function createBillingServices(
   logger: Logger,
 ): BillingDeps {
   const workflows = new SubscriptionWorkflows(clients.temporal, config);
+  // Half the sweep's interval: a receipt still queued then is left to the sweep, never delivered by both.
+  const handOverAfterMs = (config.billing.webhookRedeliveryIntervalSec * 1000) / 2;
   return {
     config, db: clients.db, workflows, logger,
-    webhookDelivery: new WebhookDelivery({ db: clients.db, workflows, logger, ...config.billing.webhookDispatch }, clients.metrics),
+    webhookDelivery: new WebhookDelivery({ db: clients.db, workflows, logger, ...config.billing.webhookDispatch, handOverAfterMs }, clients.metrics),
   };
 }

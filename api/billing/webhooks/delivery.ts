@@ -20,29 +20,33 @@ type Outcome = 'delivered' | 'failed' | 'deferred' | 'unmarked';
  * Delivers committed webhook receipts to the subscription workflows, off the response path (issue 5:
  * the answer does not wait for Temporal). `dispatch` queues the receipt and returns at once; at most
  * `concurrency` signals are in flight per gateway, so a burst of webhooks does not become a burst of
- * signals that all miss their deadline (the dev server serializes the signals of one workflow); once
+ * signals that compete with the answers and miss their deadline together; once
  * the workflow acknowledged a signal, the receipt is marked delivered. A failed signal (Temporal away,
  * the process stopping) leaves the receipt undelivered, and the redelivery Schedule
  * (workflows/billing/webhook-redelivery.workflow.ts) delivers it later; so does a receipt that finds
- * the queue full (`queueLimit`): the table is the durable queue, this one only saves the wait. A failed
- * mark only means the sweep delivers it once more, which the workflow ignores (it applies an event id once).
+ * the queue full (`queueLimit`), or that waited in it for `handOverAfterMs` (half the sweep's interval:
+ * the sweep takes receipts older than its interval, so the gateway and the sweep do not both deliver
+ * the same receipt while a backlog drains). The table is the durable queue; this one only saves the
+ * wait. A failed mark means the sweep delivers it once more, which the workflow ignores (it applies an
+ * event id once).
  */
 export class WebhookDelivery {
   /** Each receipt with the request context it was received in (its trace goes into the signal's headers). */
-  private readonly queue: Array<{ receipt: CommittedReceipt; inContext: <R>(fn: () => R) => R }> = [];
+  private readonly queue: Array<{ receipt: CommittedReceipt; queuedAt: number; inContext: <R>(fn: () => R) => R }> = [];
   private running = 0;
-  private idle: Array<() => void> = [];
   private readonly outcomes?: Counter<'outcome'>;
 
   constructor(
-    private readonly deps: { db: DatabasePool; workflows: SubscriptionWorkflows; logger: Logger; concurrency: number; queueLimit: number },
+    private readonly deps: {
+      db: DatabasePool; workflows: SubscriptionWorkflows; logger: Logger; concurrency: number; queueLimit: number; handOverAfterMs: number;
+    },
     registry?: Registry,
   ) {
     if (!registry) return;
     this.outcomes = new Counter({
       name: 'billing_webhook_dispatch_total',
       help: 'Webhook receipts the gateway handed to subscription workflows after commit: delivered; failed or deferred '
-        + '(queue full), both left to the redelivery sweep; unmarked (delivered, marker not written)',
+        + '(queue full or waited too long), both left to the redelivery sweep; unmarked (delivered, marker not written)',
       labelNames: ['outcome'], registers: [registry],
     });
     registerBacklogGauges(registry, deps.db, deps.logger);
@@ -50,20 +54,12 @@ export class WebhookDelivery {
 
   dispatch(receipt: CommittedReceipt): void {
     if (this.queue.length >= this.deps.queueLimit) {
-      this.count('deferred');
-      this.deps.logger.warn({ traceId: receipt.traceId, tenantId: receipt.tenantId, eventId: receipt.event.eventId },
-        'webhook delivery queue full; the redelivery sweep will deliver it');
+      this.handOver(receipt, 'webhook delivery queue full; the redelivery sweep will deliver it');
       return;
     }
-    this.queue.push({ receipt, inContext: AsyncLocalStorage.snapshot() });
+    this.queue.push({ receipt, queuedAt: Date.now(), inContext: AsyncLocalStorage.snapshot() });
     // setImmediate: the response (already decided) is written before a signal takes the event loop.
     if (this.running < this.deps.concurrency) setImmediate(() => this.drain());
-  }
-
-  /** Settles when the queue is empty and no delivery is in flight (shutdown, tests). */
-  settled(): Promise<void> {
-    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
   }
 
   private async drain(): Promise<void> {
@@ -71,12 +67,12 @@ export class WebhookDelivery {
     this.running += 1;
     try {
       for (let next = this.queue.shift(); next; next = this.queue.shift()) {
-        const { receipt, inContext } = next;
-        await inContext(() => this.deliver(receipt));
+        const { receipt, queuedAt, inContext } = next;
+        if (Date.now() - queuedAt >= this.deps.handOverAfterMs) this.handOver(receipt, 'webhook waited too long for delivery; the redelivery sweep will deliver it');
+        else await inContext(() => this.deliver(receipt));
       }
     } finally {
       this.running -= 1;
-      if (this.running === 0 && this.queue.length === 0) for (const resolve of this.idle.splice(0)) resolve();
     }
   }
 
@@ -97,6 +93,11 @@ export class WebhookDelivery {
       this.count('unmarked');
       log.warn({ err }, 'webhook delivered but not marked; the redelivery sweep will deliver it again (ignored as a duplicate)');
     }
+  }
+
+  private handOver({ traceId, tenantId, event }: CommittedReceipt, message: string): void {
+    this.count('deferred');
+    this.deps.logger.warn({ traceId, tenantId, provider: event.provider, eventId: event.eventId }, message);
   }
 
   private count(outcome: Outcome): void {
