@@ -26,8 +26,11 @@ async function undelivered(baseUrl: string): Promise<number> {
 
 async function dispatchOutcomes(baseUrl: string): Promise<string> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
-  return ['delivered', 'failed', 'deferred', 'unmarked']
+  const outcomes = ['delivered', 'failed', 'deferred', 'unmarked']
     .map((outcome) => `${outcome} ${metricValue(text, `billing_webhook_dispatch_total{outcome="${outcome}"}`) ?? 0}`).join(', ');
+  const lag = (metricValue(text, 'billing_webhook_delivery_lag_seconds_sum') ?? NaN) / (metricValue(text, 'billing_webhook_delivery_lag_seconds_count') ?? NaN);
+  const quick = metricValue(text, 'billing_webhook_delivery_lag_seconds_bucket{le="0.1"}') ?? 0;
+  return `${outcomes}; commit to acknowledged signal: mean ${(lag * 1000).toFixed(0)} ms, ${quick} within 100 ms`;
 }
 
 async function main(): Promise<void> {

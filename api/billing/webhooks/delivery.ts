@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Logger } from '../../../common/logger';
 import type { DatabasePool } from '../../../db/pool';
 import { markWebhookEventDelivered, selectWebhookDeliveryBacklog } from '../../../db/queries/billing/webhooks.queries';
@@ -35,6 +35,7 @@ export class WebhookDelivery {
   private readonly queue: Array<{ receipt: CommittedReceipt; queuedAt: number; inContext: <R>(fn: () => R) => R }> = [];
   private running = 0;
   private readonly outcomes?: Counter<'outcome'>;
+  private readonly lag?: Histogram;
 
   constructor(
     private readonly deps: {
@@ -48,6 +49,11 @@ export class WebhookDelivery {
       help: 'Webhook receipts the gateway handed to subscription workflows after commit: delivered; failed or deferred '
         + '(queue full or waited too long), both left to the redelivery sweep; unmarked (delivered, marker not written)',
       labelNames: ['outcome'], registers: [registry],
+    });
+    this.lag = new Histogram({
+      name: 'billing_webhook_delivery_lag_seconds',
+      help: 'From the receipt\'s commit to the workflow\'s acknowledgement of its signal, for receipts this gateway delivered',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry],
     });
     registerBacklogGauges(registry, deps.db, deps.logger);
   }
@@ -69,17 +75,18 @@ export class WebhookDelivery {
       for (let next = this.queue.shift(); next; next = this.queue.shift()) {
         const { receipt, queuedAt, inContext } = next;
         if (Date.now() - queuedAt >= this.deps.handOverAfterMs) this.handOver(receipt, 'webhook waited too long for delivery; the redelivery sweep will deliver it');
-        else await inContext(() => this.deliver(receipt));
+        else await inContext(() => this.deliver(receipt, queuedAt));
       }
     } finally {
       this.running -= 1;
     }
   }
 
-  private async deliver({ tenantId, event, traceId }: CommittedReceipt): Promise<void> {
+  private async deliver({ tenantId, event, traceId }: CommittedReceipt, committedAt: number): Promise<void> {
     const log = this.deps.logger.child({ traceId, tenantId, provider: event.provider, eventId: event.eventId });
     try {
       await this.deps.workflows.signal(tenantId, event);
+      this.lag?.observe((Date.now() - committedAt) / 1000);
     } catch (err) {
       this.count('failed');
       log.warn({ err }, 'webhook not delivered to the subscription workflow; the redelivery sweep will deliver it');
