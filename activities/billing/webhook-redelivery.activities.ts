@@ -41,7 +41,7 @@ export function createWebhookRedeliveryActivities({ ownerPool, logger }: Webhook
         await markWebhookEventDelivered(ownerPool, receipt.provider, receipt.eventId);
         // The receiving request's trace, so the late delivery is found beside the request it answered.
         logger.info({
-          traceId: receipt.traceId ?? undefined, tenantId: receipt.tenantId, provider: receipt.provider, eventId: receipt.eventId,
+          ...(receipt.traceId ? { traceId: receipt.traceId } : {}), tenantId: receipt.tenantId, provider: receipt.provider, eventId: receipt.eventId,
           lagSeconds: (Date.now() - Date.parse(receipt.receivedAt)) / 1000,
         }, 'webhook redelivered to the subscription workflow');
         Context.current().heartbeat(done + 1);
