@@ -10,6 +10,9 @@ import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../hel
  * maxBatches per run (the rest is the next run's). The activity itself runs against PostgreSQL and
  * the dev server in test/api/billing/webhook-delivery.test.ts; here it is a stand-in that reports a backlog.
  */
+// The first test bundles the workflows, which takes seconds on a busy machine.
+jest.setTimeout(60_000);
+
 describe('webhookRedelivery workflow', () => {
   let env: TestWorkflowEnvironment;
 
