@@ -35,7 +35,7 @@ describe('webhookRedelivery workflow', () => {
           batches.push(batch);
           const delivered = Math.min(left, batch.batchSize);
           left -= delivered;
-          return { delivered, more: delivered === batch.batchSize };
+          return { delivered, superseded: 0, more: delivered === batch.batchSize };
         },
       },
     });

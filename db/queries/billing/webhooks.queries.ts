@@ -56,6 +56,9 @@ const undeliveredRow = z.object({
   event: providerEvent,
   traceId: z.string().nullable(),
   receivedAt: z.string(),
+  /** The tenant's subscription mirror: its status and since when (a late payment must not revive a cancellation). */
+  subscriptionStatus: z.string().nullable(),
+  statusChangedAt: z.string().nullable(),
 });
 export type UndeliveredWebhookEvent = z.infer<typeof undeliveredRow>;
 
@@ -67,10 +70,12 @@ export function selectUndeliveredWebhookEvents(
   owner: CommonQueryMethods, { graceSeconds, limit }: { graceSeconds: number; limit: number },
 ): Promise<readonly UndeliveredWebhookEvent[]> {
   return owner.any(sql.type(undeliveredRow)`
-    SELECT provider, event_id AS "eventId", tenant_id AS "tenantId", event, trace_id AS "traceId", received_at AS "receivedAt"
-    FROM billing_webhook_events
-    WHERE delivered_at IS NULL AND received_at <= now() - make_interval(secs => ${graceSeconds})
-    ORDER BY received_at
+    SELECT e.provider, e.event_id AS "eventId", e.tenant_id AS "tenantId", e.event, e.trace_id AS "traceId", e.received_at AS "receivedAt",
+           s.status AS "subscriptionStatus", s.status_changed_at AS "statusChangedAt"
+    FROM billing_webhook_events e
+    LEFT JOIN subscriptions s ON s.tenant_id = e.tenant_id
+    WHERE e.delivered_at IS NULL AND e.received_at <= now() - make_interval(secs => ${graceSeconds})
+    ORDER BY e.received_at
     LIMIT ${limit}
   `);
 }

@@ -12,6 +12,7 @@ import { call, waitFor } from '../../helpers/http';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
 import { send } from '../../helpers/users';
+import { subscriptionWorkflowId } from '../../../workflows/billing/billing.messages';
 import { ensureSchedule, webhookRedeliverySchedule } from '../../../workers/schedules';
 
 /**
@@ -154,5 +155,26 @@ describe('webhook delivery after the answer', () => {
     await postStripe(gateway.baseUrl, updated.body);
     await becomes(account, 'on pro', (s) => s.planId === 'pro');
     expect(await subscriptionOf(account)).toMatchObject({ status: 'past_due', planId: 'pro', version: 4 });
+  });
+
+  it('does not let a late second delivery of a payment revive a subscription canceled after it', async () => {
+    const account = await registerAccount(gateway);
+    const paid = stripeEvent('invoice.paid', account.tenant.id);
+    await postStripe(gateway.baseUrl, paid.body);
+    await becomes(account, 'active', (s) => s.status === 'active');
+    await delivered(paid.id);
+    const canceled = stripeEvent('customer.subscription.deleted', account.tenant.id, { object: 'subscription' });
+    await postStripe(gateway.baseUrl, canceled.body);
+    await becomes(account, 'canceled', (s) => s.status === 'canceled');
+    const handle = server.client.workflow.getHandle(subscriptionWorkflowId(account.tenant.id));
+    await waitFor('the canceled run to end', async () => (await handle.describe()).status.name === 'COMPLETED', 30_000, 50);
+
+    // The payment's marker is lost: the canceled run has ended, so a signal would start a new one that
+    // knows no applied event ids. The sweep marks it instead of signalling it.
+    await forgetDelivery(owner, paid.id);
+    await runRedelivery(server.client, taskQueue, gateway.config);
+    expect((await stripeReceipt(owner, paid.id))?.deliveredAt).not.toBeNull();
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+    expect(await subscriptionOf(account)).toMatchObject({ status: 'canceled' });
   });
 });
