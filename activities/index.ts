@@ -12,6 +12,7 @@ import { createTerminationActivities } from './billing/termination.activities';
 import type { Config } from '../common/config';
 import { createMoneyActivities } from './money';
 import { createBillingActivities } from './billing/subscription.activities';
+import { createWebhookRedeliveryActivities } from './billing/webhook-redelivery.activities';
 
 export interface ActivityDeps {
   /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
@@ -35,7 +36,10 @@ export function createActivities(deps: ActivityDeps) {
     maintenance: createMaintenanceActivities(deps),
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
     notify: createNotifyActivities(deps),
-    billing: { ...createBillingActivities(deps), ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps) },
+    billing: {
+      ...createBillingActivities(deps), ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps),
+      ...createWebhookRedeliveryActivities(deps),
+    },
     money: createMoneyActivities(deps),
   } satisfies Partial<Record<Domain, object>>;
 }

@@ -197,6 +197,9 @@ const schema = Joi.object({
   BILLING_DUNNING_NOTICE_DAYS: Joi.string().pattern(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/).default('0,3,7,14,30,37'),
   BILLING_DOWNGRADE_GRACE_DAYS: Joi.number().min(0).max(365).default(30),
   BILLING_WEBHOOK_TOLERANCE_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  BILLING_WEBHOOK_REDELIVERY_INTERVAL_SEC: Joi.number().integer().min(1).max(3600).default(60),
+  BILLING_WEBHOOK_DISPATCH_CONCURRENCY: Joi.number().integer().min(1).max(256).default(8),
+  BILLING_WEBHOOK_DISPATCH_QUEUE: Joi.number().integer().min(0).max(1_000_000).default(10_000),
 
   // State kept outside the work tree (the bring-up scripts use the same folder).
   PLATFORM_DATA: Joi.string().default(join(homedir(), '.cache/platform/data')),
@@ -321,6 +324,13 @@ export interface Config {
     taskQueue: string;
     /** The Stripe-Signature timestamp tolerance. */
     webhookToleranceSeconds: number;
+    /**
+     * How often the Schedule `billing.webhook-redelivery` delivers receipts the gateway did not hand to
+     * their subscription workflow; it takes receipts at least this old (younger ones are still in flight).
+     */
+    webhookRedeliveryIntervalSec: number;
+    /** The gateway's delivery after the answer: signals in flight at most, receipts waiting at most (more wait for the sweep). */
+    webhookDispatch: { concurrency: number; queueLimit: number };
     /** Durations of the subscription workflow, handed to it as its input (workflows read no config). */
     lifecycle: {
       trialNoticeDays: number; suspendAfterDays: number; terminateAfterDays: number; dunningNoticeDays: number[];
@@ -469,6 +479,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       trialDays: v.BILLING_TRIAL_DAYS,
       taskQueue: v.BILLING_TASK_QUEUE,
       webhookToleranceSeconds: v.BILLING_WEBHOOK_TOLERANCE_SECONDS,
+      webhookRedeliveryIntervalSec: v.BILLING_WEBHOOK_REDELIVERY_INTERVAL_SEC,
+      webhookDispatch: { concurrency: v.BILLING_WEBHOOK_DISPATCH_CONCURRENCY, queueLimit: v.BILLING_WEBHOOK_DISPATCH_QUEUE },
       lifecycle: {
         trialNoticeDays: v.BILLING_TRIAL_NOTICE_DAYS, suspendAfterDays: v.BILLING_SUSPEND_AFTER_DAYS,
         terminateAfterDays: v.BILLING_TERMINATE_AFTER_DAYS, downgradeGraceDays: v.BILLING_DOWNGRADE_GRACE_DAYS,

@@ -9,6 +9,8 @@ import type { expireStaleRecords } from '../workflows/maintenance/expire-stale-r
 import type { auditRetention } from '../workflows/audit/retention.workflow';
 import type { usageSnapshot } from '../workflows/billing/usage-snapshot.workflow';
 import type { moneyHoldSweep } from '../workflows/money/hold-sweep.workflow';
+import type { webhookRedelivery } from '../workflows/billing/webhook-redelivery.workflow';
+import { subscriptionTarget } from '../common/billing/subscription-signal';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
 
@@ -145,6 +147,41 @@ export function moneyHoldSweepSchedule({
   };
 }
 
+export const WEBHOOK_REDELIVERY_SCHEDULE_ID = 'billing.webhook-redelivery';
+
+export interface WebhookRedeliveryScheduleSettings {
+  /** config.billing and config.mail: the interval, and where the subscription workflows run. */
+  cfg: Pick<Config, 'billing' | 'mail'>;
+  scheduleId?: string;
+  taskQueue?: string;
+}
+
+/**
+ * Delivers webhook receipts the gateway recorded but did not hand to their subscription workflow
+ * (docs/decisions.md, Billing: webhook delivery). Every BILLING_WEBHOOK_REDELIVERY_INTERVAL_SEC it takes receipts at
+ * least one interval old, so it never races a delivery still in the receiving gateway's hands.
+ * Overlapping runs are skipped; missed runs are not caught up (the next one covers them).
+ */
+export function webhookRedeliverySchedule({
+  cfg, scheduleId = WEBHOOK_REDELIVERY_SCHEDULE_ID, taskQueue = taskQueues.billing,
+}: WebhookRedeliveryScheduleSettings): StartWorkflow<typeof webhookRedelivery> {
+  const interval = cfg.billing.webhookRedeliveryIntervalSec;
+  return {
+    scheduleId,
+    spec: { intervals: [{ every: `${interval} seconds` }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'webhookRedelivery',
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{ graceSeconds: interval, batchSize: 200, maxBatches: 25, target: subscriptionTarget(cfg) }],
+      workflowExecutionTimeout: '10 minutes',
+      staticSummary: 'Delivers webhook receipts their gateway did not hand to the subscription workflow',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${interval} seconds` },
+  };
+}
+
 /**
  * Creates the schedule, or brings an existing one up to date with the given definition, so every
  * worker start may call it. Its state (an operator's pause and note) is kept across updates.
@@ -169,9 +206,10 @@ export async function ensureSchedule<W extends Workflow>(
 }
 
 /** Every Schedule of the platform; workers/main.ts calls it at start. */
-export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage' | 'moneyFlows'>): Promise<void> {
+export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage' | 'moneyFlows' | 'billing' | 'mail'>): Promise<void> {
   await ensureSchedule(client, expireStaleRecordsSchedule(cfg.maintenance));
   await ensureSchedule(client, auditRetentionSchedule(cfg.auditStorage));
   await ensureSchedule(client, usageSnapshotSchedule());
   await ensureSchedule(client, moneyHoldSweepSchedule(cfg.moneyFlows));
+  await ensureSchedule(client, webhookRedeliverySchedule({ cfg }));
 }

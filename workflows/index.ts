@@ -9,3 +9,4 @@ export { moneyHold } from './money/hold.workflow';
 export { moneyTransfer } from './money/transfer.workflow';
 export { moneyHoldSweep } from './money/hold-sweep.workflow';
 export { subscriptionLifecycle } from './billing/subscription.workflow';
+export { webhookRedelivery } from './billing/webhook-redelivery.workflow';

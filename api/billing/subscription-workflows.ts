@@ -3,8 +3,9 @@ import { ApplicationFailure, WorkflowUpdateFailedError, type WorkflowHandle } fr
 import type { Config } from '../../common/config';
 import { problems } from '../../common/problems';
 import type { TemporalHandle } from '../temporal/client';
+import { signalProviderEvent, subscriptionInput, subscriptionTarget, type SubscriptionTarget } from '../../common/billing/subscription-signal';
 import {
-  providerEventSignal, subscriptionWorkflowId,
+  subscriptionWorkflowId,
   type ProviderEvent, type SubscriptionInput, type SubscriptionView, type UpdateRefusal,
 } from '../../workflows/billing/billing.messages';
 import type { subscriptionLifecycle } from '../../workflows/billing/subscription.workflow';
@@ -20,15 +21,18 @@ const WORKFLOW_TYPE = 'subscriptionLifecycle';
  * during an outage) gets one at its next billing call: that is the reconciliation path.
  */
 export class SubscriptionWorkflows {
+  private readonly target: SubscriptionTarget;
+
   constructor(
     private readonly temporal: () => TemporalHandle | undefined,
     private readonly config: Readonly<Config>,
-  ) {}
+  ) {
+    this.target = subscriptionTarget(config);
+  }
 
   /** The workflow input: the lifecycle durations from configuration (workflows read none). */
   input(tenantId: string): SubscriptionInput {
-    const { lifecycle } = this.config.billing;
-    return { tenantId, settings: { ...lifecycle, dunningNoticeDays: [...lifecycle.dunningNoticeDays], notifyTaskQueue: this.config.mail.taskQueue } };
+    return subscriptionInput(this.target, tenantId);
   }
 
   /** Starts the tenant's workflow, or finds the running one. */
@@ -36,7 +40,7 @@ export class SubscriptionWorkflows {
     const { client } = await this.connected();
     return client.workflow.start<Lifecycle>(WORKFLOW_TYPE, {
       workflowId: subscriptionWorkflowId(tenantId),
-      taskQueue: this.config.billing.taskQueue,
+      taskQueue: this.target.taskQueue,
       args: [this.input(tenantId)],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
@@ -54,16 +58,13 @@ export class SubscriptionWorkflows {
     }
   }
 
-  /** Hands a verified provider event to the workflow, starting it if it is not running. */
+  /**
+   * Hands a verified provider event to the workflow, starting it if it is not running. Bounded by the
+   * downstream deadline: the gRPC call is cancelled then, and the receipt stays for the sweep.
+   */
   async signal(tenantId: string, event: ProviderEvent): Promise<void> {
-    const { client } = await this.connected();
-    await client.workflow.signalWithStart<Lifecycle, [ProviderEvent]>(WORKFLOW_TYPE, {
-      workflowId: subscriptionWorkflowId(tenantId),
-      taskQueue: this.config.billing.taskQueue,
-      args: [this.input(tenantId)],
-      signal: providerEventSignal,
-      signalArgs: [event],
-    });
+    const { client, connection } = await this.connected();
+    await connection.withDeadline(Date.now() + this.config.api.downstreamTimeoutMs, () => signalProviderEvent(client, this.target, tenantId, event));
   }
 
   /** Waits up to the downstream deadline for the gateway's start-up connection to Temporal. */

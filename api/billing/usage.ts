@@ -3,6 +3,7 @@ import {
   METRIC_KEYS, selectLastSnapshotOfMonth, selectPlanState, selectUsage, selectUsageSnapshots, USAGE_METRICS,
   type UsageSnapshot, type UsageValues,
 } from '../../db/queries/billing/usage.queries';
+import { isPlatformOwner } from '../../db/queries/identity/platform.queries';
 import { withTenant } from '../../db/tenant';
 import { decodePageToken, encodePageToken } from '../validation/page-token';
 import type { PageQuery } from '../validation/pagination';
@@ -14,7 +15,7 @@ import { creationLimitOf } from './limits';
 export type UsageShape = 'period' | 'limits';
 
 export interface UsageQuery {
-  /** Document 1's request parameter; only the caller's own tenant may be named. */
+  /** Document 1's request parameter: the caller's own tenant, or any tenant for the Platform Owner. */
   tenant_id?: string;
   /** YYYY-MM: usage of that month (shape 1); a past month comes from its last daily snapshot. */
   period?: string;
@@ -48,9 +49,17 @@ export interface PlanUsage {
 
 const currentMonth = (): string => new Date().toISOString().slice(0, 7);
 
-function ownTenant(auth: AuthState, tenantId: string | undefined): string {
-  if (tenantId !== undefined && tenantId !== auth.tenantId) throw problems.forbidden('Usage can be read for your own tenant only');
-  return auth.tenantId;
+/**
+ * The tenant whose usage is read: the caller's own, unless `tenant_id` names another. Document 1 lets
+ * a billing.view caller name a tenant; only the Platform Owner (not under an impersonation token) may
+ * read another tenant's usage. For anyone else another tenant's usage is answered as not existing
+ * (404, the platform rule for every other tenant's resource), so tenant ids cannot be probed.
+ */
+async function usageTenant(deps: BillingDeps, auth: AuthState, tenantId: string | undefined): Promise<string> {
+  if (tenantId === undefined || tenantId === auth.tenantId) return auth.tenantId;
+  const platformOwner = !auth.impersonatorId && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
+  if (!platformOwner) throw problems.notFound('tenant');
+  return tenantId;
 }
 
 /**
@@ -59,7 +68,7 @@ function ownTenant(auth: AuthState, tenantId: string | undefined): string {
  * answered from the last snapshot of that month (404 when there is none).
  */
 export async function readUsage(deps: BillingDeps, auth: AuthState, query: UsageQuery): Promise<PeriodUsage | PlanUsage> {
-  const tenantId = ownTenant(auth, query.tenant_id);
+  const tenantId = await usageTenant(deps, auth, query.tenant_id);
   const shape = query.shape ?? (query.period ? 'period' : 'limits');
   const period = query.period ?? currentMonth();
   if (shape === 'period' && period !== currentMonth()) {

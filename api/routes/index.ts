@@ -31,6 +31,7 @@ import { createBillingServices } from '../billing/deps';
 import { planRoutes } from './billing/plans.routes';
 import { subscriptionRoutes } from './billing/subscriptions.routes';
 import { webhookRoutes } from './billing/webhooks.routes';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -45,6 +46,8 @@ export interface RouteServices {
   modules: ModuleServices;
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal(): TemporalHandle | undefined;
+  /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
+  gateway?: { metrics: GatewayMetrics };
 }
 
 /**
@@ -79,6 +82,6 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
 
 function billingRoutes(services: RouteServices): AnyRoute[] {
   const { config, db, logger } = services.identity;
-  const billing = createBillingServices(config, { db, temporal: services.temporal }, logger);
+  const billing = createBillingServices(config, { db, temporal: services.temporal, metrics: services.gateway?.metrics.registry }, logger);
   return [...planRoutes(billing), ...subscriptionRoutes(billing), ...webhookRoutes(billing)];
 }

@@ -6,7 +6,7 @@ const count = Joi.number().integer().min(0).required();
 const values = Joi.object({ users: count, records: count, storageBytes: count, eventsPerDay: count, modules: count });
 
 export const usageQuery = Joi.object<UsageQuery>({
-  tenant_id: Joi.string().uuid().description('Your own tenant (the default); another tenant is 403'),
+  tenant_id: Joi.string().uuid().description('Your own tenant (the default); another tenant is 404, except for the Platform Owner'),
   period: Joi.string().pattern(/^\d{4}-(0[1-9]|1[0-2])$/, 'YYYY-MM').description('A month: answers shape 1 for it'),
   shape: Joi.string().valid('period', 'limits').description('period: shape 1 {period, usage, limits}; limits (default without period): shape 2'),
 });

@@ -5,9 +5,13 @@ import { withTenant } from '../../../db/tenant';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { setSubscription } from '../../helpers/billing';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../../helpers/db';
-import { get, registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { get, GOOD_PASSWORD, registerAccount, uniqueEmail, type RegisteredAccount } from '../../helpers/identity';
+import { login } from '../../helpers/users';
+import { setupOwner } from '../../../scripts/platform/setup-owner';
 
 const month = () => new Date().toISOString().slice(0, 7);
+// Start-up (gateway, registration, the Platform Owner's setup with its password hash) on a busy machine.
+jest.setTimeout(30_000);
 
 describe('GET /billing/usage and /billing/usage/history', () => {
   let gateway: TestGateway;
@@ -57,12 +61,29 @@ describe('GET /billing/usage and /billing/usage/history', () => {
     expect((await get(gateway, `/billing/usage?shape=period&tenant_id=${tenant.tenant.id}`, tenant.accessToken)).body).toEqual(expected);
   });
 
-  it('shows unlimited as limit 0 with percentage null, and refuses another tenant\'s id', async () => {
+  it('shows unlimited as limit 0 with percentage null', async () => {
     const other = await registerAccount(gateway);
     await setSubscription(gateway, owner, other.tenant.id, { planId: 'enterprise' });
     const response = await get<{ usage: Record<string, unknown> }>(gateway, '/billing/usage', other.accessToken);
     expect(response.body.usage.users).toEqual({ current: 1, limit: 0, percentage: null });
-    expect((await get(gateway, `/billing/usage?tenant_id=${tenant.tenant.id}`, other.accessToken)).status).toBe(403);
+  });
+
+  it('answers another tenant\'s usage as not found (404), unknown tenant or not; the Platform Owner may read it', async () => {
+    const other = await registerAccount(gateway);
+    for (const tenantId of [tenant.tenant.id, newId()]) {
+      const response = await get<{ type: string }>(gateway, `/billing/usage?tenant_id=${tenantId}`, other.accessToken);
+      expect(response.status).toBe(404);
+      expect(response.body.type).toBe(gateway.problemType('not-found'));
+    }
+
+    const email = uniqueEmail('platform-owner');
+    await setupOwner(owner, { email, password: GOOD_PASSWORD }, () => undefined);
+    const platform = await login(gateway, { email, password: GOOD_PASSWORD });
+    const read = await get<{ tenantId: string; usage: { records: { current: number } } }>(
+      gateway, `/billing/usage?tenant_id=${tenant.tenant.id}`, platform.accessToken);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ tenantId: tenant.tenant.id, usage: { records: { current: 2500 } } });
+    expect((await get(gateway, `/billing/usage?tenant_id=${newId()}`, platform.accessToken)).status).toBe(404);
   });
 
   it('pages daily snapshots newest first, and answers a past period from its last snapshot', async () => {
