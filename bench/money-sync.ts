@@ -14,15 +14,17 @@ import { runPgbench } from './lib/pgbench';
  * clients on the same database (bench/money/operation.pgbench.sql: the gateway's statements in the
  * same order, in one transaction, as platform_app under row-level security).
  *
- *   npm run bench:money -- [--concurrency 32] [--seconds 10] [--max 200000]
+ *   npm run bench:money -- [--concurrency 32] [--seconds 10] [--max 200000] [--gateway-node-options '--cpu-prof']
  *
  * Each client has a wallet of its own in one tenant and alternates credit and debit of 1, so the
- * phases measure the operation, not one wallet's lock. The ledger invariant is checked at the end.
+ * phases measure the operation, not one wallet's lock. The REST phase also reports the gateway's CPU
+ * time per request (stable while the machine's load is not). The ledger invariant is checked at the end.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '10' }, max: { type: 'string', default: '200000' },
+      'gateway-node-options': { type: 'string', default: '' },
     },
   });
   const concurrency = Number(values.concurrency);
@@ -30,7 +32,9 @@ async function main(): Promise<void> {
   const max = Number(values.max);
   const settings = config();
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-owner' });
-  const { child, baseUrl } = await startBenchGateway();
+  // One connection per concurrent request, as pgbench has: the pool size docs/decisions.md recommends
+  // for a gateway (DATABASE_POOL_SIZE = the money requests it serves at once).
+  const { child, baseUrl } = await startBenchGateway({ NODE_OPTIONS: values['gateway-node-options'], DATABASE_POOL_SIZE: String(concurrency) });
   try {
     const api = moneyApi(baseUrl);
     const account = await verifiedAccount(api, owner);
@@ -46,7 +50,7 @@ async function main(): Promise<void> {
     const steps = new Array<number>(concurrency).fill(0);
     // Warm-up: connections, caches, JIT.
     await measure('warm-up', concurrency, 2, 2000, async (worker) => operation(worker, steps[worker]++));
-    const rest = await measure('REST credit/debit (gateway)', concurrency, seconds, max, async (worker) => operation(worker, steps[worker]++));
+    const rest = await measure('REST credit/debit (gateway)', concurrency, seconds, max, async (worker) => operation(worker, steps[worker]++), child.pid);
     const ceiling = runOperationPgbench({ concurrency, seconds, tenantId, userId, url: settings.db.url });
 
     const report = await checkLedger(owner, { tenantId });

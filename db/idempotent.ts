@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { canonicalJson } from '../common/audit/chain';
 import { problems } from '../common/problems';
 import type { DatabasePool, DatabaseTransactionConnection } from './pool';
@@ -33,16 +32,20 @@ function replayOf(stored: StoredAnswer, hash: string): Answer {
   return { statusCode: stored.statusCode, body: stored.response };
 }
 
+/** The key was answered by a concurrent request that committed first: this one rolls back and replays. */
+class KeyAnsweredMeanwhile extends Error {}
+
 /** Stores the answer in the operation's own transaction (workflow activities call this directly). */
 export async function storeAnswer(tx: DatabaseTransactionConnection, request: IdempotentRequest, answer: Answer): Promise<void> {
-  await insertStoredAnswer(tx, request, { requestHash: request.hash, statusCode: answer.statusCode, response: answer.body }, request.ttlHours);
+  const stored = await insertStoredAnswer(tx, request, { requestHash: request.hash, statusCode: answer.statusCode, response: answer.body }, request.ttlHours);
+  if (!stored) throw new KeyAnsweredMeanwhile(`idempotency key ${request.key} was answered meanwhile`);
 }
 
 /**
  * Runs a single-transaction operation at most once per key (document 2, Money rule 1): the answer is
  * stored in the operation's own transaction, so a retry after a crash between commit and response
  * gets exactly what was committed. Two concurrent requests with the same key: the second blocks on
- * the key's row, fails with a unique violation, rolls its work back and replays the first's answer.
+ * the key's row when storing its answer, finds the first's, rolls its work back and replays it.
  * A failed operation stores nothing, so a retry of a refused request is evaluated again.
  */
 export async function runIdempotent<T>(
@@ -59,7 +62,7 @@ export async function runIdempotent<T>(
       return answer;
     });
   } catch (error) {
-    if (!(error instanceof UniqueIntegrityConstraintViolationError) || error.constraint !== 'idempotency_keys_pkey') throw error;
+    if (!(error instanceof KeyAnsweredMeanwhile)) throw error;
     return withTenant(pool, request.tenantId, async (tx) => {
       const stored = await selectStoredAnswer(tx, request);
       if (!stored) throw error;

@@ -1,6 +1,7 @@
 import type { Logger } from '../../common/logger';
-import { auditMoneyOperation } from '../../common/money/audit';
-import { enqueueMoneyEvent } from '../../common/money/events';
+import { enqueueEvent, enqueueEvents, type EventInput } from '../../common/events/publish';
+import { moneyAudit } from '../../common/money/audit';
+import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement, type MoneyActor, type RecordedMovement } from '../../common/money/movements';
 import { checkCurrency } from '../../common/money/operations';
 import { checkTransactionAmount } from '../../common/money/plan-limits';
@@ -68,7 +69,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
           },
           postings: postings.hold(before.id, input.amount),
         });
-        await auditMoneyOperation(tx, actor, 'money.transaction.held', { before, after: wallet, transaction });
+        await enqueueEvent(tx, moneyAudit(actor, 'money.transaction.held', { before, after: wallet, transaction }));
         return transactionView(transaction);
       });
     },
@@ -87,6 +88,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
         if (hold.expiresAt && Date.parse(hold.expiresAt) <= Date.now()) throw problems.holdExpired(hold.id);
         const settlement = await release(tx, actor, hold, wallet, request.action, {});
         await updateTransactionStatus(tx, hold.id, request.action === 'confirm' ? 'confirmed' : 'canceled');
+        await enqueueEvent(tx, settlement.audit);
         return transactionView(settlement.transaction);
       });
     },
@@ -120,7 +122,10 @@ async function lockedHold(tx: DatabaseTransactionConnection, tenantId: string, h
   return { hold: (await lockTransaction(tx, holdId))!, wallet };
 }
 
-/** Writes the confirm or cancel row of a hold: its frozen amount leaves (confirm) or returns to available (cancel). */
+/**
+ * Writes the confirm or cancel row of a hold: its frozen amount leaves (confirm) or returns to
+ * available (cancel). Its audit record is returned for the caller to write with its other events.
+ */
 async function release(
   tx: DatabaseTransactionConnection,
   actor: MoneyActor,
@@ -128,7 +133,7 @@ async function release(
   before: WalletRow,
   action: 'confirm' | 'cancel',
   meta: Record<string, unknown>,
-): Promise<RecordedMovement> {
+): Promise<RecordedMovement & { audit: EventInput }> {
   const cancel = action === 'cancel';
   const { wallet, transaction } = await recordMovement(tx, actor, {
     wallet: before,
@@ -140,8 +145,8 @@ async function release(
     postings: cancel ? postings.cancel(hold.walletId, hold.amount) : postings.confirm(hold.walletId, hold.amount),
   });
   const verb = meta.expired ? 'expired' : cancel ? 'canceled' : 'confirmed';
-  await auditMoneyOperation(tx, actor, `money.transaction.${verb}`, { before, after: wallet, transaction, meta: { holdTransactionId: hold.id } });
-  return { wallet, transaction };
+  const audit = moneyAudit(actor, `money.transaction.${verb}`, { before, after: wallet, transaction, meta: { holdTransactionId: hold.id } });
+  return { wallet, transaction, audit };
 }
 
 /** Expires a hold still held (else does nothing and answers false): by its own timer or by the sweep. */
@@ -149,10 +154,10 @@ async function expire(tx: DatabaseTransactionConnection, actor: MoneyActor, hold
   const { hold, wallet: before } = await lockedHold(tx, actor.tenantId, holdId);
   if (hold.status !== 'held') return false;
   const expiredAt = new Date().toISOString();
-  const { wallet, transaction } = await release(tx, actor, hold, before, 'cancel', { expired: true });
+  const { wallet, transaction, audit } = await release(tx, actor, hold, before, 'cancel', { expired: true });
   await updateTransactionStatus(tx, hold.id, 'canceled', expiredAt);
-  await enqueueMoneyEvent(tx, actor, 'money.hold.expired', wallet, transaction, {
+  await enqueueEvents(tx, [audit, moneyEvent(actor, 'money.hold.expired', wallet, transaction, {
     hold_transaction_id: hold.id, expires_at: hold.expiresAt, expired_at: expiredAt,
-  });
+  })]);
   return true;
 }

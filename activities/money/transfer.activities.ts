@@ -1,5 +1,6 @@
-import { auditMoneyOperation } from '../../common/money/audit';
-import { enqueueMoneyEvent } from '../../common/money/events';
+import { enqueueEvents } from '../../common/events/publish';
+import { moneyAudit } from '../../common/money/audit';
+import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement } from '../../common/money/movements';
 import { checkCurrency } from '../../common/money/operations';
 import { checkTransactionAmount, checkWalletBalance } from '../../common/money/plan-limits';
@@ -56,11 +57,13 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
             },
             postings: [],
           });
-          await enqueueMoneyEvent(tx, actor, 'money.wallet.transfer', out.wallet, out.transaction, {
-            from_wallet_id: source.id, to_wallet_id: destination.id, incoming_transaction_id: into.transaction.id,
-          });
-          await auditMoneyOperation(tx, actor, 'money.transaction.transferred', { before: source, after: out.wallet, transaction: out.transaction });
-          await auditMoneyOperation(tx, actor, 'money.transaction.transferred', { before: destination, after: into.wallet, transaction: into.transaction });
+          await enqueueEvents(tx, [
+            moneyEvent(actor, 'money.wallet.transfer', out.wallet, out.transaction, {
+              from_wallet_id: source.id, to_wallet_id: destination.id, incoming_transaction_id: into.transaction.id,
+            }),
+            moneyAudit(actor, 'money.transaction.transferred', { before: source, after: out.wallet, transaction: out.transaction }),
+            moneyAudit(actor, 'money.transaction.transferred', { before: destination, after: into.wallet, transaction: into.transaction }),
+          ]);
           return transactionView(out.transaction);
         });
       } catch (error) {

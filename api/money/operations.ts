@@ -25,7 +25,8 @@ export async function moveMoney(
   const limits = await deps.limits.limitsFor(auth.tenantId);
   const operation = kind === 'credit' ? creditWallet : debitWallet;
   return runMoneyMutation(deps, auth, {
-    scope: `POST /wallets/:id/${kind}`, key, request: { walletId, body }, requireVerifiedEmail: true,
+    // The operation reads the caller's verified e-mail with its wallet lock (one round trip fewer).
+    scope: `POST /wallets/:id/${kind}`, key, request: { walletId, body }, requireVerifiedEmail: false,
   }, async (tx, actor) => {
     const row = await operation(tx, actor, {
       walletId, amount: body.amount, currency: body.currency, reason: body.reason, meta: body.meta, idempotencyKey: key,

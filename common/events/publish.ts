@@ -1,5 +1,5 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { insertOutboxEvent } from '../../db/queries/events/outbox.queries';
+import { insertOutboxEvent, insertOutboxEvents, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isUuid, newId } from '../ids';
 import { problems, type FieldError } from '../problems';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES, isEventType, isSchemaVersion } from './event-rules';
@@ -27,10 +27,26 @@ export interface EventInput {
  * event id (UUID v7), which consumers use to de-duplicate. Invalid input is a validation problem.
  */
 export async function enqueueEvent(tx: DatabaseTransactionConnection, input: EventInput): Promise<string> {
+  const event = outboxEventOf(input);
+  await insertOutboxEvent(tx, event);
+  return event.id;
+}
+
+/**
+ * Several events of one business change in one INSERT (one round trip instead of one per event),
+ * with the same checks and the same transaction guarantee as enqueueEvent. Returns the event ids in order.
+ */
+export async function enqueueEvents(tx: DatabaseTransactionConnection, inputs: readonly EventInput[]): Promise<string[]> {
+  const events = inputs.map(outboxEventOf);
+  await insertOutboxEvents(tx, events);
+  return events.map((event) => event.id);
+}
+
+/** The outbox row of a checked event, with its new id. */
+function outboxEventOf(input: EventInput): NewOutboxEvent {
   const topic = checkEvent(input);
-  const id = newId();
-  await insertOutboxEvent(tx, {
-    id,
+  return {
+    id: newId(),
     tenantId: input.tenantId,
     topic,
     partitionKey: input.key,
@@ -40,8 +56,7 @@ export async function enqueueEvent(tx: DatabaseTransactionConnection, input: Eve
     schemaVersion: input.schemaVersion ?? DEFAULT_SCHEMA_VERSION,
     traceId: input.traceId ?? null,
     correlationId: input.correlationId ?? null,
-  });
-  return id;
+  };
 }
 
 /** Checks every field at once (so one answer names every mistake) and returns the topic to use. */

@@ -1,9 +1,8 @@
 import { newId } from '../ids';
-import { insertPostings, type Posting } from '../../db/queries/money/ledger.queries';
-import {
-  insertTransaction, type NewTransaction, type TransactionRow,
-} from '../../db/queries/money/transactions.queries';
-import { updateBalances, type BalanceDelta, type WalletRow } from '../../db/queries/money/wallets.queries';
+import type { Posting } from '../../db/queries/money/ledger.queries';
+import { writeMovement } from '../../db/queries/money/movements.queries';
+import type { NewTransaction, TransactionRow } from '../../db/queries/money/transactions.queries';
+import type { BalanceDelta, WalletRow } from '../../db/queries/money/wallets.queries';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 
 /**
@@ -39,21 +38,16 @@ export interface RecordedMovement {
   transaction: TransactionRow;
 }
 
-/** Applies the balance change, then writes the transaction row with balanceAfter and its postings. */
+/** Applies the balance change and writes the transaction row with balanceAfter and its postings, in one statement. */
 export async function recordMovement(tx: DatabaseTransactionConnection, actor: MoneyActor, movement: Movement): Promise<RecordedMovement> {
-  const wallet = await updateBalances(tx, movement.wallet.id, movement.delta);
-  const transaction = await insertTransaction(tx, {
-    ...movement.transaction,
-    id: movement.transaction.id ?? newId(),
-    tenantId: actor.tenantId,
-    walletId: wallet.id,
-    currency: wallet.currency,
-    balanceAfter: { available: wallet.available, pending: wallet.pending, frozen: wallet.frozen },
+  const moved = await writeMovement(tx, {
+    walletId: movement.wallet.id,
+    delta: movement.delta,
+    transaction: { ...movement.transaction, id: movement.transaction.id ?? newId(), tenantId: actor.tenantId },
+    postings: movement.postings,
   });
-  if (movement.postings.length > 0) {
-    await insertPostings(tx, { tenantId: actor.tenantId, transactionId: transaction.id, currency: wallet.currency, postings: movement.postings });
-  }
-  return { wallet, transaction };
+  const { updatedAt, ...balances } = moved.wallet;
+  return { wallet: { ...movement.wallet, ...balances, updatedAt }, transaction: moved.transaction };
 }
 
 /**

@@ -3,8 +3,9 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import {
   lockTransaction, markReversed, selectTransaction, type TransactionRow,
 } from '../../db/queries/money/transactions.queries';
-import { auditMoneyOperation } from './audit';
-import { enqueueMoneyEvent } from './events';
+import { enqueueEvents } from '../events/publish';
+import { moneyAudit } from './audit';
+import { moneyEvent } from './events';
 import { postings, recordMovement, type MoneyActor } from './movements';
 import { lockWallet } from './operations';
 
@@ -62,7 +63,9 @@ export async function reverseTransaction(
     postings: postings.credit(before.id, original.amount),
   });
   await markReversed(tx, original.id);
-  await enqueueMoneyEvent(tx, actor, 'money.wallet.credited', wallet, transaction);
-  await auditMoneyOperation(tx, actor, 'money.transaction.reversed', { before, after: wallet, transaction });
+  await enqueueEvents(tx, [
+    moneyEvent(actor, 'money.wallet.credited', wallet, transaction),
+    moneyAudit(actor, 'money.transaction.reversed', { before, after: wallet, transaction }),
+  ]);
   return transaction;
 }

@@ -30,7 +30,8 @@ export async function fundedWallet(app: DatabasePool, tenantId: string, userId: 
   await withTenant(app, tenantId, async (tx) => {
     await insertWallet(tx, { id, tenantId, userId, currency, label: id });
     if (amount > 0) {
-      await creditWallet(tx, { tenantId, actorId: userId }, { walletId: id, amount, currency, reason: 'test funding', meta: {}, idempotencyKey: null }, NO_LIMITS);
+      // Funded by the platform itself (actorId null): the owner's e-mail may still be unverified.
+      await creditWallet(tx, { tenantId, actorId: null }, { walletId: id, amount, currency, reason: 'test funding', meta: {}, idempotencyKey: null }, NO_LIMITS);
     }
   });
   return id;

@@ -31,6 +31,22 @@ export async function insertOutboxEvent(tx: DatabaseTransactionConnection, event
   `);
 }
 
+/** Several rows in one statement (enqueueEvents); jsonb_to_recordset keeps it one parameter whatever the count. */
+export async function insertOutboxEvents(tx: DatabaseTransactionConnection, events: readonly NewOutboxEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((event) => ({
+    id: event.id, tenant_id: event.tenantId, topic: event.topic, partition_key: event.partitionKey, type: event.type,
+    source: event.source, data: event.data, schema_version: event.schemaVersion, trace_id: event.traceId, correlation_id: event.correlationId,
+  }));
+  await tx.query(sql.unsafe`
+    INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
+    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.type, e.source, e.data, e.schema_version, e.trace_id, e.correlation_id
+    FROM jsonb_to_recordset(${sql.jsonb(rows as Parameters<typeof sql.jsonb>[0])}) AS e (
+      id uuid, tenant_id uuid, topic text, partition_key text, type text, source text, data jsonb,
+      schema_version text, trace_id text, correlation_id text)
+  `);
+}
+
 const pendingOutboxEvent = z.object({
   seq: z.number(),
   id: z.string(),

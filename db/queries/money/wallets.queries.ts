@@ -89,24 +89,23 @@ export function lockWallets(tx: DatabaseTransactionConnection, ids: readonly str
   `);
 }
 
-/** Signed changes of a wallet's three balances (a missing bucket is unchanged). */
-export type BalanceDelta = Partial<Balances>;
-
 /**
- * Applies balance changes to a wallet the caller has locked, returning the new row. The CHECK
- * constraints refuse a negative balance, the last line of defence behind the operations' checks.
+ * lockWallets for one wallet, reading in the same round trip whether the caller's e-mail address is
+ * verified (credit and debit need both). No row: an unknown wallet or another tenant's.
  */
-export function updateBalances(tx: DatabaseTransactionConnection, id: string, delta: BalanceDelta): Promise<WalletRow> {
-  return tx.one(sql.type(walletRow)`
-    UPDATE wallets
-    SET available = available + ${delta.available ?? 0},
-        pending = pending + ${delta.pending ?? 0},
-        frozen = frozen + ${delta.frozen ?? 0},
-        updated_at = now()
-    WHERE id = ${id}
-    RETURNING ${walletColumns}
+export function lockWalletForCaller(
+  tx: DatabaseTransactionConnection, walletId: string, callerId: string | null,
+): Promise<(WalletRow & { callerVerified: boolean }) | null> {
+  return tx.maybeOne(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
+    SELECT ${walletColumns}, coalesce((SELECT email_verified FROM users WHERE id = ${callerId}), false) AS "callerVerified"
+    FROM wallets
+    WHERE id = ${walletId}
+    FOR UPDATE
   `);
 }
+
+/** Signed changes of a wallet's three balances (a missing bucket is unchanged). */
+export type BalanceDelta = Partial<Balances>;
 
 /** Whether the user is a member of the transaction's tenant (wallets belong to members only). */
 export function isTenantMember(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {

@@ -129,6 +129,10 @@ describe('credit and debit', () => {
     const refused = await mutate(gateway, account.accessToken, `/wallets/${wallet.body.id}/credit`, { amount: 1 });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ ...problem('forbidden', 403), code: 'email-not-verified' });
+    // The check rides on the wallet's lock, yet still comes first when there is no wallet to lock.
+    const unknown = await mutate(gateway, account.accessToken, '/wallets/01ARZ3NDEKTSV4RRFFQ69G5FAV/debit', { amount: 1 });
+    expect(unknown.status).toBe(403);
+    expect(unknown.body).toMatchObject({ code: 'email-not-verified' });
   });
 
   it('answers 403 without money.write', async () => {
