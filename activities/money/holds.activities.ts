@@ -3,7 +3,7 @@ import { enqueueEvent, enqueueEvents, type EventInput } from '../../common/event
 import { moneyAudit } from '../../common/money/audit';
 import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement, type MoneyActor, type RecordedMovement } from '../../common/money/movements';
-import { checkCurrency } from '../../common/money/operations';
+import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../common/money/operations';
 import { checkTransactionAmount } from '../../common/money/plan-limits';
 import { problems } from '../../common/problems';
 import { runIdempotent } from '../../db/idempotent';
@@ -53,8 +53,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
     async placeHold(input: HoldInput): Promise<TransactionView> {
       const actor = actorOf(input.tenantId);
       return idempotently(ownerPool, input.tenantId, input.idempotency, async (tx) => {
-        await requireVerifiedActor(tx, actor);
-        const [locked] = await lockWallets(tx, [input.walletId]);
+        const [locked] = await lockWalletsOfVerifiedCaller(tx, actor, [input.walletId]);
         const before = walletOfTenant(locked, input.tenantId);
         checkCurrency(before, input.currency);
         checkTransactionAmount(input.limits, input.amount);

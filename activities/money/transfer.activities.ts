@@ -2,14 +2,13 @@ import { enqueueEvents } from '../../common/events/publish';
 import { moneyAudit } from '../../common/money/audit';
 import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement } from '../../common/money/movements';
-import { checkCurrency } from '../../common/money/operations';
+import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../common/money/operations';
 import { checkTransactionAmount, checkWalletBalance } from '../../common/money/plan-limits';
 import { newId } from '../../common/ids';
 import { problems } from '../../common/problems';
 import { sqlState } from '../../db/retry';
-import { lockWallets } from '../../db/queries/money/wallets.queries';
 import type { TransactionView, TransferInput } from '../../workflows/money/money.messages';
-import { actorOf, checkFunds, requireVerifiedActor, walletOfTenant } from './checks';
+import { actorOf, checkFunds, walletOfTenant } from './checks';
 import { idempotently, type MoneyActivityDeps } from './holds.activities';
 import { transactionView } from './transaction-view';
 
@@ -17,7 +16,7 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
   return {
     /**
      * Source available → destination available in one transaction. Both wallets are locked in
-     * ascending id order (lockWallets), so transfers in opposite directions queue instead of
+     * ascending id order (lockWalletsOfVerifiedCaller), so transfers in opposite directions queue instead of
      * deadlocking. A row on each wallet (the incoming one references the outgoing one), both
      * postings under the outgoing row, money.wallet.transfer and an audit record per side. Answers
      * the outgoing row.
@@ -29,8 +28,7 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
           if (input.fromWalletId === input.toWalletId) {
             throw problems.validation([{ field: 'toWalletId', code: 'INVALID_VALUE', message: 'must differ from fromWalletId' }]);
           }
-          await requireVerifiedActor(tx, actor);
-          const locked = await lockWallets(tx, [input.fromWalletId, input.toWalletId]);
+          const locked = await lockWalletsOfVerifiedCaller(tx, actor, [input.fromWalletId, input.toWalletId]);
           const source = walletOfTenant(locked.find((w) => w.id === input.fromWalletId), input.tenantId);
           const destination = walletOfTenant(locked.find((w) => w.id === input.toWalletId), input.tenantId);
           checkCurrency(source, input.currency);

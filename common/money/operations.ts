@@ -1,7 +1,7 @@
 import { problems } from '../problems';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { TransactionRow } from '../../db/queries/money/transactions.queries';
-import { isEmailVerified, lockWalletForCaller, lockWallets, type WalletRow } from '../../db/queries/money/wallets.queries';
+import { isEmailVerified, lockWallets, lockWalletsForCaller, type WalletRow } from '../../db/queries/money/wallets.queries';
 import { enqueueEvents } from '../events/publish';
 import { moneyAudit } from './audit';
 import { moneyEvent } from './events';
@@ -37,16 +37,22 @@ export async function lockWallet(tx: DatabaseTransactionConnection, walletId: st
 }
 
 /**
- * The wallet locked for a caller who must have a verified e-mail (document 1, security flows rule 2;
- * the platform itself, actorId null, is exempt as in the workflow activities): 403
- * email-not-verified comes before 404, whether or not the wallet exists.
+ * Wallets locked (lockWallets: ascending id order) for a caller who must have a verified e-mail
+ * (document 1, security flows rule 2), read in the same round trip; the platform itself (actorId
+ * null) is exempt. 403 email-not-verified comes before any 404, whether or not the wallets exist.
+ * The rows come back in id order; an unknown id (another tenant's, under row-level security) is missing.
  */
-async function lockWalletForVerifiedCaller(tx: DatabaseTransactionConnection, actor: MoneyActor, walletId: string): Promise<WalletRow> {
-  const locked = await lockWalletForCaller(tx, walletId, actor.actorId);
-  const verified = actor.actorId === null || (locked ? locked.callerVerified : await isEmailVerified(tx, actor.actorId));
-  if (!verified) throw problems.emailNotVerified();
-  if (!locked) throw problems.notFound('wallet');
-  const { callerVerified: _, ...wallet } = locked;
+export async function lockWalletsOfVerifiedCaller(
+  tx: DatabaseTransactionConnection, actor: MoneyActor, ids: readonly string[],
+): Promise<WalletRow[]> {
+  const { wallets, callerVerified } = await lockWalletsForCaller(tx, ids, actor.actorId);
+  if (actor.actorId !== null && !(callerVerified ?? await isEmailVerified(tx, actor.actorId))) throw problems.emailNotVerified();
+  return wallets;
+}
+
+async function lockWalletOfVerifiedCaller(tx: DatabaseTransactionConnection, actor: MoneyActor, walletId: string): Promise<WalletRow> {
+  const [wallet] = await lockWalletsOfVerifiedCaller(tx, actor, [walletId]);
+  if (!wallet) throw problems.notFound('wallet');
   return wallet;
 }
 
@@ -69,7 +75,7 @@ export function checkCurrency(wallet: WalletRow, currency: string | undefined): 
 export async function creditWallet(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
 ): Promise<TransactionRow> {
-  const before = await lockWalletForVerifiedCaller(tx, actor, request.walletId);
+  const before = await lockWalletOfVerifiedCaller(tx, actor, request.walletId);
   checkAmount(request.amount);
   checkTransactionAmount(limits, request.amount);
   checkCurrency(before, request.currency);
@@ -98,7 +104,7 @@ export async function creditWallet(
 export async function debitWallet(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
 ): Promise<TransactionRow> {
-  const before = await lockWalletForVerifiedCaller(tx, actor, request.walletId);
+  const before = await lockWalletOfVerifiedCaller(tx, actor, request.walletId);
   checkAmount(request.amount);
   checkTransactionAmount(limits, request.amount);
   checkCurrency(before, request.currency);

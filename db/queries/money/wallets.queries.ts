@@ -90,18 +90,20 @@ export function lockWallets(tx: DatabaseTransactionConnection, ids: readonly str
 }
 
 /**
- * lockWallets for one wallet, reading in the same round trip whether the caller's e-mail address is
- * verified (credit and debit need both). No row: an unknown wallet or another tenant's.
+ * lockWallets, reading in the same round trip whether the caller's e-mail address is verified (the
+ * operations that move money need both). callerVerified is null when no wallet was found.
  */
-export function lockWalletForCaller(
-  tx: DatabaseTransactionConnection, walletId: string, callerId: string | null,
-): Promise<(WalletRow & { callerVerified: boolean }) | null> {
-  return tx.maybeOne(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
+export async function lockWalletsForCaller(
+  tx: DatabaseTransactionConnection, ids: readonly string[], callerId: string | null,
+): Promise<{ wallets: WalletRow[]; callerVerified: boolean | null }> {
+  const rows = await tx.any(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
     SELECT ${walletColumns}, coalesce((SELECT email_verified FROM users WHERE id = ${callerId}), false) AS "callerVerified"
     FROM wallets
-    WHERE id = ${walletId}
+    WHERE id = ANY(${sql.array([...ids], 'text')})
+    ORDER BY id COLLATE "C"
     FOR UPDATE
   `);
+  return { wallets: rows.map(({ callerVerified: _, ...wallet }) => wallet), callerVerified: rows[0]?.callerVerified ?? null };
 }
 
 /** Signed changes of a wallet's three balances (a missing bucket is unchanged). */
