@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../common/audit/chain';
+import { outboxInsertOf, type EventInput } from '../common/events/publish';
 import { problems } from '../common/problems';
 import type { DatabasePool, DatabaseTransactionConnection } from './pool';
 import { withTenant } from './tenant';
@@ -8,6 +9,15 @@ import { insertStoredAnswer, selectStoredAnswer, type IdempotencyScope, type Sto
 export interface Answer<T = unknown> {
   statusCode: number;
   body: T;
+}
+
+/**
+ * What an operation run by runIdempotent produces: its answer, and the outbox events of its change
+ * (money events, audit records), which runIdempotent writes in the same statement as the stored
+ * answer, in the operation's transaction: one round trip for both.
+ */
+export interface Outcome<T = unknown> extends Answer<T> {
+  events?: readonly EventInput[];
 }
 
 /** One use of an Idempotency-Key: where, with which request (its hash), kept for how long. */
@@ -35,9 +45,12 @@ function replayOf(stored: StoredAnswer, hash: string): Answer {
 /** The key was answered by a concurrent request that committed first: this one rolls back and replays. */
 class KeyAnsweredMeanwhile extends Error {}
 
-/** Stores the answer in the operation's own transaction (workflow activities call this directly). */
-export async function storeAnswer(tx: DatabaseTransactionConnection, request: IdempotentRequest, answer: Answer): Promise<void> {
-  const stored = await insertStoredAnswer(tx, request, { requestHash: request.hash, statusCode: answer.statusCode, response: answer.body }, request.ttlHours);
+/** Stores the answer, and writes the outcome's events, in the operation's own transaction. */
+async function storeAnswer(tx: DatabaseTransactionConnection, request: IdempotentRequest, outcome: Outcome): Promise<void> {
+  const stored = await insertStoredAnswer(
+    tx, request, { requestHash: request.hash, statusCode: outcome.statusCode, response: outcome.body }, request.ttlHours,
+    outcome.events?.length ? outboxInsertOf(outcome.events) : null,
+  );
   if (!stored) throw new KeyAnsweredMeanwhile(`idempotency key ${request.key} was answered meanwhile`);
 }
 
@@ -51,15 +64,15 @@ export async function storeAnswer(tx: DatabaseTransactionConnection, request: Id
 export async function runIdempotent<T>(
   pool: DatabasePool,
   request: IdempotentRequest,
-  operation: (tx: DatabaseTransactionConnection) => Promise<Answer<T>>,
+  operation: (tx: DatabaseTransactionConnection) => Promise<Outcome<T>>,
 ): Promise<Answer<T>> {
   try {
     return await withTenant(pool, request.tenantId, async (tx) => {
       const replay = await storedAnswerFor(tx, request);
       if (replay) return replay as Answer<T>;
-      const answer = await operation(tx);
-      await storeAnswer(tx, request, answer);
-      return answer;
+      const outcome = await operation(tx);
+      await storeAnswer(tx, request, outcome);
+      return { statusCode: outcome.statusCode, body: outcome.body };
     });
   } catch (error) {
     if (!(error instanceof KeyAnsweredMeanwhile)) throw error;

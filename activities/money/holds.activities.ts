@@ -1,5 +1,5 @@
 import type { Logger } from '../../common/logger';
-import { enqueueEvent, enqueueEvents, type EventInput } from '../../common/events/publish';
+import { enqueueEvents, type EventInput } from '../../common/events/publish';
 import { moneyAudit } from '../../common/money/audit';
 import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement, type MoneyActor, type RecordedMovement } from '../../common/money/movements';
@@ -28,17 +28,21 @@ export interface MoneyActivityDeps {
 /**
  * One operation run at most once per Idempotency-Key (db/idempotent.ts): its answer is stored in
  * its own transaction, so the local activity run again after a worker crash answers what was
- * committed instead of moving the money twice.
+ * committed instead of moving the money twice. The operation's outbox events (money event, audit
+ * records) are written with the stored answer, in one statement.
  */
 export function idempotently(
   pool: DatabasePool,
   tenantId: string,
   use: IdempotencyUse,
-  operation: (tx: DatabaseTransactionConnection) => Promise<TransactionView>,
+  operation: (tx: DatabaseTransactionConnection) => Promise<{ view: TransactionView; events: EventInput[] }>,
 ): Promise<TransactionView> {
   return refusalsAsFailures(async () => {
     const request = { tenantId, scope: use.scope, key: use.key, hash: use.requestHash, ttlHours: use.ttlHours };
-    const answer = await runIdempotent(pool, request, async (tx) => ({ statusCode: 200, body: await operation(tx) }));
+    const answer = await runIdempotent(pool, request, async (tx) => {
+      const { view, events } = await operation(tx);
+      return { statusCode: 200, body: view, events };
+    });
     return answer.body as TransactionView;
   });
 }
@@ -68,8 +72,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
           },
           postings: postings.hold(before.id, input.amount),
         });
-        await enqueueEvent(tx, moneyAudit(actor, 'money.transaction.held', { before, after: wallet, transaction }));
-        return transactionView(transaction);
+        return { view: transactionView(transaction), events: [moneyAudit(actor, 'money.transaction.held', { before, after: wallet, transaction })] };
       });
     },
 
@@ -87,8 +90,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
         if (hold.expiresAt && Date.parse(hold.expiresAt) <= Date.now()) throw problems.holdExpired(hold.id);
         const settlement = await release(tx, actor, hold, wallet, request.action, {});
         await updateTransactionStatus(tx, hold.id, request.action === 'confirm' ? 'confirmed' : 'canceled');
-        await enqueueEvent(tx, settlement.audit);
-        return transactionView(settlement.transaction);
+        return { view: transactionView(settlement.transaction), events: [settlement.audit] };
       });
     },
 

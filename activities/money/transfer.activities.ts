@@ -1,4 +1,3 @@
-import { enqueueEvents } from '../../common/events/publish';
 import { moneyAudit } from '../../common/money/audit';
 import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement } from '../../common/money/movements';
@@ -55,14 +54,16 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
             },
             postings: [],
           });
-          await enqueueEvents(tx, [
-            moneyEvent(actor, 'money.wallet.transfer', out.wallet, out.transaction, {
-              from_wallet_id: source.id, to_wallet_id: destination.id, incoming_transaction_id: into.transaction.id,
-            }),
-            moneyAudit(actor, 'money.transaction.transferred', { before: source, after: out.wallet, transaction: out.transaction }),
-            moneyAudit(actor, 'money.transaction.transferred', { before: destination, after: into.wallet, transaction: into.transaction }),
-          ]);
-          return transactionView(out.transaction);
+          return {
+            view: transactionView(out.transaction),
+            events: [
+              moneyEvent(actor, 'money.wallet.transfer', out.wallet, out.transaction, {
+                from_wallet_id: source.id, to_wallet_id: destination.id, incoming_transaction_id: into.transaction.id,
+              }),
+              moneyAudit(actor, 'money.transaction.transferred', { before: source, after: out.wallet, transaction: out.transaction }),
+              moneyAudit(actor, 'money.transaction.transferred', { before: destination, after: into.wallet, transaction: into.transaction }),
+            ],
+          };
         });
       } catch (error) {
         const code = sqlState(error);

@@ -58,22 +58,25 @@ WITH wallet AS (
 )
 SELECT moved.id AS incoming, wallet.updated_at AS incoming_updated_at
   FROM moved, wallet \gset
--- enqueueEvents: money.wallet.transfer and an audit record per side, in one INSERT.
-INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
-  SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.type, e.source, e.data, e.schema_version, e.trace_id, e.correlation_id
-  FROM jsonb_to_recordset(jsonb_build_array(
-    jsonb_build_object('id', gen_random_uuid(), 'tenant_id', :tenant::uuid, 'topic', 'platform.money.events', 'partition_key', :source::text,
-      'type', 'money.wallet.transfer', 'source', 'money', 'schema_version', '1.0.0',
-      'data', jsonb_build_object('wallet_id', :source::text, 'transaction_id', :outgoing::uuid, 'incoming_transaction_id', :incoming::uuid, 'amount', 1)),
-    jsonb_build_object('id', gen_random_uuid(), 'tenant_id', :tenant::uuid, 'topic', 'platform.audit.events', 'partition_key', :outgoing::uuid,
-      'type', 'audit.record.created', 'source', 'money', 'schema_version', '1.0.0',
-      'data', jsonb_build_object('action', 'money.transaction.transferred', 'entityType', 'money_transaction', 'entityId', :outgoing::uuid)),
-    jsonb_build_object('id', gen_random_uuid(), 'tenant_id', :tenant::uuid, 'topic', 'platform.audit.events', 'partition_key', :incoming::uuid,
-      'type', 'audit.record.created', 'source', 'money', 'schema_version', '1.0.0',
-      'data', jsonb_build_object('action', 'money.transaction.transferred', 'entityType', 'money_transaction', 'entityId', :incoming::uuid))))
-  AS e (id uuid, tenant_id uuid, topic text, partition_key text, type text, source text, data jsonb,
-    schema_version text, trace_id text, correlation_id text);
--- insertStoredAnswer: the answer under the key (an expired row of the key is taken over).
+-- storeAnswer (db/idempotent.ts): the outbox events of the change (the money event and the audit
+-- records, enqueueEvents' INSERT) and the answer under the key, in one statement (an expired row of the
+-- key is taken over).
+WITH also_written AS (
+  INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
+    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.type, e.source, e.data, e.schema_version, e.trace_id, e.correlation_id
+    FROM jsonb_to_recordset(jsonb_build_array(
+      jsonb_build_object('id', gen_random_uuid(), 'tenant_id', :tenant::uuid, 'topic', 'platform.money.events', 'partition_key', :source::text,
+        'type', 'money.wallet.transfer', 'source', 'money', 'schema_version', '1.0.0',
+        'data', jsonb_build_object('wallet_id', :source::text, 'transaction_id', :outgoing::uuid, 'incoming_transaction_id', :incoming::uuid, 'amount', 1)),
+      jsonb_build_object('id', gen_random_uuid(), 'tenant_id', :tenant::uuid, 'topic', 'platform.audit.events', 'partition_key', :outgoing::uuid,
+        'type', 'audit.record.created', 'source', 'money', 'schema_version', '1.0.0',
+        'data', jsonb_build_object('action', 'money.transaction.transferred', 'entityType', 'money_transaction', 'entityId', :outgoing::uuid)),
+      jsonb_build_object('id', gen_random_uuid(), 'tenant_id', :tenant::uuid, 'topic', 'platform.audit.events', 'partition_key', :incoming::uuid,
+        'type', 'audit.record.created', 'source', 'money', 'schema_version', '1.0.0',
+        'data', jsonb_build_object('action', 'money.transaction.transferred', 'entityType', 'money_transaction', 'entityId', :incoming::uuid))))
+    AS e (id uuid, tenant_id uuid, topic text, partition_key text, type text, source text, data jsonb,
+      schema_version text, trace_id text, correlation_id text)
+)
 INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash, response_status, response_body, expires_at)
   VALUES (:tenant::uuid, 'bench transfer', (:client_id::text || '-' || :nonce::text), 'hash', 200,
     jsonb_build_object('transactionId', :outgoing::uuid, 'balanceAfter', :balances::jsonb), now() + make_interval(hours => 24))

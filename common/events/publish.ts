@@ -1,5 +1,6 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { insertOutboxEvent, insertOutboxEvents, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
+import type { FragmentSqlToken } from 'slonik';
+import { insertOutboxEvent, insertOutboxEvents, outboxInsert, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isUuid, newId } from '../ids';
 import { problems, type FieldError } from '../problems';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES, isEventType, isSchemaVersion } from './event-rules';
@@ -40,6 +41,14 @@ export async function enqueueEvents(tx: DatabaseTransactionConnection, inputs: r
   const events = inputs.map(outboxEventOf);
   await insertOutboxEvents(tx, events);
   return events.map((event) => event.id);
+}
+
+/**
+ * The INSERT of checked events as a statement fragment, for a caller that sends it with another
+ * write of the same transaction (db/idempotent.ts stores an answer and its events in one statement).
+ */
+export function outboxInsertOf(inputs: readonly EventInput[]): FragmentSqlToken {
+  return outboxInsert(inputs.map(outboxEventOf));
 }
 
 /** The outbox row of a checked event, with its new id. */

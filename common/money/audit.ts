@@ -6,7 +6,7 @@ import type { MoneyActor } from './movements';
 
 /**
  * The audit record of a money operation (document 2, Money rule 5: every operation), as the outbox
- * event the operation writes with enqueueEvents in its own transaction. The entity is the transaction
+ * event written in the operation's own transaction (see MoneyChange). The entity is the transaction
  * written; `before`/`after` are the wallet's balances, so the trail alone explains every balance. Actions are money.<entity>.<verb>: money.wallet.created,
  * money.transaction.credited, .debited, .reversed (h7: .held, .confirmed, .canceled, .expired, .transferred).
  */

@@ -7,10 +7,10 @@ import type { MoneyActor } from './movements';
 export type MoneyEventType = 'money.wallet.credited' | 'money.wallet.debited' | 'money.wallet.transfer' | 'money.hold.expired';
 
 /**
- * A money event for the outbox, written with enqueueEvents in the transaction of the change, in one
- * statement with the operation's audit record (document 3: topic platform.money.events, key wallet_id; de-duplicated permanently downstream by event id). Document 3
- * shows no money payloads: they follow the snake_case of its auth messages and carry the
- * transaction as the API shows it, plus the wallet's owner.
+ * A money event for the outbox, written in the transaction of the change with the operation's audit
+ * record (see MoneyChange) (document 3: topic platform.money.events, key wallet_id; de-duplicated
+ * permanently downstream by event id). Document 3 shows no money payloads: they follow the
+ * snake_case of its auth messages and carry the transaction as the API shows it, plus the wallet's owner.
  */
 export function moneyEvent(
   actor: MoneyActor,

@@ -1,3 +1,4 @@
+import type { EventInput } from '../events/publish';
 import { newId } from '../ids';
 import type { Posting } from '../../db/queries/money/ledger.queries';
 import { writeMovement } from '../../db/queries/money/movements.queries';
@@ -31,6 +32,16 @@ export interface Movement {
    * second row of a transfer, whose postings (both wallets) hang on the first row.
    */
   postings: readonly Posting[];
+}
+
+/**
+ * A money operation's change, written except for its outbox events (the money event, the audit
+ * record): the caller writes those in the same transaction, runIdempotent in one statement with the
+ * stored answer (db/idempotent.ts), anyone else with enqueueEvents.
+ */
+export interface MoneyChange {
+  transaction: TransactionRow;
+  events: EventInput[];
 }
 
 export interface RecordedMovement {

@@ -1,11 +1,9 @@
 import { problems } from '../problems';
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import type { TransactionRow } from '../../db/queries/money/transactions.queries';
 import { isEmailVerified, lockWallets, lockWalletsForCaller, type WalletRow } from '../../db/queries/money/wallets.queries';
-import { enqueueEvents } from '../events/publish';
 import { moneyAudit } from './audit';
 import { moneyEvent } from './events';
-import { postings, recordMovement, type MoneyActor } from './movements';
+import { postings, recordMovement, type MoneyActor, type MoneyChange } from './movements';
 import { checkTransactionAmount, checkWalletBalance, type MoneyLimits } from './plan-limits';
 
 /**
@@ -13,8 +11,9 @@ import { checkTransactionAmount, checkWalletBalance, type MoneyLimits } from './
  * caller: lock, check, balance change, transaction row with balanceAfter, balanced postings, outbox
  * event, audit record. The gateway runs them inside runIdempotent; workflow activities can run the
  * same building blocks. Business refusals are problems thrown before anything is written. Round
- * trips are what a request waits for, so there are two besides the idempotency key's: the lock (with
- * the caller's verified e-mail) and the writes (recordMovement), then one for both outbox rows.
+ * trips are what a request waits for, so an operation makes two: the lock (with the caller's
+ * verified e-mail) and the writes (recordMovement); its outbox events are returned, for runIdempotent
+ * to write with the stored answer.
  */
 
 /** What credit and debit are asked (document 2: amount, currency, reason, meta; the key from the header). */
@@ -74,7 +73,7 @@ export function checkCurrency(wallet: WalletRow, currency: string | undefined): 
 /** Credit: available +amount (document 2: credit adds to available), within the plan's limits; a verified caller only. */
 export async function creditWallet(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
-): Promise<TransactionRow> {
+): Promise<MoneyChange> {
   const before = await lockWalletOfVerifiedCaller(tx, actor, request.walletId);
   checkAmount(request.amount);
   checkTransactionAmount(limits, request.amount);
@@ -89,11 +88,13 @@ export async function creditWallet(
     },
     postings: postings.credit(before.id, request.amount),
   });
-  await enqueueEvents(tx, [
-    moneyEvent(actor, 'money.wallet.credited', wallet, transaction),
-    moneyAudit(actor, 'money.transaction.credited', { before, after: wallet, transaction }),
-  ]);
-  return transaction;
+  return {
+    transaction,
+    events: [
+      moneyEvent(actor, 'money.wallet.credited', wallet, transaction),
+      moneyAudit(actor, 'money.transaction.credited', { before, after: wallet, transaction }),
+    ],
+  };
 }
 
 /**
@@ -103,7 +104,7 @@ export async function creditWallet(
  */
 export async function debitWallet(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
-): Promise<TransactionRow> {
+): Promise<MoneyChange> {
   const before = await lockWalletOfVerifiedCaller(tx, actor, request.walletId);
   checkAmount(request.amount);
   checkTransactionAmount(limits, request.amount);
@@ -118,9 +119,11 @@ export async function debitWallet(
     },
     postings: postings.debit(before.id, request.amount),
   });
-  await enqueueEvents(tx, [
-    moneyEvent(actor, 'money.wallet.debited', wallet, transaction),
-    moneyAudit(actor, 'money.transaction.debited', { before, after: wallet, transaction }),
-  ]);
-  return transaction;
+  return {
+    transaction,
+    events: [
+      moneyEvent(actor, 'money.wallet.debited', wallet, transaction),
+      moneyAudit(actor, 'money.transaction.debited', { before, after: wallet, transaction }),
+    ],
+  };
 }

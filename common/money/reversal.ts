@@ -3,10 +3,9 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import {
   lockTransaction, markReversed, selectTransaction, type TransactionRow,
 } from '../../db/queries/money/transactions.queries';
-import { enqueueEvents } from '../events/publish';
 import { moneyAudit } from './audit';
 import { moneyEvent } from './events';
-import { postings, recordMovement, type MoneyActor } from './movements';
+import { postings, recordMovement, type MoneyActor, type MoneyChange } from './movements';
 import { lockWallet } from './operations';
 
 export interface ReversalRequest {
@@ -44,7 +43,7 @@ export function reversalRefusal(original: TransactionRow, maxAgeDays: number, no
  */
 export async function reverseTransaction(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: ReversalRequest, rules: { maxAgeDays: number },
-): Promise<TransactionRow> {
+): Promise<MoneyChange> {
   const seen = await selectTransaction(tx, request.originalTransactionId);
   if (!seen || (request.walletId !== undefined && seen.walletId !== request.walletId)) throw problems.notFound('transaction');
   const before = await lockWallet(tx, seen.walletId);
@@ -63,9 +62,11 @@ export async function reverseTransaction(
     postings: postings.credit(before.id, original.amount),
   });
   await markReversed(tx, original.id);
-  await enqueueEvents(tx, [
-    moneyEvent(actor, 'money.wallet.credited', wallet, transaction),
-    moneyAudit(actor, 'money.transaction.reversed', { before, after: wallet, transaction }),
-  ]);
-  return transaction;
+  return {
+    transaction,
+    events: [
+      moneyEvent(actor, 'money.wallet.credited', wallet, transaction),
+      moneyAudit(actor, 'money.transaction.reversed', { before, after: wallet, transaction }),
+    ],
+  };
 }

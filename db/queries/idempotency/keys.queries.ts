@@ -1,3 +1,4 @@
+import type { FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
@@ -27,8 +28,9 @@ export async function selectStoredAnswer(tx: DatabaseTransactionConnection, at: 
 }
 
 /**
- * Stores the answer under the key, in one statement: an expired row of the key is taken over, a live
- * one is left alone and the answer is false. A concurrent request with the same key waits on the
+ * Stores the answer under the key, in one statement with `alsoWrite` (another INSERT of the same
+ * transaction, run as a data-modifying CTE) when given: an expired row of the key is taken over, a
+ * live one is left alone and the answer is false (the caller then rolls everything back). A concurrent request with the same key waits on the
  * primary key until its transaction ends and then sees the winner's live row, so exactly one of them
  * commits its operation (db/idempotent.ts turns the loser into a replay).
  */
@@ -37,8 +39,10 @@ export async function insertStoredAnswer(
   at: IdempotencyScope,
   answer: StoredAnswer,
   ttlHours: number,
+  alsoWrite: FragmentSqlToken | null = null,
 ): Promise<boolean> {
   const stored = await tx.maybeOne(sql.type(z.object({ stored: z.boolean() }))`
+    ${alsoWrite ? sql.fragment`WITH also_written AS (${alsoWrite})` : sql.fragment``}
     INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash, response_status, response_body, expires_at)
     VALUES (${at.tenantId}, ${at.scope}, ${at.key}, ${answer.requestHash}, ${answer.statusCode},
             ${sql.jsonb(answer.response as Parameters<typeof sql.jsonb>[0])}, now() + make_interval(hours => ${ttlHours}))

@@ -174,6 +174,10 @@ describe('Idempotency-Key', () => {
     // The same JSON value (a replay comes from jsonb, whose key order differs from the first answer's).
     for (const answer of answers) expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: answers[0].body });
     expect(await balanceOf(gateway, account)).toEqual({ available: 7, pending: 0, frozen: 0 });
+    // The losers' events, written with their answers, rolled back with them: one event, one audit record.
+    const events = (await outboxEventsOf(owner, account.tenant.id)).filter((event) => event.data.transaction_id === answers[0].body.transactionId
+      || event.data.entityId === answers[0].body.transactionId);
+    expect(events.map((event) => event.type).sort()).toEqual(['audit.record.created', 'money.wallet.credited']);
     await expectLedgerConsistent(account.tenant.id);
   });
 

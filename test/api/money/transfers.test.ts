@@ -1,3 +1,4 @@
+import { enqueueEvents } from '../../../common/events/publish';
 import { newId } from '../../../common/ids';
 import { creditWallet } from '../../../common/money/operations';
 import { withTenant } from '../../../db/tenant';
@@ -145,6 +146,9 @@ describe('transfers', () => {
 
 /** Credits a wallet once more (the top-up after a refusal). */
 async function fundedWalletTopUp(walletId: string): Promise<void> {
-  await withTenant(app, account.tenant.id, (tx) => creditWallet(tx, { tenantId: account.tenant.id, actorId: account.user.id },
-    { walletId, amount: 100, currency: 'USD', reason: 'top-up', meta: {}, idempotencyKey: null }, { planId: 'test', maxTxAmount: 0, maxBalance: 0 }));
+  await withTenant(app, account.tenant.id, async (tx) => {
+    const topUp = await creditWallet(tx, { tenantId: account.tenant.id, actorId: account.user.id },
+      { walletId, amount: 100, currency: 'USD', reason: 'top-up', meta: {}, idempotencyKey: null }, { planId: 'test', maxTxAmount: 0, maxBalance: 0 });
+    await enqueueEvents(tx, topUp.events);
+  });
 }
