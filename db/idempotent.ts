@@ -57,9 +57,16 @@ async function storeAnswer(tx: DatabaseTransactionConnection, request: Idempoten
 /**
  * Runs a single-transaction operation at most once per key (document 2, Money rule 1): the answer is
  * stored in the operation's own transaction, so a retry after a crash between commit and response
- * gets exactly what was committed. Two concurrent requests with the same key: the second blocks on
- * the key's row when storing its answer, finds the first's, rolls its work back and replays it.
- * A failed operation stores nothing, so a retry of a refused request is evaluated again.
+ * gets exactly what was committed.
+ *
+ * Optimistic: the operation runs first and its answer is stored at the end, where a live answer
+ * already under the key (a retry, a concurrent request that committed first: the store waits on the
+ * key's row) rolls everything back and is replayed instead, or answers 409 idempotency-conflict for
+ * another body. Looking the key up first would cost every request one more round trip to spare the
+ * rare retry some work that is rolled back anyway. A refusal (a retry now refused because the first
+ * attempt spent the money, another body refused for its own reason) is checked against a stored
+ * answer the same way before it is passed on; a refused request stores nothing, so a retry of it is
+ * evaluated again.
  */
 export async function runIdempotent<T>(
   pool: DatabasePool,
@@ -68,18 +75,14 @@ export async function runIdempotent<T>(
 ): Promise<Answer<T>> {
   try {
     return await withTenant(pool, request.tenantId, async (tx) => {
-      const replay = await storedAnswerFor(tx, request);
-      if (replay) return replay as Answer<T>;
       const outcome = await operation(tx);
       await storeAnswer(tx, request, outcome);
       return { statusCode: outcome.statusCode, body: outcome.body };
     });
   } catch (error) {
-    if (!(error instanceof KeyAnsweredMeanwhile)) throw error;
-    return withTenant(pool, request.tenantId, async (tx) => {
-      const stored = await selectStoredAnswer(tx, request);
-      if (!stored) throw error;
-      return replayOf(stored, request.hash) as Answer<T>;
-    });
+    // Whatever the lookup's own trouble, the operation's error is the one to report.
+    const stored = await withTenant(pool, request.tenantId, (tx) => selectStoredAnswer(tx, request)).catch(() => null);
+    if (!stored) throw error;
+    return replayOf(stored, request.hash) as Answer<T>;
   }
 }

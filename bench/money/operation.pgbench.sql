@@ -4,10 +4,7 @@
 \set nonce random(1, 1000000000000)
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant::text, true);
--- db/idempotent.ts: the answer stored under the key, if any.
-SELECT request_hash, response_status, response_body FROM idempotency_keys
-  WHERE tenant_id = :tenant::uuid AND scope = 'bench TYPE' AND key = (:client_id::text || '-' || :nonce::text) AND expires_at > now();
--- lockWalletForCaller: the wallet's lock and the caller's verified e-mail (the gateway finds it by id).
+-- lockWalletsForCaller: the wallet's lock and the caller's verified e-mail (the gateway finds it by id).
 SELECT id AS wallet, currency, available, pending, frozen,
     coalesce((SELECT email_verified FROM users WHERE id = :user::uuid), false) AS verified
   FROM wallets

@@ -5,9 +5,6 @@
 \set nonce random(1, 1000000000000)
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant::text, true);
--- db/idempotent.ts: the answer stored under the key, if any.
-SELECT request_hash, response_status, response_body FROM idempotency_keys
-  WHERE tenant_id = :tenant::uuid AND scope = 'bench transfer' AND key = (:client_id::text || '-' || :nonce::text) AND expires_at > now();
 -- lockWalletsForCaller: both wallets locked in ascending id order, and the caller's verified e-mail
 -- (the activity finds them by id).
 WITH locked AS (

@@ -181,6 +181,23 @@ describe('Idempotency-Key', () => {
     await expectLedgerConsistent(account.tenant.id);
   });
 
+  it('answers a retry that would now be refused (its first attempt spent the money) with the stored answer', async () => {
+    const account = await moneyAccount(gateway, owner);
+    expect((await credit(gateway, account, 10)).status).toBe(200);
+    const key = newId();
+    const first = await debit(gateway, account, 10, key);
+    const retry = await debit(gateway, account, 10, key);
+    const otherBody = await debit(gateway, account, 9, key);
+
+    expect(first.status).toBe(200);
+    expect({ status: retry.status, body: retry.body }).toEqual({ status: 200, body: first.body });
+    expect(otherBody.status).toBe(409);
+    expect(await balanceOf(gateway, account)).toEqual({ available: 0, pending: 0, frozen: 0 });
+    const debited = (await outboxEventsOf(owner, account.tenant.id)).filter((event) => event.type === 'money.wallet.debited');
+    expect(debited).toHaveLength(1);
+    await expectLedgerConsistent(account.tenant.id);
+  });
+
   it('answers a retry after a crash between commit and response with what was committed', async () => {
     const account = await moneyAccount(gateway, owner);
     const key = newId();
