@@ -49,9 +49,12 @@ async function main(): Promise<void> {
   const moneyQueue = `bench.money.${newId()}`;
   const noopQueue = `bench.noop.${newId()}`;
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-flows-owner' });
+  // One database connection per concurrent operation in the gateway and the Worker (its local
+  // activities), the pool size docs/decisions.md recommends (DATABASE_POOL_SIZE).
+  const poolSize = { DATABASE_POOL_SIZE: String(concurrency) };
   const [gateway, moneyWorker, noopWorker, temporal] = await Promise.all([
-    startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000' }),
-    startMoneyWorkerProcess(moneyQueue),
+    startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000', ...poolSize }),
+    startMoneyWorkerProcess(moneyQueue, poolSize),
     startWorkerProcess('bench/money/noop-worker.ts', 'noop worker running', [noopQueue]),
     connectTemporal(settings.temporal, settings.temporalCodec),
   ]);
