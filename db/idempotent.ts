@@ -42,8 +42,8 @@ function replayOf(stored: StoredAnswer, hash: string): Answer {
   return { statusCode: stored.statusCode, body: stored.response };
 }
 
-/** The key was answered by a concurrent request that committed first: this one rolls back and replays. */
-class KeyAnsweredMeanwhile extends Error {}
+/** The key holds a live answer already (a retry, a concurrent request that committed first): this attempt rolls back. */
+class KeyAlreadyAnswered extends Error {}
 
 /** Stores the answer, and writes the outcome's events, in the operation's own transaction. */
 async function storeAnswer(tx: DatabaseTransactionConnection, request: IdempotentRequest, outcome: Outcome): Promise<void> {
@@ -51,7 +51,7 @@ async function storeAnswer(tx: DatabaseTransactionConnection, request: Idempoten
     tx, request, { requestHash: request.hash, statusCode: outcome.statusCode, response: outcome.body }, request.ttlHours,
     outcome.events?.length ? outboxInsertOf(outcome.events) : null,
   );
-  if (!stored) throw new KeyAnsweredMeanwhile(`idempotency key ${request.key} was answered meanwhile`);
+  if (!stored) throw new KeyAlreadyAnswered(`idempotency key ${request.key} holds an answer already`);
 }
 
 /**

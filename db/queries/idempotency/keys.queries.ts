@@ -30,9 +30,10 @@ export async function selectStoredAnswer(tx: DatabaseTransactionConnection, at: 
 /**
  * Stores the answer under the key, in one statement with `alsoWrite` (another INSERT of the same
  * transaction, run as a data-modifying CTE) when given: an expired row of the key is taken over, a
- * live one is left alone and the answer is false (the caller then rolls everything back). A concurrent request with the same key waits on the
- * primary key until its transaction ends and then sees the winner's live row, so exactly one of them
- * commits its operation (db/idempotent.ts turns the loser into a replay).
+ * live one is left alone and the answer is false (the caller then rolls everything back). A
+ * concurrent request with the same key waits on the primary key until this transaction ends and
+ * then sees the winner's live row, so exactly one of them commits its operation (db/idempotent.ts
+ * turns the loser into a replay).
  */
 export async function insertStoredAnswer(
   tx: DatabaseTransactionConnection,
