@@ -9,7 +9,7 @@ import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../workers/money/ledger-check';
 import { startMoneyWorkerProcess, startWorkerProcess } from '../test/helpers/money-worker';
-import { cpuSecondsOf, measure, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
+import { cpuSecondsOf, measure, percentile, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench } from './lib/pgbench';
 import { noopDone } from './money/noop.messages';
@@ -27,21 +27,24 @@ import type { benchNoop } from './money/noop.workflow';
  *     wallets locked, two balance updates, two rows, postings, outbox rows, the stored answer, in one
  *     transaction) with the same number of clients.
  *
- *   npm run bench:money-flows -- [--concurrency 32] [--seconds 10] [--max 200000] [--temporal-pid <pid>]
+ *   npm run bench:money-flows -- [--concurrency 32] [--seconds 10] [--rounds 5] [--max 200000] [--temporal-pid <pid>]
  *
  * Each client moves money between two wallets of its own (direction alternating) and holds on a
  * third, so the phases measure the operations, not one wallet's lock. Per phase it reports the CPU
  * time per request of the gateway, the Worker and the Temporal server (its pid from --temporal-pid
- * or the bring-up scripts' pid file), and how busy the machine's CPUs were. The ledger invariant is
- * checked at the end.
+ * or the bring-up scripts' pid file), and how busy the machine's CPUs were. The no-op, transfer and
+ * hold phases run in `rounds` alternating slices (`seconds` each phase in all), merged, so each is
+ * compared with a ceiling measured under the same neighbours: the dev server is shared. The ledger
+ * invariant is checked at the end.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '10' }, max: { type: 'string', default: '200000' },
-      'temporal-pid': { type: 'string' },
+      'temporal-pid': { type: 'string' }, rounds: { type: 'string', default: '5' },
     },
   });
+  const rounds = Number(values.rounds);
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const max = Number(values.max);
@@ -49,9 +52,12 @@ async function main(): Promise<void> {
   const moneyQueue = `bench.money.${newId()}`;
   const noopQueue = `bench.noop.${newId()}`;
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-flows-owner' });
+  // One database connection per concurrent operation in the gateway and the Worker (its local
+  // activities), the pool size docs/decisions.md recommends (DATABASE_POOL_SIZE).
+  const poolSize = { DATABASE_POOL_SIZE: String(concurrency) };
   const [gateway, moneyWorker, noopWorker, temporal] = await Promise.all([
-    startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000' }),
-    startMoneyWorkerProcess(moneyQueue),
+    startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000', ...poolSize }),
+    startMoneyWorkerProcess(moneyQueue, poolSize),
     startWorkerProcess('bench/money/noop-worker.ts', 'noop worker running', [noopQueue]),
     connectTemporal(settings.temporal, settings.temporalCodec),
   ]);
@@ -92,11 +98,26 @@ async function main(): Promise<void> {
     // Warm-up: connections, caches, JIT, the workflow caches of both Workers.
     await measure('warm-up', concurrency, 2, 2000, transfer);
     await measure('warm-up', concurrency, 2, 2000, noop);
-    const rows: Row[] = [];
-    rows.push(await withCpu({ ...processes, worker: noopWorker.pid, gateway: undefined },
-      () => measure('Temporal ceiling: update-with-start, no-op workflow + 1 local activity', concurrency, seconds, max, noop)));
-    rows.push(await withCpu(processes, () => measure('REST transfer (gateway → workflow)', concurrency, seconds, max, transfer)));
-    rows.push(await withCpu(processes, () => measure('REST hold (gateway → workflow)', concurrency, seconds, max, hold)));
+    const slices: Record<'noop' | 'transfer' | 'hold', { row: Row; latencies: number[] }[]> = { noop: [], transfer: [], hold: [] };
+    const sliced = async (kind: keyof typeof slices, pids: Parameters<typeof withCpu>[0], step: (client: number) => Promise<void>) => {
+      const latencies: number[] = [];
+      const row = await withCpu(pids, () => measure(kind, concurrency, seconds / rounds, max / rounds, async (client) => {
+        const t0 = performance.now();
+        await step(client);
+        latencies.push(performance.now() - t0);
+      }));
+      slices[kind].push({ row, latencies });
+    };
+    for (let round = 0; round < rounds; round += 1) {
+      await sliced('noop', { ...processes, worker: noopWorker.pid, gateway: undefined }, noop);
+      await sliced('transfer', processes, transfer);
+      await sliced('hold', processes, hold);
+    }
+    const rows: Row[] = [
+      mergedRow('Temporal ceiling: update-with-start, no-op workflow + 1 local activity', slices.noop),
+      mergedRow('REST transfer (gateway → workflow)', slices.transfer),
+      mergedRow('REST hold (gateway → workflow)', slices.hold),
+    ];
     // Every hold placed is confirmed, so the phase also ends the holds' workflows.
     rows.push(await withCpu(processes, () => measure('REST confirm of those holds (update)', concurrency, 600, placed.length, confirm)));
     rows.push(await withCpu({}, async () => runPgbench({
@@ -109,7 +130,7 @@ async function main(): Promise<void> {
     })));
 
     const report = await checkLedger(owner, { tenantId });
-    console.log(`${concurrency} concurrent clients, ${seconds} s per phase; ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
+    console.log(`${concurrency} concurrent clients, ${seconds} s per phase (${rounds} alternating slices); ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
     printRows(rows);
     const [noopCeiling, transfers, holds, confirms, pgbench] = rows.map((row) => row.phase);
     const percent = (a: Phase, b: Phase) => `${((rate(a) / rate(b)) * 100).toFixed(0)} %`;
@@ -144,6 +165,18 @@ async function withCpu(pids: Partial<Record<(typeof CPU_COLUMNS)[number], number
   const cpu = Object.fromEntries(named.map(([name, pid], i) => [name, ((cpuSecondsOf(pid) - before[i]) * 1000) / Math.max(1, phase.count)]));
   const busy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
   return { phase, cpu, busy };
+}
+
+/** Slices of one phase as one row: counts, durations and CPU added, percentiles over all their latencies. */
+function mergedRow(name: string, slices: readonly { row: Row; latencies: number[] }[]): Row {
+  const latencies = slices.flatMap((slice) => slice.latencies).sort((a, b) => a - b);
+  const count = latencies.length;
+  const seconds = slices.reduce((sum, { row }) => sum + row.phase.seconds, 0);
+  const names = Object.keys(slices[0]?.row.cpu ?? {});
+  const cpu = Object.fromEntries(names.map((name) =>
+    [name, slices.reduce((sum, { row }) => sum + row.cpu[name] * row.phase.count, 0) / Math.max(1, count)]));
+  const busy = slices.reduce((sum, { row }) => sum + row.busy * row.phase.seconds, 0) / Math.max(1e-9, seconds);
+  return { phase: { name, count, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }, cpu, busy };
 }
 
 /** The machine's CPU ticks so far (all cores), from the first line of /proc/stat. */

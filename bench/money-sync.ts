@@ -3,9 +3,9 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../workers/money/ledger-check';
-import { measure, printPhases, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
+import { cpuSecondsOf, measure, percentile, printPhases, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
-import { runPgbench } from './lib/pgbench';
+import { runPgbench, type PgbenchPhase } from './lib/pgbench';
 
 /**
  * Credit and debit throughput (issue 6): `concurrency` clients through the REST API (the gateway as a
@@ -14,23 +14,34 @@ import { runPgbench } from './lib/pgbench';
  * clients on the same database (bench/money/operation.pgbench.sql: the gateway's statements in the
  * same order, in one transaction, as platform_app under row-level security).
  *
- *   npm run bench:money -- [--concurrency 32] [--seconds 10] [--max 200000]
+ *   npm run bench:money -- [--concurrency 32] [--seconds 10] [--rounds 5] [--max 200000] [--gateway-node-options=--cpu-prof]
  *
  * Each client has a wallet of its own in one tenant and alternates credit and debit of 1, so the
- * phases measure the operation, not one wallet's lock. The ledger invariant is checked at the end.
+ * phases measure the operation, not one wallet's lock. The two phases run in `rounds` alternating
+ * slices (REST, pgbench, REST, ...; `seconds` each phase in all), so both see the same neighbours
+ * on a shared machine; their counts and latencies are merged. The REST phase also reports the
+ * gateway's CPU time per request (stable while the machine's load is not). The ledger invariant is
+ * checked at the end.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '10' }, max: { type: 'string', default: '200000' },
+      rounds: { type: 'string', default: '5' },
+      'gateway-node-options': { type: 'string', default: '' },
     },
   });
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const max = Number(values.max);
+  const rounds = Number(values.rounds);
+  // pgbench takes whole seconds.
+  const sliceSeconds = Math.max(1, Math.round(seconds / rounds));
   const settings = config();
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-owner' });
-  const { child, baseUrl } = await startBenchGateway();
+  // One connection per concurrent request, as pgbench has: the pool size docs/decisions.md recommends
+  // for a gateway (DATABASE_POOL_SIZE = the money requests it serves at once).
+  const { child, baseUrl } = await startBenchGateway({ NODE_OPTIONS: values['gateway-node-options'], DATABASE_POOL_SIZE: String(concurrency) });
   try {
     const api = moneyApi(baseUrl);
     const account = await verifiedAccount(api, owner);
@@ -46,11 +57,25 @@ async function main(): Promise<void> {
     const steps = new Array<number>(concurrency).fill(0);
     // Warm-up: connections, caches, JIT.
     await measure('warm-up', concurrency, 2, 2000, async (worker) => operation(worker, steps[worker]++));
-    const rest = await measure('REST credit/debit (gateway)', concurrency, seconds, max, async (worker) => operation(worker, steps[worker]++));
-    const ceiling = runOperationPgbench({ concurrency, seconds, tenantId, userId, url: settings.db.url });
+    const restSlices: { latencies: number[]; seconds: number; cpuSeconds: number }[] = [];
+    const pgbenchSlices: PgbenchPhase[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const latencies: number[] = [];
+      const cpuBefore = cpuSecondsOf(child.pid!);
+      const slice = await measure('REST slice', concurrency, sliceSeconds, max / rounds, async (worker) => {
+        const t0 = performance.now();
+        await operation(worker, steps[worker]++);
+        latencies.push(performance.now() - t0);
+      });
+      restSlices.push({ latencies, seconds: slice.seconds, cpuSeconds: cpuSecondsOf(child.pid!) - cpuBefore });
+      pgbenchSlices.push(runOperationPgbench({ concurrency, seconds: sliceSeconds, tenantId, userId, url: settings.db.url }));
+    }
+    const rest = merged('REST credit/debit (gateway)', restSlices);
+    rest.cpuMsPerRequest = (restSlices.reduce((sum, slice) => sum + slice.cpuSeconds, 0) * 1000) / Math.max(1, rest.count);
+    const ceiling = merged('pgbench, the same SQL (ceiling)', pgbenchSlices);
 
     const report = await checkLedger(owner, { tenantId });
-    console.log(`${concurrency} concurrent clients, ${seconds} s per phase; ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
+    console.log(`${concurrency} concurrent clients, ${sliceSeconds * rounds} s per phase in ${rounds} alternating slices; ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
     printPhases([ceiling, rest]);
     console.log(`REST / pgbench ceiling: ${((rate(rest) / rate(ceiling)) * 100).toFixed(0)} % (target 40 %)`);
   } finally {
@@ -59,8 +84,15 @@ async function main(): Promise<void> {
   }
 }
 
+/** Slices of one phase as one: their counts and durations added, percentiles over all their latencies. */
+function merged(name: string, slices: readonly { latencies: number[]; seconds: number }[]): Phase {
+  const latencies = slices.flatMap((slice) => slice.latencies).sort((a, b) => a - b);
+  const seconds = slices.reduce((sum, slice) => sum + slice.seconds, 0);
+  return { name, count: latencies.length, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
 /** pgbench with the operation script (credit and debit, equal weights). */
-function runOperationPgbench(run: { concurrency: number; seconds: number; tenantId: string; userId: string; url: string }): Phase {
+function runOperationPgbench(run: { concurrency: number; seconds: number; tenantId: string; userId: string; url: string }): PgbenchPhase {
   const template = 'bench/money/operation.pgbench.sql';
   return runPgbench({
     name: 'pgbench, the same SQL (ceiling)',

@@ -1,8 +1,9 @@
 import type { Logger } from '../../common/logger';
-import { auditMoneyOperation } from '../../common/money/audit';
-import { enqueueMoneyEvent } from '../../common/money/events';
+import { enqueueEvents, type EventInput } from '../../common/events/publish';
+import { moneyAudit } from '../../common/money/audit';
+import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement, type MoneyActor, type RecordedMovement } from '../../common/money/movements';
-import { checkCurrency } from '../../common/money/operations';
+import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../common/money/operations';
 import { checkTransactionAmount } from '../../common/money/plan-limits';
 import { problems } from '../../common/problems';
 import { runIdempotent } from '../../db/idempotent';
@@ -27,17 +28,21 @@ export interface MoneyActivityDeps {
 /**
  * One operation run at most once per Idempotency-Key (db/idempotent.ts): its answer is stored in
  * its own transaction, so the local activity run again after a worker crash answers what was
- * committed instead of moving the money twice.
+ * committed instead of moving the money twice. The operation's outbox events (money event, audit
+ * records) are written with the stored answer, in one statement.
  */
 export function idempotently(
   pool: DatabasePool,
   tenantId: string,
   use: IdempotencyUse,
-  operation: (tx: DatabaseTransactionConnection) => Promise<TransactionView>,
+  operation: (tx: DatabaseTransactionConnection) => Promise<{ view: TransactionView; events: EventInput[] }>,
 ): Promise<TransactionView> {
   return refusalsAsFailures(async () => {
     const request = { tenantId, scope: use.scope, key: use.key, hash: use.requestHash, ttlHours: use.ttlHours };
-    const answer = await runIdempotent(pool, request, async (tx) => ({ statusCode: 200, body: await operation(tx) }));
+    const answer = await runIdempotent(pool, request, async (tx) => {
+      const { view, events } = await operation(tx);
+      return { statusCode: 200, body: view, events };
+    });
     return answer.body as TransactionView;
   });
 }
@@ -52,8 +57,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
     async placeHold(input: HoldInput): Promise<TransactionView> {
       const actor = actorOf(input.tenantId);
       return idempotently(ownerPool, input.tenantId, input.idempotency, async (tx) => {
-        await requireVerifiedActor(tx, actor);
-        const [locked] = await lockWallets(tx, [input.walletId]);
+        const [locked] = await lockWalletsOfVerifiedCaller(tx, actor, [input.walletId]);
         const before = walletOfTenant(locked, input.tenantId);
         checkCurrency(before, input.currency);
         checkTransactionAmount(input.limits, input.amount);
@@ -68,8 +72,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
           },
           postings: postings.hold(before.id, input.amount),
         });
-        await auditMoneyOperation(tx, actor, 'money.transaction.held', { before, after: wallet, transaction });
-        return transactionView(transaction);
+        return { view: transactionView(transaction), events: [moneyAudit(actor, 'money.transaction.held', { before, after: wallet, transaction })] };
       });
     },
 
@@ -87,7 +90,7 @@ export function createHoldActivities({ ownerPool, logger }: MoneyActivityDeps) {
         if (hold.expiresAt && Date.parse(hold.expiresAt) <= Date.now()) throw problems.holdExpired(hold.id);
         const settlement = await release(tx, actor, hold, wallet, request.action, {});
         await updateTransactionStatus(tx, hold.id, request.action === 'confirm' ? 'confirmed' : 'canceled');
-        return transactionView(settlement.transaction);
+        return { view: transactionView(settlement.transaction), events: [settlement.audit] };
       });
     },
 
@@ -120,7 +123,10 @@ async function lockedHold(tx: DatabaseTransactionConnection, tenantId: string, h
   return { hold: (await lockTransaction(tx, holdId))!, wallet };
 }
 
-/** Writes the confirm or cancel row of a hold: its frozen amount leaves (confirm) or returns to available (cancel). */
+/**
+ * Writes the confirm or cancel row of a hold: its frozen amount leaves (confirm) or returns to
+ * available (cancel). Its audit record is returned for the caller to write with its other events.
+ */
 async function release(
   tx: DatabaseTransactionConnection,
   actor: MoneyActor,
@@ -128,7 +134,7 @@ async function release(
   before: WalletRow,
   action: 'confirm' | 'cancel',
   meta: Record<string, unknown>,
-): Promise<RecordedMovement> {
+): Promise<RecordedMovement & { audit: EventInput }> {
   const cancel = action === 'cancel';
   const { wallet, transaction } = await recordMovement(tx, actor, {
     wallet: before,
@@ -140,8 +146,8 @@ async function release(
     postings: cancel ? postings.cancel(hold.walletId, hold.amount) : postings.confirm(hold.walletId, hold.amount),
   });
   const verb = meta.expired ? 'expired' : cancel ? 'canceled' : 'confirmed';
-  await auditMoneyOperation(tx, actor, `money.transaction.${verb}`, { before, after: wallet, transaction, meta: { holdTransactionId: hold.id } });
-  return { wallet, transaction };
+  const audit = moneyAudit(actor, `money.transaction.${verb}`, { before, after: wallet, transaction, meta: { holdTransactionId: hold.id } });
+  return { wallet, transaction, audit };
 }
 
 /** Expires a hold still held (else does nothing and answers false): by its own timer or by the sweep. */
@@ -149,10 +155,10 @@ async function expire(tx: DatabaseTransactionConnection, actor: MoneyActor, hold
   const { hold, wallet: before } = await lockedHold(tx, actor.tenantId, holdId);
   if (hold.status !== 'held') return false;
   const expiredAt = new Date().toISOString();
-  const { wallet, transaction } = await release(tx, actor, hold, before, 'cancel', { expired: true });
+  const { wallet, transaction, audit } = await release(tx, actor, hold, before, 'cancel', { expired: true });
   await updateTransactionStatus(tx, hold.id, 'canceled', expiredAt);
-  await enqueueMoneyEvent(tx, actor, 'money.hold.expired', wallet, transaction, {
+  await enqueueEvents(tx, [audit, moneyEvent(actor, 'money.hold.expired', wallet, transaction, {
     hold_transaction_id: hold.id, expires_at: hold.expiresAt, expired_at: expiredAt,
-  });
+  })]);
   return true;
 }

@@ -1,14 +1,13 @@
-import { auditMoneyOperation } from '../../common/money/audit';
-import { enqueueMoneyEvent } from '../../common/money/events';
+import { moneyAudit } from '../../common/money/audit';
+import { moneyEvent } from '../../common/money/events';
 import { postings, recordMovement } from '../../common/money/movements';
-import { checkCurrency } from '../../common/money/operations';
+import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../common/money/operations';
 import { checkTransactionAmount, checkWalletBalance } from '../../common/money/plan-limits';
 import { newId } from '../../common/ids';
 import { problems } from '../../common/problems';
 import { sqlState } from '../../db/retry';
-import { lockWallets } from '../../db/queries/money/wallets.queries';
 import type { TransactionView, TransferInput } from '../../workflows/money/money.messages';
-import { actorOf, checkFunds, requireVerifiedActor, walletOfTenant } from './checks';
+import { actorOf, checkFunds, walletOfTenant } from './checks';
 import { idempotently, type MoneyActivityDeps } from './holds.activities';
 import { transactionView } from './transaction-view';
 
@@ -16,7 +15,7 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
   return {
     /**
      * Source available → destination available in one transaction. Both wallets are locked in
-     * ascending id order (lockWallets), so transfers in opposite directions queue instead of
+     * ascending id order (lockWalletsOfVerifiedCaller), so transfers in opposite directions queue instead of
      * deadlocking. A row on each wallet (the incoming one references the outgoing one), both
      * postings under the outgoing row, money.wallet.transfer and an audit record per side. Answers
      * the outgoing row.
@@ -28,8 +27,7 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
           if (input.fromWalletId === input.toWalletId) {
             throw problems.validation([{ field: 'toWalletId', code: 'INVALID_VALUE', message: 'must differ from fromWalletId' }]);
           }
-          await requireVerifiedActor(tx, actor);
-          const locked = await lockWallets(tx, [input.fromWalletId, input.toWalletId]);
+          const locked = await lockWalletsOfVerifiedCaller(tx, actor, [input.fromWalletId, input.toWalletId]);
           const source = walletOfTenant(locked.find((w) => w.id === input.fromWalletId), input.tenantId);
           const destination = walletOfTenant(locked.find((w) => w.id === input.toWalletId), input.tenantId);
           checkCurrency(source, input.currency);
@@ -56,12 +54,16 @@ export function createTransferActivities({ ownerPool, logger }: MoneyActivityDep
             },
             postings: [],
           });
-          await enqueueMoneyEvent(tx, actor, 'money.wallet.transfer', out.wallet, out.transaction, {
-            from_wallet_id: source.id, to_wallet_id: destination.id, incoming_transaction_id: into.transaction.id,
-          });
-          await auditMoneyOperation(tx, actor, 'money.transaction.transferred', { before: source, after: out.wallet, transaction: out.transaction });
-          await auditMoneyOperation(tx, actor, 'money.transaction.transferred', { before: destination, after: into.wallet, transaction: into.transaction });
-          return transactionView(out.transaction);
+          return {
+            view: transactionView(out.transaction),
+            events: [
+              moneyEvent(actor, 'money.wallet.transfer', out.wallet, out.transaction, {
+                from_wallet_id: source.id, to_wallet_id: destination.id, incoming_transaction_id: into.transaction.id,
+              }),
+              moneyAudit(actor, 'money.transaction.transferred', { before: source, after: out.wallet, transaction: out.transaction }),
+              moneyAudit(actor, 'money.transaction.transferred', { before: destination, after: into.wallet, transaction: into.transaction }),
+            ],
+          };
         });
       } catch (error) {
         const code = sqlState(error);

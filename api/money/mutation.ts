@@ -1,7 +1,7 @@
 import { currentRequestContext } from '../../common/context';
 import { problems } from '../../common/problems';
 import type { MoneyActor } from '../../common/money/movements';
-import { runIdempotent, requestHash, type Answer } from '../../db/idempotent';
+import { runIdempotent, requestHash, type Answer, type Outcome } from '../../db/idempotent';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { isEmailVerified } from '../../db/queries/money/wallets.queries';
 import type { AuthState } from '../context';
@@ -49,7 +49,7 @@ export function runMoneyMutation<T>(
   deps: MoneyDeps,
   auth: AuthState,
   mutation: MoneyMutation,
-  operation: (tx: DatabaseTransactionConnection, actor: MoneyActor) => Promise<Answer<T>>,
+  operation: (tx: DatabaseTransactionConnection, actor: MoneyActor) => Promise<Outcome<T>>,
 ): Promise<Answer<T>> {
   const actor = actorOf(auth);
   const request = {

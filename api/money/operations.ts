@@ -25,12 +25,13 @@ export async function moveMoney(
   const limits = await deps.limits.limitsFor(auth.tenantId);
   const operation = kind === 'credit' ? creditWallet : debitWallet;
   return runMoneyMutation(deps, auth, {
-    scope: `POST /wallets/:id/${kind}`, key, request: { walletId, body }, requireVerifiedEmail: true,
+    // The operation reads the caller's verified e-mail with its wallet lock (one round trip fewer).
+    scope: `POST /wallets/:id/${kind}`, key, request: { walletId, body }, requireVerifiedEmail: false,
   }, async (tx, actor) => {
-    const row = await operation(tx, actor, {
+    const change = await operation(tx, actor, {
       walletId, amount: body.amount, currency: body.currency, reason: body.reason, meta: body.meta, idempotencyKey: key,
     }, limits);
-    return { statusCode: 200, body: operationResult(row) };
+    return { statusCode: 200, body: operationResult(change.transaction), events: change.events };
   });
 }
 
@@ -47,9 +48,9 @@ export interface ReversalCall {
 /** Both reversal routes: the counter-transaction, as a transaction (document 2: "counter-transaction"). */
 export function reverse(deps: MoneyDeps, auth: AuthState, call: ReversalCall, key: string): Promise<Answer<TransactionView>> {
   return runMoneyMutation(deps, auth, { scope: call.scope, key, request: call.request, requireVerifiedEmail: true }, async (tx, actor) => {
-    const row = await reverseTransaction(tx, actor, {
+    const change = await reverseTransaction(tx, actor, {
       originalTransactionId: call.originalTransactionId, walletId: call.walletId, reason: call.reason, idempotencyKey: key,
     }, { maxAgeDays: deps.config.money.reversalMaxAgeDays });
-    return { statusCode: 200, body: transactionView(row) };
+    return { statusCode: 200, body: transactionView(change.transaction), events: change.events };
   });
 }

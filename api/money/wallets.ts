@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { newWalletId } from '../../common/ids';
-import { auditMoneyOperation } from '../../common/money/audit';
+import { enqueueEvent } from '../../common/events/publish';
+import { moneyAudit } from '../../common/money/audit';
 import { balanceView, walletView, type WalletView } from '../../common/money/views';
 import { problems } from '../../common/problems';
 import type { Answer } from '../../db/idempotent';
@@ -30,7 +31,7 @@ export async function createWallet(deps: MoneyDeps, auth: AuthState, body: NewWa
   const create = async (tx: DatabaseTransactionConnection): Promise<Answer<WalletView>> => {
     if (!await isTenantMember(tx, body.userId)) throw problems.notFound('user');
     const wallet = await insertWallet(tx, { id: newWalletId(), tenantId: auth.tenantId, ...body });
-    await auditMoneyOperation(tx, actorOf(auth), 'money.wallet.created', { before: null, after: wallet });
+    await enqueueEvent(tx, moneyAudit(actorOf(auth), 'money.wallet.created', { before: null, after: wallet }));
     return { statusCode: 201, body: walletView(wallet) };
   };
   if (key === undefined) return withTenant(deps.db, auth.tenantId, create);

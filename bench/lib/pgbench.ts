@@ -25,11 +25,16 @@ export interface PgbenchRun {
   url: string;
 }
 
+/** A pgbench phase with its latencies (ms, ascending), so phases run in slices can be merged. */
+export interface PgbenchPhase extends Phase {
+  latencies: number[];
+}
+
 /**
  * `/usr/bin/pgbench -M extended` with `concurrency` clients on 2 threads for `seconds`: the ceiling a
  * benchmark compares an API path with. Latencies come from pgbench's per-transaction log.
  */
-export function runPgbench(run: PgbenchRun): Phase {
+export function runPgbench(run: PgbenchRun): PgbenchPhase {
   const dir = mkdtempSync(join(tmpdir(), 'bench-pgbench-'));
   try {
     const files = run.scripts.map((script, i) => {
@@ -57,7 +62,7 @@ export function runPgbench(run: PgbenchRun): Phase {
     latencies.sort((a, b) => a - b);
     const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(result.stdout);
     const seconds = tps ? latencies.length / Number(tps[1]) : run.seconds;
-    return { name: run.name, count: latencies.length, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return { name: run.name, count: latencies.length, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), latencies };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { currentRequestContext } from '../context';
-import { enqueueEvent } from '../events/publish';
+import { enqueueEvent, type EventInput } from '../events/publish';
 import { topics } from '../events/topics';
 import { AUDIT_EVENT_TYPE, AUDIT_SCHEMA_VERSION, auditPayloadOrThrow, type AuditPayloadInput } from './record';
 
@@ -19,10 +19,18 @@ export interface AuditDraft extends AuditPayloadInput {
  * (the event id). An invalid record is a validation problem, raised before anything is written.
  */
 export function recordAudit(tx: DatabaseTransactionConnection, draft: AuditDraft): Promise<string> {
+  return enqueueEvent(tx, auditEventOf(draft));
+}
+
+/**
+ * The outbox event of an audit record, for a caller that writes it with its other events in one
+ * statement (enqueueEvents); the same transaction rule as recordAudit holds.
+ */
+export function auditEventOf(draft: AuditDraft): EventInput {
   const { tenantId, source, traceId, ...given } = draft;
   // A record written while a Platform Owner impersonates a user names the impersonator, whoever wrote it.
   const fields = { ...given, impersonatorId: given.impersonatorId ?? currentRequestContext()?.impersonatorId ?? null };
-  return enqueueEvent(tx, {
+  return {
     tenantId,
     type: AUDIT_EVENT_TYPE,
     source,
@@ -31,5 +39,5 @@ export function recordAudit(tx: DatabaseTransactionConnection, draft: AuditDraft
     data: auditPayloadOrThrow(fields),
     schemaVersion: AUDIT_SCHEMA_VERSION,
     traceId: traceId ?? undefined,
-  });
+  };
 }

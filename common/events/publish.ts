@@ -1,5 +1,6 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { insertOutboxEvent, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
+import type { FragmentSqlToken } from 'slonik';
+import { insertOutboxEvent, insertOutboxEvents, outboxInsert, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isUuid, newId } from '../ids';
 import { problems, type FieldError } from '../problems';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES, isEventType, isSchemaVersion } from './event-rules';
@@ -33,8 +34,26 @@ export async function enqueueEvent(tx: DatabaseTransactionConnection, input: Eve
 }
 
 /**
- * The checked outbox row of an event, with its new id, for a statement that writes it together with
- * the change it reports (api/identity/sessions.ts); enqueueEvent is the usual way.
+ * Several events of one business change in one INSERT (one round trip instead of one per event),
+ * with the same checks and the same transaction guarantee as enqueueEvent. Returns the event ids in order.
+ */
+export async function enqueueEvents(tx: DatabaseTransactionConnection, inputs: readonly EventInput[]): Promise<string[]> {
+  const events = inputs.map(outboxEventOf);
+  await insertOutboxEvents(tx, events);
+  return events.map((event) => event.id);
+}
+
+/**
+ * The INSERT of checked events as a statement fragment, for a caller that sends it with another
+ * write of the same transaction (db/idempotent.ts stores an answer and its events in one statement).
+ */
+export function outboxInsertOf(inputs: readonly EventInput[]): FragmentSqlToken {
+  return outboxInsert(inputs.map(outboxEventOf));
+}
+
+/**
+ * The checked outbox row of an event, with its new id, also for a statement that writes it together
+ * with the change it reports (api/identity/sessions.ts).
  */
 export function outboxEventOf(input: EventInput): NewOutboxEvent {
   const topic = checkEvent(input);

@@ -1,26 +1,25 @@
-import { recordAudit } from '../audit/writer';
-import type { DatabaseTransactionConnection } from '../../db/pool';
+import { auditEventOf } from '../audit/writer';
+import type { EventInput } from '../events/publish';
 import type { TransactionRow } from '../../db/queries/money/transactions.queries';
 import type { WalletRow } from '../../db/queries/money/wallets.queries';
 import type { MoneyActor } from './movements';
 
 /**
- * The audit record of a money operation (document 2, Money rule 5: every operation), in the same
- * transaction. The entity is the transaction written; `before`/`after` are the wallet's balances,
- * so the trail alone explains every balance. Actions are money.<entity>.<verb>: money.wallet.created,
+ * The audit record of a money operation (document 2, Money rule 5: every operation), as the outbox
+ * event written in the operation's own transaction (see MoneyChange). The entity is the transaction
+ * written; `before`/`after` are the wallet's balances, so the trail alone explains every balance. Actions are money.<entity>.<verb>: money.wallet.created,
  * money.transaction.credited, .debited, .reversed (h7: .held, .confirmed, .canceled, .expired, .transferred).
  */
-export function auditMoneyOperation(
-  tx: DatabaseTransactionConnection,
+export function moneyAudit(
   actor: MoneyActor,
   action: string,
   change: { before: WalletRow | null; after: WalletRow; transaction?: TransactionRow; meta?: Record<string, unknown> },
-): Promise<string> {
+): EventInput {
   const balance = (wallet: WalletRow) => ({
     walletId: wallet.id, currency: wallet.currency, available: wallet.available, pending: wallet.pending, frozen: wallet.frozen,
   });
   const transaction = change.transaction;
-  return recordAudit(tx, {
+  return auditEventOf({
     tenantId: actor.tenantId,
     source: 'money',
     action,

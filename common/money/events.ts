@@ -1,6 +1,5 @@
-import { enqueueEvent } from '../events/publish';
+import type { EventInput } from '../events/publish';
 import { topics } from '../events/topics';
-import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { TransactionRow } from '../../db/queries/money/transactions.queries';
 import type { WalletRow } from '../../db/queries/money/wallets.queries';
 import type { MoneyActor } from './movements';
@@ -8,20 +7,19 @@ import type { MoneyActor } from './movements';
 export type MoneyEventType = 'money.wallet.credited' | 'money.wallet.debited' | 'money.wallet.transfer' | 'money.hold.expired';
 
 /**
- * A money event to the outbox, in the transaction of the change (document 3: topic
- * platform.money.events, key wallet_id; de-duplicated permanently downstream by event id). Document 3
- * shows no money payloads: they follow the snake_case of its auth messages and carry the
- * transaction as the API shows it, plus the wallet's owner.
+ * A money event for the outbox, written in the transaction of the change with the operation's audit
+ * record (see MoneyChange) (document 3: topic platform.money.events, key wallet_id; de-duplicated
+ * permanently downstream by event id). Document 3 shows no money payloads: they follow the
+ * snake_case of its auth messages and carry the transaction as the API shows it, plus the wallet's owner.
  */
-export function enqueueMoneyEvent(
-  tx: DatabaseTransactionConnection,
+export function moneyEvent(
   actor: MoneyActor,
   type: MoneyEventType,
   wallet: WalletRow,
   transaction: TransactionRow,
   extra: Record<string, unknown> = {},
-): Promise<string> {
-  return enqueueEvent(tx, {
+): EventInput {
+  return {
     tenantId: actor.tenantId,
     type,
     source: 'money',
@@ -43,5 +41,5 @@ export function enqueueMoneyEvent(
       ...extra,
     },
     traceId: actor.traceId,
-  });
+  };
 }

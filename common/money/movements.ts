@@ -1,9 +1,9 @@
+import type { EventInput } from '../events/publish';
 import { newId } from '../ids';
-import { insertPostings, type Posting } from '../../db/queries/money/ledger.queries';
-import {
-  insertTransaction, type NewTransaction, type TransactionRow,
-} from '../../db/queries/money/transactions.queries';
-import { updateBalances, type BalanceDelta, type WalletRow } from '../../db/queries/money/wallets.queries';
+import type { Posting } from '../../db/queries/money/ledger.queries';
+import { writeMovement } from '../../db/queries/money/movements.queries';
+import type { NewTransaction, TransactionRow } from '../../db/queries/money/transactions.queries';
+import type { BalanceDelta, WalletRow } from '../../db/queries/money/wallets.queries';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 
 /**
@@ -34,26 +34,31 @@ export interface Movement {
   postings: readonly Posting[];
 }
 
+/**
+ * A money operation's change, written except for its outbox events (the money event, the audit
+ * record): the caller writes those in the same transaction, runIdempotent in one statement with the
+ * stored answer (db/idempotent.ts), anyone else with enqueueEvents.
+ */
+export interface MoneyChange {
+  transaction: TransactionRow;
+  events: EventInput[];
+}
+
 export interface RecordedMovement {
   wallet: WalletRow;
   transaction: TransactionRow;
 }
 
-/** Applies the balance change, then writes the transaction row with balanceAfter and its postings. */
+/** Applies the balance change and writes the transaction row with balanceAfter and its postings, in one statement. */
 export async function recordMovement(tx: DatabaseTransactionConnection, actor: MoneyActor, movement: Movement): Promise<RecordedMovement> {
-  const wallet = await updateBalances(tx, movement.wallet.id, movement.delta);
-  const transaction = await insertTransaction(tx, {
-    ...movement.transaction,
-    id: movement.transaction.id ?? newId(),
-    tenantId: actor.tenantId,
-    walletId: wallet.id,
-    currency: wallet.currency,
-    balanceAfter: { available: wallet.available, pending: wallet.pending, frozen: wallet.frozen },
+  const moved = await writeMovement(tx, {
+    walletId: movement.wallet.id,
+    delta: movement.delta,
+    transaction: { ...movement.transaction, id: movement.transaction.id ?? newId(), tenantId: actor.tenantId },
+    postings: movement.postings,
   });
-  if (movement.postings.length > 0) {
-    await insertPostings(tx, { tenantId: actor.tenantId, transactionId: transaction.id, currency: wallet.currency, postings: movement.postings });
-  }
-  return { wallet, transaction };
+  const { updatedAt, ...balances } = moved.wallet;
+  return { wallet: { ...movement.wallet, ...balances, updatedAt }, transaction: moved.transaction };
 }
 
 /**

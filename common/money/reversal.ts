@@ -3,9 +3,9 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import {
   lockTransaction, markReversed, selectTransaction, type TransactionRow,
 } from '../../db/queries/money/transactions.queries';
-import { auditMoneyOperation } from './audit';
-import { enqueueMoneyEvent } from './events';
-import { postings, recordMovement, type MoneyActor } from './movements';
+import { moneyAudit } from './audit';
+import { moneyEvent } from './events';
+import { postings, recordMovement, type MoneyActor, type MoneyChange } from './movements';
 import { lockWallet } from './operations';
 
 export interface ReversalRequest {
@@ -43,7 +43,7 @@ export function reversalRefusal(original: TransactionRow, maxAgeDays: number, no
  */
 export async function reverseTransaction(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: ReversalRequest, rules: { maxAgeDays: number },
-): Promise<TransactionRow> {
+): Promise<MoneyChange> {
   const seen = await selectTransaction(tx, request.originalTransactionId);
   if (!seen || (request.walletId !== undefined && seen.walletId !== request.walletId)) throw problems.notFound('transaction');
   const before = await lockWallet(tx, seen.walletId);
@@ -62,7 +62,11 @@ export async function reverseTransaction(
     postings: postings.credit(before.id, original.amount),
   });
   await markReversed(tx, original.id);
-  await enqueueMoneyEvent(tx, actor, 'money.wallet.credited', wallet, transaction);
-  await auditMoneyOperation(tx, actor, 'money.transaction.reversed', { before, after: wallet, transaction });
-  return transaction;
+  return {
+    transaction,
+    events: [
+      moneyEvent(actor, 'money.wallet.credited', wallet, transaction),
+      moneyAudit(actor, 'money.transaction.reversed', { before, after: wallet, transaction }),
+    ],
+  };
 }

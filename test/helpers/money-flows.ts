@@ -1,6 +1,7 @@
 import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { config } from '../../common/config';
+import { enqueueEvents } from '../../common/events/publish';
 import { newWalletId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
 import { creditWallet } from '../../common/money/operations';
@@ -30,7 +31,9 @@ export async function fundedWallet(app: DatabasePool, tenantId: string, userId: 
   await withTenant(app, tenantId, async (tx) => {
     await insertWallet(tx, { id, tenantId, userId, currency, label: id });
     if (amount > 0) {
-      await creditWallet(tx, { tenantId, actorId: userId }, { walletId: id, amount, currency, reason: 'test funding', meta: {}, idempotencyKey: null }, NO_LIMITS);
+      // Funded by the platform itself (actorId null): the owner's e-mail may still be unverified.
+      const funding = await creditWallet(tx, { tenantId, actorId: null }, { walletId: id, amount, currency, reason: 'test funding', meta: {}, idempotencyKey: null }, NO_LIMITS);
+      await enqueueEvents(tx, funding.events);
     }
   });
   return id;

@@ -96,4 +96,29 @@ describe('runIdempotent', () => {
     await expect(runIdempotent(app, withBody(key, { amount: 2 }), async () => ({ statusCode: 200, body: {} })))
       .rejects.toMatchObject({ type: 'idempotency-conflict', status: 409 });
   });
+
+  it('rolls back the work of a retry whose key is answered already and replays that answer', async () => {
+    const key = at();
+    await runIdempotent(app, withBody(key, { amount: 1 }), async () => ({ statusCode: 200, body: { run: 1 } }));
+    const retry = await runIdempotent(app, withBody(key, { amount: 1 }), async (tx) => {
+      await tx.query(sql.unsafe`UPDATE idempotency_keys SET response_status = 500 WHERE key = ${key.key}`);
+      return { statusCode: 200, body: { run: 2 } };
+    });
+    expect(retry).toEqual({ statusCode: 200, body: { run: 1 } });
+    const refused = runIdempotent(app, withBody(key, { amount: 1 }), async () => { throw new Error('refused now'); });
+    await expect(refused).resolves.toEqual({ statusCode: 200, body: { run: 1 } });
+    await expect(runIdempotent(app, withBody(key, { amount: 2 }), async () => { throw new Error('refused now'); }))
+      .rejects.toMatchObject({ type: 'idempotency-conflict', status: 409 });
+  });
+
+  it('takes over an expired key: the operation runs again and its answer replaces the old one', async () => {
+    const key = at();
+    await runIdempotent(app, withBody(key, { amount: 1 }), async () => ({ statusCode: 200, body: { run: 1 } }));
+    await withTenant(app, account.tenant.id, (tx) => tx.query(sql.unsafe`
+      UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = ${key.key}`));
+    const again = await runIdempotent(app, withBody(key, { amount: 2 }), async () => ({ statusCode: 201, body: { run: 2 } }));
+    expect(again).toEqual({ statusCode: 201, body: { run: 2 } });
+    const replay = await runIdempotent(app, withBody(key, { amount: 2 }), async () => ({ statusCode: 200, body: { run: 3 } }));
+    expect(replay).toEqual({ statusCode: 201, body: { run: 2 } });
+  });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 import { isTopicName, type TopicName } from '../../../common/events/topics';
 
@@ -29,6 +29,29 @@ export async function insertOutboxEvent(tx: DatabaseTransactionConnection, event
     VALUES (${event.id}, ${event.tenantId}, ${event.topic}, ${event.partitionKey}, ${event.type}, ${event.source},
             ${sql.jsonb(event.data)}, ${event.schemaVersion}, ${event.traceId}, ${event.correlationId})
   `);
+}
+
+/** Several rows in one statement (enqueueEvents); jsonb_to_recordset keeps it one parameter whatever the count. */
+export async function insertOutboxEvents(tx: DatabaseTransactionConnection, events: readonly NewOutboxEvent[]): Promise<void> {
+  if (events.length > 0) await tx.query(sql.unsafe`${outboxInsert(events)}`);
+}
+
+/**
+ * The INSERT of outbox rows as a fragment, for a caller that sends it as a data-modifying CTE of
+ * another write of the same transaction (db/idempotent.ts: with the stored answer).
+ */
+export function outboxInsert(events: readonly NewOutboxEvent[]): FragmentSqlToken {
+  const rows = events.map((event) => ({
+    id: event.id, tenant_id: event.tenantId, topic: event.topic, partition_key: event.partitionKey, type: event.type,
+    source: event.source, data: event.data, schema_version: event.schemaVersion, trace_id: event.traceId, correlation_id: event.correlationId,
+  }));
+  return sql.fragment`
+    INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
+    SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.type, e.source, e.data, e.schema_version, e.trace_id, e.correlation_id
+    FROM jsonb_to_recordset(${sql.jsonb(rows as Parameters<typeof sql.jsonb>[0])}) AS e (
+      id uuid, tenant_id uuid, topic text, partition_key text, type text, source text, data jsonb,
+      schema_version text, trace_id text, correlation_id text)
+  `;
 }
 
 const pendingOutboxEvent = z.object({

@@ -1,3 +1,4 @@
+import type { FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
@@ -27,23 +28,30 @@ export async function selectStoredAnswer(tx: DatabaseTransactionConnection, at: 
 }
 
 /**
- * A plain INSERT on purpose: a concurrent request with the same key waits on the primary key until
- * this transaction ends and then fails with a unique violation, so exactly one of them commits its
- * operation (db/idempotent.ts turns the loser into a replay). An expired row is taken over.
+ * Stores the answer under the key, in one statement with `alsoWrite` (another INSERT of the same
+ * transaction, run as a data-modifying CTE) when given: an expired row of the key is taken over, a
+ * live one is left alone and the answer is false (the caller then rolls everything back). A
+ * concurrent request with the same key waits on the primary key until this transaction ends and
+ * then sees the winner's live row, so exactly one of them commits its operation (db/idempotent.ts
+ * turns the loser into a replay).
  */
 export async function insertStoredAnswer(
   tx: DatabaseTransactionConnection,
   at: IdempotencyScope,
   answer: StoredAnswer,
   ttlHours: number,
-): Promise<void> {
-  await tx.query(sql.unsafe`
-    DELETE FROM idempotency_keys
-    WHERE tenant_id = ${at.tenantId} AND scope = ${at.scope} AND key = ${at.key} AND expires_at <= now()
-  `);
-  await tx.query(sql.unsafe`
+  alsoWrite: FragmentSqlToken | null = null,
+): Promise<boolean> {
+  const stored = await tx.maybeOne(sql.type(z.object({ stored: z.boolean() }))`
+    ${alsoWrite ? sql.fragment`WITH also_written AS (${alsoWrite})` : sql.fragment``}
     INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash, response_status, response_body, expires_at)
     VALUES (${at.tenantId}, ${at.scope}, ${at.key}, ${answer.requestHash}, ${answer.statusCode},
             ${sql.jsonb(answer.response as Parameters<typeof sql.jsonb>[0])}, now() + make_interval(hours => ${ttlHours}))
+    ON CONFLICT (tenant_id, scope, key) DO UPDATE
+      SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
+          response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE idempotency_keys.expires_at <= now()
+    RETURNING true AS stored
   `);
+  return stored !== null;
 }

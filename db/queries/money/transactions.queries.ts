@@ -13,7 +13,7 @@ export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 export const TRANSACTION_STATUSES = ['completed', 'pending', 'held', 'failed', 'canceled', 'reversed', 'confirmed'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
-const transactionRow = z.object({
+export const transactionRow = z.object({
   id: z.string(),
   tenantId: z.string(),
   walletId: z.string(),
@@ -35,7 +35,7 @@ const transactionRow = z.object({
 });
 export type TransactionRow = z.infer<typeof transactionRow>;
 
-const transactionColumns = sql.fragment`
+export const transactionColumns = sql.fragment`
   id, tenant_id AS "tenantId", wallet_id AS "walletId", type, status, amount, currency, reason,
   idempotency_key AS "idempotencyKey", reference_transaction_id AS "referenceTransactionId",
   counterparty_wallet_id AS "counterpartyWalletId", reversed, meta, balance_after AS "balanceAfter",
@@ -58,24 +58,6 @@ export interface NewTransaction {
   balanceAfter: Balances;
   /** Holds only: when the hold's timer fires. */
   expiresAt?: string | null;
-}
-
-/**
- * Writes a transaction row. created_at is cut to milliseconds, the precision timestamps leave the
- * database with (db/pool.ts), so a history page token holding it finds the row again exactly.
- */
-export function insertTransaction(tx: DatabaseTransactionConnection, row: NewTransaction): Promise<TransactionRow> {
-  return tx.one(sql.type(transactionRow)`
-    INSERT INTO money_transactions (
-      id, tenant_id, wallet_id, type, status, amount, currency, reason, idempotency_key,
-      reference_transaction_id, counterparty_wallet_id, meta, balance_after, expires_at, created_at, updated_at)
-    VALUES (
-      ${row.id}, ${row.tenantId}, ${row.walletId}, ${row.type}, ${row.status}, ${row.amount}, ${row.currency},
-      ${row.reason}, ${row.idempotencyKey}, ${row.referenceTransactionId ?? null}, ${row.counterpartyWalletId ?? null},
-      ${sql.jsonb(row.meta as Parameters<typeof sql.jsonb>[0])}, ${sql.jsonb({ ...row.balanceAfter })},
-      ${row.expiresAt ?? null}, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()))
-    RETURNING ${transactionColumns}
-  `);
 }
 
 /** One transaction of the tenant; null for an unknown id or another tenant's. */

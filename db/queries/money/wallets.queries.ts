@@ -89,24 +89,25 @@ export function lockWallets(tx: DatabaseTransactionConnection, ids: readonly str
   `);
 }
 
+/**
+ * lockWallets, reading in the same round trip whether the caller's e-mail address is verified (the
+ * operations that move money need both). callerVerified is null when no wallet was found.
+ */
+export async function lockWalletsForCaller(
+  tx: DatabaseTransactionConnection, ids: readonly string[], callerId: string | null,
+): Promise<{ wallets: WalletRow[]; callerVerified: boolean | null }> {
+  const rows = await tx.any(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
+    SELECT ${walletColumns}, coalesce((SELECT email_verified FROM users WHERE id = ${callerId}), false) AS "callerVerified"
+    FROM wallets
+    WHERE id = ANY(${sql.array([...ids], 'text')})
+    ORDER BY id COLLATE "C"
+    FOR UPDATE
+  `);
+  return { wallets: rows.map(({ callerVerified: _, ...wallet }) => wallet), callerVerified: rows[0]?.callerVerified ?? null };
+}
+
 /** Signed changes of a wallet's three balances (a missing bucket is unchanged). */
 export type BalanceDelta = Partial<Balances>;
-
-/**
- * Applies balance changes to a wallet the caller has locked, returning the new row. The CHECK
- * constraints refuse a negative balance, the last line of defence behind the operations' checks.
- */
-export function updateBalances(tx: DatabaseTransactionConnection, id: string, delta: BalanceDelta): Promise<WalletRow> {
-  return tx.one(sql.type(walletRow)`
-    UPDATE wallets
-    SET available = available + ${delta.available ?? 0},
-        pending = pending + ${delta.pending ?? 0},
-        frozen = frozen + ${delta.frozen ?? 0},
-        updated_at = now()
-    WHERE id = ${id}
-    RETURNING ${walletColumns}
-  `);
-}
 
 /** Whether the user is a member of the transaction's tenant (wallets belong to members only). */
 export function isTenantMember(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {

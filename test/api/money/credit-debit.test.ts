@@ -129,6 +129,10 @@ describe('credit and debit', () => {
     const refused = await mutate(gateway, account.accessToken, `/wallets/${wallet.body.id}/credit`, { amount: 1 });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ ...problem('forbidden', 403), code: 'email-not-verified' });
+    // The check rides on the wallet's lock, yet still comes first when there is no wallet to lock.
+    const unknown = await mutate(gateway, account.accessToken, '/wallets/01ARZ3NDEKTSV4RRFFQ69G5FAV/debit', { amount: 1 });
+    expect(unknown.status).toBe(403);
+    expect(unknown.body).toMatchObject({ code: 'email-not-verified' });
   });
 
   it('answers 403 without money.write', async () => {
@@ -170,6 +174,27 @@ describe('Idempotency-Key', () => {
     // The same JSON value (a replay comes from jsonb, whose key order differs from the first answer's).
     for (const answer of answers) expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: answers[0].body });
     expect(await balanceOf(gateway, account)).toEqual({ available: 7, pending: 0, frozen: 0 });
+    // The losers' events, written with their answers, rolled back with them: one event, one audit record.
+    const events = (await outboxEventsOf(owner, account.tenant.id)).filter((event) => event.data.transaction_id === answers[0].body.transactionId
+      || event.data.entityId === answers[0].body.transactionId);
+    expect(events.map((event) => event.type).sort()).toEqual(['audit.record.created', 'money.wallet.credited']);
+    await expectLedgerConsistent(account.tenant.id);
+  });
+
+  it('answers a retry that would now be refused (its first attempt spent the money) with the stored answer', async () => {
+    const account = await moneyAccount(gateway, owner);
+    expect((await credit(gateway, account, 10)).status).toBe(200);
+    const key = newId();
+    const first = await debit(gateway, account, 10, key);
+    const retry = await debit(gateway, account, 10, key);
+    const otherBody = await debit(gateway, account, 9, key);
+
+    expect(first.status).toBe(200);
+    expect({ status: retry.status, body: retry.body }).toEqual({ status: 200, body: first.body });
+    expect(otherBody.status).toBe(409);
+    expect(await balanceOf(gateway, account)).toEqual({ available: 0, pending: 0, frozen: 0 });
+    const debited = (await outboxEventsOf(owner, account.tenant.id)).filter((event) => event.type === 'money.wallet.debited');
+    expect(debited).toHaveLength(1);
     await expectLedgerConsistent(account.tenant.id);
   });
 

@@ -1,3 +1,4 @@
+import { enqueueEvents } from '../../../common/events/publish';
 import { newId } from '../../../common/ids';
 import { creditWallet } from '../../../common/money/operations';
 import { withTenant } from '../../../db/tenant';
@@ -52,6 +53,22 @@ describe.each(['/transfers', '/wallets/transfer'])('POST %s', (path) => {
 });
 
 describe('transfers', () => {
+  it('refuses a caller whose e-mail is not verified with 403, before any 404, and moves nothing', async () => {
+    const unverified = await registerAccount(gateway);
+    const [from, to] = [
+      await fundedWallet(app, unverified.tenant.id, unverified.user.id, 100),
+      await fundedWallet(app, unverified.tenant.id, unverified.user.id, 0),
+    ];
+    const send = (body: Record<string, unknown>) =>
+      post(gateway, '/transfers', { currency: 'USD', reason: 'rent', amount: 1, ...body }, { ...bearer(unverified.accessToken), 'idempotency-key': newId() });
+    expect((await send({ fromWalletId: from, toWalletId: to })).status).toBe(403);
+    // The check rides on the wallets' lock, yet still comes first when there is no wallet to lock.
+    const unknown = await send({ fromWalletId: '01ARZ3NDEKTSV4RRFFQ69G5FAV', toWalletId: '01ARZ3NDEKTSV4RRFFQ69G5FAW' });
+    expect(unknown.status).toBe(403);
+    expect(unknown.body).toMatchObject({ code: 'email-not-verified' });
+    expect(await walletOf(app, unverified.tenant.id, from)).toMatchObject({ available: 100 });
+  });
+
   it('answers a retry with the same answer, and the same key with another body with 409', async () => {
     const [from, to] = [await wallet(1000), await wallet(0)];
     const key = newId();
@@ -129,6 +146,9 @@ describe('transfers', () => {
 
 /** Credits a wallet once more (the top-up after a refusal). */
 async function fundedWalletTopUp(walletId: string): Promise<void> {
-  await withTenant(app, account.tenant.id, (tx) => creditWallet(tx, { tenantId: account.tenant.id, actorId: account.user.id },
-    { walletId, amount: 100, currency: 'USD', reason: 'top-up', meta: {}, idempotencyKey: null }, { planId: 'test', maxTxAmount: 0, maxBalance: 0 }));
+  await withTenant(app, account.tenant.id, async (tx) => {
+    const topUp = await creditWallet(tx, { tenantId: account.tenant.id, actorId: account.user.id },
+      { walletId, amount: 100, currency: 'USD', reason: 'top-up', meta: {}, idempotencyKey: null }, { planId: 'test', maxTxAmount: 0, maxBalance: 0 });
+    await enqueueEvents(tx, topUp.events);
+  });
 }
