@@ -1,15 +1,12 @@
-import type { Worker } from '@temporalio/worker';
-import { createBillingActivities } from '../../../activities/billing/subscription.activities';
-import { createLogger } from '../../../common/logger';
 import { newId } from '../../../common/ids';
-import { createDbPool, type DatabasePool } from '../../../db/pool';
+import type { DatabasePool } from '../../../db/pool';
 import { subscriptionWorkflowId } from '../../../workflows/billing/billing.messages';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
+import type { TestGateway } from '../../helpers/app';
+import { startBillingStack, type BillingStack } from '../../helpers/billing-stack';
 import { billingEventsOf, capturedMail, paddleSignature, stripeSignature } from '../../helpers/billing';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { call, waitFor, type JsonResponse } from '../../helpers/http';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
+import type { DevServer } from '../../helpers/temporal';
 import { createMember, login, send } from '../../helpers/users';
 
 /**
@@ -19,34 +16,19 @@ import { createMember, login, send } from '../../helpers/users';
  */
 jest.setTimeout(60_000);
 
+let stack: BillingStack;
 let gateway: TestGateway;
 let owner: DatabasePool;
 let server: DevServer;
-let worker: Worker;
-let running: Promise<void>;
-const taskQueue = uniqueTaskQueue('billing');
+let taskQueue: string;
 const mail = capturedMail();
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'billing-api-test-owner' });
-  server = await connectDevServer();
-  worker = await createTestWorker(server, {
-    taskQueue,
-    activities: { ...createBillingActivities({ ownerPool: owner, logger: createLogger('test', 'silent') }), ...mail.activities },
-  });
-  running = worker.run();
-  // Subscription workflows and their notices (and the verification mail) go to this test's worker.
-  gateway = await startTestGateway({ env: { BILLING_TASK_QUEUE: taskQueue, NOTIFY_TASK_QUEUE: taskQueue }, waitUntilReady: true });
+  stack = await startBillingStack('billing', () => mail.activities);
+  ({ gateway, owner, server, taskQueue } = stack);
 });
 
-afterAll(async () => {
-  await gateway?.close();
-  worker?.shutdown();
-  await running;
-  await server?.close();
-  await owner?.end();
-});
+afterAll(() => stack?.close());
 
 interface Subscription {
   id: string;

@@ -1,16 +1,13 @@
-import type { Worker } from '@temporalio/worker';
-import { createBillingActivities } from '../../../activities/billing/subscription.activities';
 import { createWebhookRedeliveryActivities } from '../../../activities/billing/webhook-redelivery.activities';
 import { newId } from '../../../common/ids';
-import { createLogger } from '../../../common/logger';
-import { createDbPool, type DatabasePool } from '../../../db/pool';
+import type { DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { startBillingStack, type BillingStack } from '../../helpers/billing-stack';
 import { capturedMail } from '../../helpers/billing';
 import { forgetDelivery, metricValue, postStripe, runRedelivery, stripeEvent, stripeReceipt } from '../../helpers/billing-webhooks';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { call, waitFor } from '../../helpers/http';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
+import type { DevServer } from '../../helpers/temporal';
 import { send } from '../../helpers/users';
 import { subscriptionWorkflowId } from '../../../workflows/billing/billing.messages';
 import { ensureSchedule, webhookRedeliverySchedule } from '../../../workers/schedules';
@@ -23,37 +20,21 @@ import { ensureSchedule, webhookRedeliverySchedule } from '../../../workers/sche
  */
 jest.setTimeout(90_000);
 
+let stack: BillingStack;
 let gateway: TestGateway;
 let owner: DatabasePool;
 let server: DevServer;
-let worker: Worker;
-let running: Promise<void>;
-const taskQueue = uniqueTaskQueue('billing-webhooks');
+let taskQueue: string;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'webhook-delivery-test-owner' });
-  server = await connectDevServer();
-  const logger = createLogger('test', 'silent');
-  worker = await createTestWorker(server, {
-    taskQueue,
-    activities: {
-      ...createBillingActivities({ ownerPool: owner, logger }),
-      ...createWebhookRedeliveryActivities({ ownerPool: owner, logger }),
-      ...capturedMail().activities,
-    },
-  });
-  running = worker.run();
-  gateway = await startTestGateway({ env: { BILLING_TASK_QUEUE: taskQueue, NOTIFY_TASK_QUEUE: taskQueue }, waitUntilReady: true });
+  stack = await startBillingStack('billing-webhooks', (deps) => ({
+    ...createWebhookRedeliveryActivities(deps),
+    ...capturedMail().activities,
+  }));
+  ({ gateway, owner, server, taskQueue } = stack);
 });
 
-afterAll(async () => {
-  await gateway?.close();
-  worker?.shutdown();
-  await running;
-  await server?.close();
-  await owner?.end();
-});
+afterAll(() => stack?.close());
 
 interface Subscription {
   status: string;

@@ -1,0 +1,46 @@
+import type { Worker } from '@temporalio/worker';
+import { createBillingActivities } from '../../activities/billing/subscription.activities';
+import type { Logger } from '../../common/logger';
+import { createLogger } from '../../common/logger';
+import { createDbPool, type DatabasePool } from '../../db/pool';
+import { startTestGateway, type TestGateway } from './app';
+import { migrateSharedDatabase, ownerUrl } from './db';
+import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from './temporal';
+
+export interface BillingStack {
+  gateway: TestGateway;
+  owner: DatabasePool;
+  server: DevServer;
+  /** Where this stack's subscription workflows, notices and mails run. */
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The billing API tests' stack: the real gateway, with subscription workflows and their notices
+ * (and the verification mail) sent to a worker of this test on a queue of its own, on the dev server.
+ * `activities` adds to the billing activities (the mail capture, the redelivery sweep).
+ */
+export async function startBillingStack(name: string, activities: (deps: { ownerPool: DatabasePool; logger: Logger }) => object): Promise<BillingStack> {
+  await migrateSharedDatabase();
+  const taskQueue = uniqueTaskQueue(name);
+  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: `${name}-test-owner` });
+  const server = await connectDevServer();
+  const deps = { ownerPool: owner, logger: createLogger('test', 'silent') };
+  const worker: Worker = await createTestWorker(server, {
+    taskQueue,
+    activities: { ...createBillingActivities(deps), ...activities(deps) },
+  });
+  const running = worker.run();
+  const gateway = await startTestGateway({ env: { BILLING_TASK_QUEUE: taskQueue, NOTIFY_TASK_QUEUE: taskQueue }, waitUntilReady: true });
+  return {
+    gateway, owner, server, taskQueue,
+    async close() {
+      await gateway.close();
+      worker.shutdown();
+      await running;
+      await server.close();
+      await owner.end();
+    },
+  };
+}
