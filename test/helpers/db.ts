@@ -58,8 +58,13 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
     ownerUrl: onDatabase(ownerUrl(), name),
     appUrl: onDatabase(appUrl(), name),
     // FORCE also ends sessions of relay processes a test killed and PostgreSQL has not reaped yet.
+    // PostgreSQL 15 refuses FORCE to a non-superuser while an autovacuum worker (no role) is in the
+    // new database (42501); a plain DROP waits for autovacuum to leave, so that is the second try.
     drop: () => asOwner(async (client) => {
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(async (error: { code?: string }) => {
+        if (error.code !== '42501') throw error;
+        await client.query(`DROP DATABASE IF EXISTS ${name}`);
+      });
     }),
   };
 }

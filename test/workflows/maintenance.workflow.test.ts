@@ -9,6 +9,9 @@ import { expireStaleRecords } from '../../workflows/maintenance/expire-stale-rec
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { remainingRecords, seedRecords } from './fixtures/expired-records';
 
+// Bundling the workflows for the test worker alone can take seconds on a busy machine.
+jest.setTimeout(60_000);
+
 describe('expireStaleRecords workflow', () => {
   let env: TestWorkflowEnvironment;
   let ownerPool: DatabasePool;
