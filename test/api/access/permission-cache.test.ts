@@ -129,8 +129,9 @@ describe('permission cache', () => {
     expect(cacheStats().hits).toBe(before.hits + 1);
 
     await send(gateway, 'PATCH', `/roles/${memberRole}`, tenant.accessToken, { permission_ids: ['roles.list'] });
+    // Whether the new answer is still cached afterwards is not asserted: the change's auth.role.changed
+    // event reaches this gateway's Kafka listener at a moment of its own and may drop it again.
     expect((await get(gateway, '/roles', member.token)).status).toBe(200);
-    expect(gateway.runtime.access.cache.isCached(tenant.tenant.id)).toBe(true);
   });
 
   it('drops a tenant\'s entries when auth.role.changed arrives from Kafka', async () => {
