@@ -4,6 +4,9 @@ const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023', parser
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  // Jest's 5 s default is too short for a test that bundles workflows or starts a gateway on a busy
+  // machine; files that need longer still say so with jest.setTimeout.
+  testTimeout: 30_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/api/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
