@@ -1,6 +1,6 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { FragmentSqlToken } from 'slonik';
-import { insertOutboxEvent, insertOutboxEvents, outboxInsert, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
+import { insertOutboxEvents, outboxInsert, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isUuid, newId } from '../ids';
 import { problems, type FieldError } from '../problems';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES, isEventType, isSchemaVersion } from './event-rules';
@@ -28,9 +28,8 @@ export interface EventInput {
  * event id (UUID v7), which consumers use to de-duplicate. Invalid input is a validation problem.
  */
 export async function enqueueEvent(tx: DatabaseTransactionConnection, input: EventInput): Promise<string> {
-  const event = outboxEventOf(input);
-  await insertOutboxEvent(tx, event);
-  return event.id;
+  const [id] = await enqueueEvents(tx, [input]);
+  return id!;
 }
 
 /**

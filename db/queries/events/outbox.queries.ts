@@ -22,18 +22,21 @@ export interface NewOutboxEvent {
   correlationId: string | null;
 }
 
-/** Takes a transaction connection on purpose: an outbox row outside its business transaction is a bug. */
-export async function insertOutboxEvent(tx: DatabaseTransactionConnection, event: NewOutboxEvent): Promise<void> {
-  await tx.query(sql.unsafe`
-    INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
-    VALUES (${event.id}, ${event.tenantId}, ${event.topic}, ${event.partitionKey}, ${event.type}, ${event.source},
-            ${sql.jsonb(event.data)}, ${event.schemaVersion}, ${event.traceId}, ${event.correlationId})
-  `);
-}
-
-/** Several rows in one statement (enqueueEvents); jsonb_to_recordset keeps it one parameter whatever the count. */
+/**
+ * Outbox rows in one statement, however many; jsonb_to_recordset keeps it one parameter whatever
+ * the count. Takes a transaction connection on purpose: an outbox row outside its business
+ * transaction is a bug.
+ */
 export async function insertOutboxEvents(tx: DatabaseTransactionConnection, events: readonly NewOutboxEvent[]): Promise<void> {
   if (events.length > 0) await tx.query(sql.unsafe`${outboxInsert(events)}`);
+}
+
+/** An outbox row as jsonb for SQL to read back into outbox_events columns by name (jsonb_to_recordset, jsonb_populate_record). */
+export function outboxRowColumns(event: NewOutboxEvent) {
+  return {
+    id: event.id, tenant_id: event.tenantId, topic: event.topic, partition_key: event.partitionKey, type: event.type,
+    source: event.source, data: event.data, schema_version: event.schemaVersion, trace_id: event.traceId, correlation_id: event.correlationId,
+  };
 }
 
 /**
@@ -41,10 +44,7 @@ export async function insertOutboxEvents(tx: DatabaseTransactionConnection, even
  * another write of the same transaction (db/idempotent.ts: with the stored answer).
  */
 export function outboxInsert(events: readonly NewOutboxEvent[]): FragmentSqlToken {
-  const rows = events.map((event) => ({
-    id: event.id, tenant_id: event.tenantId, topic: event.topic, partition_key: event.partitionKey, type: event.type,
-    source: event.source, data: event.data, schema_version: event.schemaVersion, trace_id: event.traceId, correlation_id: event.correlationId,
-  }));
+  const rows = events.map(outboxRowColumns);
   return sql.fragment`
     INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
     SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.type, e.source, e.data, e.schema_version, e.trace_id, e.correlation_id

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { NewOutboxEvent } from '../events/outbox.queries';
+import { outboxRowColumns, type NewOutboxEvent } from '../events/outbox.queries';
 
 export interface NewRefreshToken {
   id: string;
@@ -27,26 +27,10 @@ export async function insertSession(db: CommonQueryMethods, token: NewRefreshTok
     SELECT auth_issue_session(
       ${token.tenantId}, ${token.userId}, ${token.id}, ${token.familyId}, ${sql.binary(token.tokenHash)},
       ${token.ttlSeconds}, ${token.impersonation?.endsAt ?? null}::timestamptz, ${token.impersonation?.impersonatorId ?? null},
-      ${event ? sql.jsonb(outboxColumns(event)) : null}::jsonb
+      ${event ? sql.jsonb(outboxRowColumns(event)) : null}::jsonb
     ) AS roles
   `);
   return roles;
-}
-
-/** The row as auth_issue_session reads it: outbox_events columns by name. */
-function outboxColumns(event: NewOutboxEvent) {
-  return {
-    id: event.id,
-    tenant_id: event.tenantId,
-    topic: event.topic,
-    partition_key: event.partitionKey,
-    type: event.type,
-    source: event.source,
-    data: event.data,
-    schema_version: event.schemaVersion,
-    trace_id: event.traceId,
-    correlation_id: event.correlationId,
-  };
 }
 
 const tenantOf = z.object({ tenantId: z.string().nullable() });

@@ -20,17 +20,17 @@ export interface MovementWrite {
   postings: readonly Posting[];
 }
 
-const movedRow = transactionRow.extend({ walletBalances: z.object({ available: z.number(), pending: z.number(), frozen: z.number() }), walletUpdatedAt: z.string() });
+const movedRow = transactionRow.extend({ walletUpdatedAt: z.string() });
 
 export interface MovedRows {
   transaction: TransactionRow;
-  /** The wallet's balances after the change, and its new updated_at. */
+  /** The wallet's balances after the change (the transaction's balanceAfter), and its new updated_at. */
   wallet: Balances & { updatedAt: string };
 }
 
 export async function writeMovement(tx: DatabaseTransactionConnection, write: MovementWrite): Promise<MovedRows> {
   const row = write.transaction;
-  const { walletBalances, walletUpdatedAt, ...transaction } = await tx.one(sql.type(movedRow)`
+  const { walletUpdatedAt, ...transaction } = await tx.one(sql.type(movedRow)`
     WITH wallet AS (
       UPDATE wallets
       SET available = available + ${write.delta.available ?? 0},
@@ -57,9 +57,8 @@ export async function writeMovement(tx: DatabaseTransactionConnection, write: Mo
       FROM wallet, jsonb_to_recordset(${sql.jsonb(write.postings.map((p) => ({ wallet_id: p.walletId, bucket: p.bucket, amount: p.amount })))})
         AS p (wallet_id text, bucket text, amount bigint)
     )
-    SELECT moved.*, jsonb_build_object('available', wallet.available, 'pending', wallet.pending, 'frozen', wallet.frozen) AS "walletBalances",
-      wallet.updated_at AS "walletUpdatedAt"
+    SELECT moved.*, wallet.updated_at AS "walletUpdatedAt"
     FROM moved, wallet
   `);
-  return { transaction, wallet: { ...walletBalances, updatedAt: walletUpdatedAt } };
+  return { transaction, wallet: { ...transaction.balanceAfter, updatedAt: walletUpdatedAt } };
 }

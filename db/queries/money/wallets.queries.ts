@@ -81,13 +81,15 @@ export function selectWallets(tx: DatabaseTransactionConnection, filter: WalletF
  * ULIDs are upper-case base32, so byte order (COLLATE "C") is their creation order and JavaScript's.
  */
 export function lockWallets(tx: DatabaseTransactionConnection, ids: readonly string[]): Promise<readonly WalletRow[]> {
-  return tx.any(sql.type(walletRow)`
-    SELECT ${walletColumns} FROM wallets
-    WHERE id = ANY(${sql.array([...ids], 'text')})
-    ORDER BY id COLLATE "C"
-    FOR UPDATE
-  `);
+  return tx.any(sql.type(walletRow)`SELECT ${walletColumns} ${lockedInIdOrder(ids)}`);
 }
+
+const lockedInIdOrder = (ids: readonly string[]) => sql.fragment`
+  FROM wallets
+  WHERE id = ANY(${sql.array([...ids], 'text')})
+  ORDER BY id COLLATE "C"
+  FOR UPDATE
+`;
 
 /**
  * lockWallets, reading in the same round trip whether the caller's e-mail address is verified (the
@@ -98,10 +100,7 @@ export async function lockWalletsForCaller(
 ): Promise<{ wallets: WalletRow[]; callerVerified: boolean | null }> {
   const rows = await tx.any(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
     SELECT ${walletColumns}, coalesce((SELECT email_verified FROM users WHERE id = ${callerId}), false) AS "callerVerified"
-    FROM wallets
-    WHERE id = ANY(${sql.array([...ids], 'text')})
-    ORDER BY id COLLATE "C"
-    FOR UPDATE
+    ${lockedInIdOrder(ids)}
   `);
   return { wallets: rows.map(({ callerVerified: _, ...wallet }) => wallet), callerVerified: rows[0]?.callerVerified ?? null };
 }
