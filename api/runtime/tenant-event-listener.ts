@@ -19,7 +19,9 @@ export interface TenantEventListenerOptions {
  * of the tenant that concerns it arrives, so a change made through another gateway process takes
  * effect here at once. Every gateway instance must see every change, so each reads in a consumer
  * group of its own (`gateway.<name>.<instance>`), from the latest offset: what happened before it
- * started is not in its cache. Events are told apart by their headers; the value is not parsed.
+ * started is not in its cache, and it commits no offsets: a group without offsets is dropped by the
+ * broker once its instance has gone, where committed ones would keep every past instance's group
+ * for the offsets' retention. Events are told apart by their headers; the value is not parsed.
  * Nothing depends on it for correctness: each cache bounds staleness itself (a version check or a
  * TTL) while Kafka is away.
  */
@@ -43,6 +45,7 @@ export class TenantEventListener {
       await consumer.connect();
       await consumer.subscribe({ topics: [topic], fromBeginning: false });
       await consumer.run({
+        autoCommit: false,
         eachMessage: async ({ message }) => {
           if (!concerns(headerValue(message, EVENT_HEADERS.type) ?? '')) return;
           const tenantId = headerValue(message, EVENT_HEADERS.tenantId);

@@ -36,8 +36,6 @@ if [[ "$(cat "$build_file" 2>/dev/null)" != "$build_sha" ]]; then
   printf '%s\n' "$build_sha" > "$build_file"
 fi
 
-# log_says LOG OFFSET PATTERN: the log has PATTERN past byte OFFSET (what this start wrote).
-log_says() { tail -c +"$(($2 + 1))" "$1" 2>/dev/null | grep -q "$3"; }
 log_size() { stat -c %s "$PLATFORM_LOGS/$1" 2>/dev/null || echo 0; }
 
 # Each process is started, then awaited by what it says (or answers) once it really works.

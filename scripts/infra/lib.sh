@@ -92,6 +92,18 @@ port_open() {
   timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
 }
 
+# log_says LOG OFFSET PATTERN: LOG has PATTERN past byte OFFSET (what the current start wrote); a
+# log that shrank below OFFSET was rotated, so it is read whole. grep -q stops at the first match:
+# in a `tail | grep -q` pipeline tail then dies of SIGPIPE once more than a pipe buffer of log
+# follows the match, and pipefail turns the match into a failure. Reading tail through a process
+# substitution keeps its exit status out of the answer.
+log_says() {
+  local offset=$2 size
+  size=$(stat -c %s "$1" 2>/dev/null || echo 0)
+  ((size < offset)) && offset=0
+  grep -q -- "$3" < <(tail -c +"$((offset + 1))" "$1" 2>/dev/null)
+}
+
 # wait_until NAME TIMEOUT_S LOGFILE CHECK_CMD...: polls CHECK_CMD every 0.25 s, printing a dot per
 # second. On timeout it fails with a message naming the component and its log file.
 # Optional: WAIT_PID=<pid> aborts early (with the log tail) when that process dies meanwhile.

@@ -151,11 +151,7 @@ kafka_spawn() {
 
 # The broker logs "Kafka Server started" once it serves clients; then a real API call must work.
 _kafka_started_logged() {
-  local offset size
-  offset=$(cat "$KAFKA_LOG_OFFSET_FILE" 2>/dev/null || echo 0)
-  size=$(stat -c %s "$(kafka_log)" 2>/dev/null || echo 0)
-  ((size < offset)) && offset=0 # the log was rotated meanwhile
-  tail -c +"$((offset + 1))" "$(kafka_log)" 2>/dev/null | grep -q 'Kafka Server started'
+  log_says "$(kafka_log)" "$(cat "$KAFKA_LOG_OFFSET_FILE" 2>/dev/null || echo 0)" 'Kafka Server started'
 }
 
 _kafka_started() { _kafka_started_logged && _kafka_api_versions; }
