@@ -145,6 +145,7 @@ const schema = Joi.object({
 
   OUTBOX_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
   OUTBOX_IDLE_POLL_MS: Joi.number().integer().min(10).max(60_000).default(1000),
+  OUTBOX_LINGER_MS: Joi.number().integer().min(0).max(1000).default(50),
   OUTBOX_BACKOFF_INITIAL_MS: Joi.number().integer().min(10).max(60_000).default(250),
   OUTBOX_BACKOFF_MAX_MS: Joi.number().integer().min(10).max(600_000).default(30_000),
   OUTBOX_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
@@ -273,11 +274,12 @@ export interface Config {
   /** linkBaseUrl: where the links in e-mails point; taskQueue: where the gateway starts mail workflows. */
   mail: { smtpHost: string; smtpPort: number; from: string; mailpitApiUrl: string; linkBaseUrl: string; taskQueue: string };
   /**
-   * The relay: rows per batch, idle poll (LISTEN wakes it sooner), bounded backoff while Kafka is
-   * down, how often it logs its status and deletes published rows older than retentionHours.
+   * The relay: rows per batch, idle poll (LISTEN wakes it sooner), the linger after a wake-up,
+   * bounded backoff while Kafka is down, how often it logs its status and deletes published rows
+   * older than retentionHours.
    */
   outbox: {
-    batchSize: number; idlePollMs: number; backoffInitialMs: number; backoffMaxMs: number; statusIntervalMs: number;
+    batchSize: number; idlePollMs: number; lingerMs: number; backoffInitialMs: number; backoffMaxMs: number; statusIntervalMs: number;
     retentionHours: number;
   };
   /**
@@ -444,7 +446,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...proces
       linkBaseUrl: v.APP_BASE_URL.replace(/\/+$/, ''), taskQueue: v.NOTIFY_TASK_QUEUE,
     },
     outbox: {
-      batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS, backoffInitialMs: v.OUTBOX_BACKOFF_INITIAL_MS,
+      batchSize: v.OUTBOX_BATCH_SIZE, idlePollMs: v.OUTBOX_IDLE_POLL_MS, lingerMs: v.OUTBOX_LINGER_MS, backoffInitialMs: v.OUTBOX_BACKOFF_INITIAL_MS,
       backoffMaxMs: v.OUTBOX_BACKOFF_MAX_MS, statusIntervalMs: v.OUTBOX_STATUS_INTERVAL_MS, retentionHours: v.OUTBOX_RETENTION_HOURS,
     },
     audit: {

@@ -4,6 +4,13 @@ import type { Config } from '../../common/config';
 import { createConsumer, createKafka, onGroupJoin, type Consumer, type Kafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 
+/**
+ * How long the broker holds a fetch open when there is nothing to read. An event ends the wait at once,
+ * so this costs no freshness; it sets how often a quiet gateway asks (each listener twice a second)
+ * and how long a stop waits for the fetch in flight.
+ */
+const FETCH_WAIT_MS = 500;
+
 export interface TenantEventListenerOptions {
   /** What the listener keeps fresh: names its consumer group and its log lines (`permission-cache`). */
   name: string;
@@ -39,7 +46,7 @@ export class TenantEventListener {
   /** Connects and starts consuming; throws when Kafka cannot be reached (the caller retries). */
   async start(): Promise<void> {
     const { topic, concerns, invalidate, name } = this.options;
-    const consumer = createConsumer(this.kafka, { groupId: this.groupId, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+    const consumer = createConsumer(this.kafka, { groupId: this.groupId, maxWaitTimeInMs: FETCH_WAIT_MS, allowAutoTopicCreation: false });
     onGroupJoin(consumer, () => this.joinedOnce());
     try {
       await consumer.connect();

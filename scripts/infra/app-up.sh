@@ -13,7 +13,8 @@ cd "$REPO_ROOT"
 export PATH="$REPO_ROOT/node_modules/.bin:$PATH"
 
 install_stamp=node_modules/.platform-install.sha
-lock_sha=$(sha256sum package.json package-lock.json | sha256sum | cut -d' ' -f1)
+# patches/ holds patch-package fixes of dependencies, applied by npm's postinstall.
+lock_sha=$(sha256sum package.json package-lock.json patches/* | sha256sum | cut -d' ' -f1)
 if [[ ! -x node_modules/.bin/node || "$(cat "$install_stamp" 2>/dev/null)" != "$lock_sha" ]]; then
   log "npm install (dependencies changed or missing)"
   run_with_progress "npm install" "$PLATFORM_LOGS/npm-install.log" npm install --no-audit --no-fund
@@ -23,7 +24,8 @@ log "node $(node --version)"
 
 log "build (tsc)"
 run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
-build_sha=$(find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)
+# The build is the compiled code and the dependencies it runs on (a new patch of one restarts too).
+build_sha=$({ printf '%s\n' "$lock_sha"; find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
 
 node dist/db/migrate.js
 node dist/workers/topics.js

@@ -110,11 +110,11 @@ const pendingOf = (tenantId: string) => db.oneFirst(sql.type(z.object({ n: z.num
 `);
 
 const relaySettings = {
-  batchSize: 50, idlePollMs: 100, backoffInitialMs: 50, backoffMaxMs: 200, statusIntervalMs: 60_000, retentionHours: 168,
+  batchSize: 50, idlePollMs: 100, lingerMs: 10, backoffInitialMs: 50, backoffMaxMs: 200, statusIntervalMs: 60_000, retentionHours: 168,
 };
 
 /** A relay inside the test process, logging into a RelayLog. */
-async function startRelay(brokers = config().kafka.brokers) {
+async function startRelay(brokers = config().kafka.brokers, settings: Partial<RelayDeps['settings']> = {}) {
   const log = new RelayLog();
   const logger = pino({ level: 'info' }, new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -125,7 +125,7 @@ async function startRelay(brokers = config().kafka.brokers) {
   const pool = await createDbPool(scratch.ownerUrl, { maxPoolSize: 1, name: 'outbox-relay-under-test' });
   const deps: RelayDeps = {
     pool, listenUrl: scratch.ownerUrl, kafka: createKafka({ brokers, clientId: 'outbox-relay-test' }, logger), logger,
-    settings: relaySettings,
+    settings: { ...relaySettings, ...settings },
   };
   const relay = new OutboxRelay(deps);
   const running = relay.run();
@@ -239,6 +239,31 @@ describe('relay', () => {
     const [id] = await write(contactEventsOf(tenantId, 1)) as [string];
     const events = await consumeTenantEvents({ tenantId, topics: [topics.data.name], until: hasAll([id]) });
     expect(events.map((event) => event.envelope.id)).toEqual([id]);
+  });
+});
+
+describe('relay linger', () => {
+  it('sends the events committed within the linger after a wake-up in the same batch', async () => {
+    const relay = await startRelay(undefined, { lingerMs: 500 });
+    try {
+      const tenantId = newId();
+      // Once this has left, the relay is idle, waiting for a notification.
+      const [settled] = await write(contactEventsOf(tenantId, 1)) as [string];
+      const settledSeq = await seqOf(settled);
+      await relay.log.waitFor((line) => line.msg === PUBLISHED && Number(line.lastSeq) >= settledSeq, 'the first event published');
+
+      const [first] = await write(contactEventsOf(tenantId, 1, 1)) as [string];
+      // Read at once, the first event would leave alone long before the second commits.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const [second] = await write(contactEventsOf(tenantId, 1, 2)) as [string];
+      const [firstSeq, secondSeq] = [await seqOf(first), await seqOf(second)];
+
+      const batch = await relay.log.waitFor((line) => line.msg === PUBLISHED && Number(line.lastSeq) >= secondSeq, 'the second event published');
+      expect(Number(batch.firstSeq)).toBeLessThanOrEqual(firstSeq);
+      expect(relay.log.lines.filter((line) => line.msg === PUBLISHED && Number(line.lastSeq) >= firstSeq)).toEqual([batch]);
+    } finally {
+      await relay.stop();
+    }
   });
 });
 

@@ -4,7 +4,7 @@ import type { Kafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import {
-  deletePublishedOutboxEvents, markOutboxEventsPublished, selectOutboxBacklog, selectPendingOutboxEvents,
+  deletePublishedOutboxEvents, markOutboxEventsPublished, selectOutboxBacklog, selectPendingOutboxEvents, type PendingOutboxEvent,
 } from '../../db/queries/events/outbox.queries';
 import { tryLockOutboxRelay, unlockOutboxRelay } from '../../db/queries/events/outbox-relay.queries';
 import { OutboxPublisher } from './publisher';
@@ -51,6 +51,8 @@ export class OutboxRelay {
   private readonly stopping = new AbortController();
   private readonly publisher: OutboxPublisher;
   private readonly wakeup: OutboxWakeup;
+  /** Consecutive batches Kafka refused; sets the backoff. */
+  private kafkaFailures = 0;
   private readonly state: RelayStatus = {
     role: 'starting', published: 0, publishFailures: 0, lastPublishAt: null, pending: null, lagMs: null,
   };
@@ -124,9 +126,8 @@ export class OutboxRelay {
   }
 
   private async publishUntilStopped(session: DatabasePoolConnection): Promise<void> {
-    const { logger, settings } = this.deps;
+    const { settings } = this.deps;
     await this.wakeup.listen();
-    let kafkaFailures = 0;
     let nextStatusAt = 0;
     while (!this.stopped) {
       if (Date.now() >= nextStatusAt) {
@@ -135,34 +136,46 @@ export class OutboxRelay {
       }
       this.wakeup.reset();
       const batch = await selectPendingOutboxEvents(session, settings.batchSize);
-      if (batch.length === 0) {
-        await this.wakeup.wait(settings.idlePollMs, this.stopping.signal);
-        continue;
+      if (batch.length > 0) {
+        if (!(await this.publishBatch(session, batch))) continue;
+        // A full batch leaves more behind: read on at once.
+        if (batch.length === settings.batchSize) continue;
       }
-      try {
-        await this.publisher.publish(batch);
-      } catch (error) {
-        kafkaFailures += 1;
-        this.state.publishFailures += 1;
-        const delayMs = backoffDelay(kafkaFailures, settings.backoffInitialMs, settings.backoffMaxMs);
-        logger.warn(
-          { err: error, attempt: kafkaFailures, delayMs, batchSize: batch.length, publishFailures: this.state.publishFailures },
-          'kafka did not acknowledge the batch; rows kept, retrying after backoff',
-        );
-        await this.publisher.reset();
-        await pause(delayMs, this.stopping.signal);
-        continue;
-      }
-      kafkaFailures = 0;
-      // Only after the acknowledgement: a crash before this line republishes the batch (at least once).
-      await markOutboxEventsPublished(session, batch.map((row) => row.seq));
-      this.state.published += batch.length;
-      this.state.lastPublishAt = new Date().toISOString();
-      logger.info(
-        { batchSize: batch.length, firstSeq: batch[0]!.seq, lastSeq: batch.at(-1)!.seq, lagMs: ageMs(batch[0]!.occurredAt) },
-        'published batch',
-      );
+      // Rows committed since the read above have already notified, and this returns at once.
+      const notified = await this.wakeup.wait(settings.idlePollMs, this.stopping.signal);
+      // Commits come in bursts and one at a time: lingering lets the next ones join this batch, one
+      // Kafka request and one marking for several events instead of one each.
+      if (notified && settings.lingerMs > 0) await pause(settings.lingerMs, this.stopping.signal);
     }
+  }
+
+  /** Publishes and marks one batch; false when Kafka refused it (the rows stay, after a backoff). */
+  private async publishBatch(session: DatabasePoolConnection, batch: readonly PendingOutboxEvent[]): Promise<boolean> {
+    const { logger, settings } = this.deps;
+    try {
+      await this.publisher.publish(batch);
+    } catch (error) {
+      this.kafkaFailures += 1;
+      this.state.publishFailures += 1;
+      const delayMs = backoffDelay(this.kafkaFailures, settings.backoffInitialMs, settings.backoffMaxMs);
+      logger.warn(
+        { err: error, attempt: this.kafkaFailures, delayMs, batchSize: batch.length, publishFailures: this.state.publishFailures },
+        'kafka did not acknowledge the batch; rows kept, retrying after backoff',
+      );
+      await this.publisher.reset();
+      await pause(delayMs, this.stopping.signal);
+      return false;
+    }
+    this.kafkaFailures = 0;
+    // Only after the acknowledgement: a crash before this line republishes the batch (at least once).
+    await markOutboxEventsPublished(session, batch.map((row) => row.seq));
+    this.state.published += batch.length;
+    this.state.lastPublishAt = new Date().toISOString();
+    logger.info(
+      { batchSize: batch.length, firstSeq: batch[0]!.seq, lastSeq: batch.at(-1)!.seq, lagMs: ageMs(batch[0]!.occurredAt) },
+      'published batch',
+    );
+    return true;
   }
 
   /** The metric-like status line, then the deletion of old published rows. */

@@ -48,21 +48,26 @@ export class OutboxWakeup {
     this.notified = false;
   }
 
-  /** Resolves at the first notification since reset(), after timeoutMs, or when the signal aborts. */
-  async wait(timeoutMs: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves at the first notification since reset(), after timeoutMs, or when the signal aborts;
+   * answers whether a notification came.
+   */
+  async wait(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
     await this.listen();
-    if (this.notified || signal.aborted) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      signal.addEventListener('abort', done, { once: true });
-      this.wake = done;
-    });
+    if (!this.notified && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          this.wake = null;
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        signal.addEventListener('abort', done, { once: true });
+        this.wake = done;
+      });
+    }
+    return this.notified;
   }
 
   async close(): Promise<void> {
