@@ -2,7 +2,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { verifyPassword } from '../../common/identity/passwords';
 import { problems } from '../../common/problems';
 import { withTenant } from '../../db/tenant';
-import { isActiveMember, type UserTenant } from '../../db/queries/identity/tenants.queries';
+import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
 import type { LoginMethod } from '../../common/identity/tokens';
 import type { IdentityDeps, TokenPair } from './deps';
@@ -20,7 +20,7 @@ export interface Credentials {
 export interface TenantSelection {
   requiresTenantSelection: true;
   sessionToken: string;
-  tenants: readonly UserTenant[];
+  tenants: UserTenant[];
 }
 
 /**
@@ -56,17 +56,17 @@ export type { LoginMethod } from '../../common/identity/tokens';
  */
 export async function completeLogin(
   deps: IdentityDeps,
-  user: { id: string; email: string; lastTenantId: string | null; tenants: readonly UserTenant[] },
+  user: { id: string; email: string; lastTenantId: string | null },
   how: LoginMethod,
 ): Promise<TokenPair | TenantSelection> {
-  const { tenants } = user;
+  const tenants = [...await selectUserTenants(deps.db, user.id)];
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
   const chosen = tenants.length === 1 ? tenants[0] : tenants.find((tenant) => tenant.id === user.lastTenantId);
   if (!chosen) {
     const session = await deps.tokens.issueSelectionToken(user.id, how);
     return { requiresTenantSelection: true, sessionToken: session.token, tenants };
   }
-  // The account and its active memberships were both just read; nothing more to check, and the
+  // The account and its active membership were both just read; nothing more to check, and the
   // session is the whole change: one statement, no transaction around it (issuePair).
   return openSession(deps, deps.db, { userId: user.id, email: user.email, tenantId: chosen.id }, how);
 }

@@ -3,6 +3,7 @@ import { issueOneTimeToken, redeemOneTimeToken } from '../../common/identity/one
 import { problems } from '../../common/problems';
 import { withTenant } from '../../db/tenant';
 import { revokeAllRefreshTokens, updatePasswordByLink } from '../../db/queries/identity/security-flows.queries';
+import { selectUserTenants } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin } from '../../db/queries/identity/users.queries';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
@@ -27,7 +28,8 @@ export function requestPasswordReset(deps: IdentityDeps, email: string): void {
 async function startPasswordReset(deps: IdentityDeps, email: string): Promise<void> {
   const user = await selectUserForLogin(deps.db, email);
   if (!user || user.deletedAt !== null) return;
-  const tenant = user.tenants.find((candidate) => candidate.id === user.lastTenantId) ?? user.tenants[0];
+  const tenants = await selectUserTenants(deps.db, user.id);
+  const tenant = tenants.find((candidate) => candidate.id === user.lastTenantId) ?? tenants[0];
   if (!tenant) return;
   await withTenant(deps.db, tenant.id, async (tx) => {
     const token = await issueOneTimeToken(tx, deps.config.identity.oneTimeTokenTtl, {

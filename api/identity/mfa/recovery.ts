@@ -7,6 +7,7 @@ import {
   clearRecoveryFailures, consumeRecoveryCode, countRecoveryCodes, lockAccount, lockRecoveryFailures, saveRecoveryFailures,
   type RecoveryFailures,
 } from '../../../db/queries/identity/recovery.queries';
+import { selectUserTenants } from '../../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, type LoginUser } from '../../../db/queries/identity/users.queries';
 import type { IdentityDeps, TokenPair } from '../deps';
 import { authEvent } from '../events';
@@ -64,9 +65,9 @@ export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: 
  * after the transaction that records the lock has committed.
  */
 export async function redeemRecoveryCode(
-  deps: IdentityDeps, user: Pick<LoginUser, 'id' | 'email' | 'lastTenantId' | 'tenants'>, code: string, ip: string,
+  deps: IdentityDeps, user: Pick<LoginUser, 'id' | 'email' | 'lastTenantId'>, code: string, ip: string,
 ): Promise<TokenPair> {
-  const { tenants } = user;
+  const tenants = await selectUserTenants(deps.db, user.id);
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
   const tenant = tenants.find((candidate) => candidate.id === user.lastTenantId) ?? tenants[0];
 

@@ -66,5 +66,5 @@ async function completeProviderLogin(deps: IdentityDeps, user: ProviderUser, ide
   assertCanSignIn(user);
   const how = { method: 'oidc', provider: identity.providerId } as const;
   if (user.mfaEnabled) throw await mfaChallenge(deps, user, how);
-  return completeLogin(deps, { ...user, tenants: await selectUserTenants(deps.db, user.id) }, how);
+  return completeLogin(deps, user, how);
 }

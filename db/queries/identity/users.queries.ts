@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import { userTenant } from './tenants.queries';
 
 export interface NewUser {
   id: string;
@@ -36,23 +35,18 @@ const loginUser = z.object({
   deletedAt: z.string().nullable(),
   mfaEnabled: z.boolean(),
   lastTenantId: z.string().nullable(),
-  tenants: z.array(userTenant),
 });
 export type LoginUser = z.infer<typeof loginUser>;
 
 /**
- * Login happens before a tenant is known: the SECURITY DEFINER functions auth_user_for_login and
- * auth_user_tenants (migration 0002) answer for platform_app. The tenants come in the same statement
- * because every sign-in needs them next; the caller reveals them only once the account has proven
- * itself.
+ * Login happens before a tenant is known: the SECURITY DEFINER function auth_user_for_login
+ * (migration 0002) answers this one question for platform_app.
  */
 export function selectUserForLogin(db: CommonQueryMethods, email: string): Promise<LoginUser | null> {
   return db.maybeOne(sql.type(loginUser)`
-    SELECT u.id, u.email, u.password_hash AS "passwordHash", u.status, u.deleted_at AS "deletedAt",
-           u.mfa_enabled AS "mfaEnabled", u.last_tenant_id AS "lastTenantId",
-           coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id, 'name', t.name, 'logoUrl', t.logo_url, 'role', t.role) ORDER BY t.n)
-                     FROM auth_user_tenants(u.id) WITH ORDINALITY AS t (id, name, logo_url, role, n)), '[]') AS tenants
-    FROM auth_user_for_login(${email}) u
+    SELECT id, email, password_hash AS "passwordHash", status, deleted_at AS "deletedAt",
+           mfa_enabled AS "mfaEnabled", last_tenant_id AS "lastTenantId"
+    FROM auth_user_for_login(${email})
   `);
 }
 
