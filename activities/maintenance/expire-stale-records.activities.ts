@@ -1,6 +1,6 @@
 import { heartbeat } from '@temporalio/activity';
 import type { DatabasePool } from '../../db/pool';
-import { deleteExpiredIdempotencyKeys, deleteExpiredOneTimeTokens } from '../../db/queries/maintenance/expired-records.queries';
+import { deleteExpiredIdempotencyKeys, deleteExpiredOneTimeTokens, deleteExpiredRefreshTokenFamilies } from '../../db/queries/maintenance/expired-records.queries';
 import type { Logger } from '../../common/logger';
 
 export interface MaintenanceDeps {
@@ -15,6 +15,7 @@ export interface MaintenanceDeps {
 export interface ExpiredRecordCounts {
   idempotencyKeys: number;
   oneTimeTokens: number;
+  refreshTokenFamilies: number;
 }
 
 export function createMaintenanceActivities({ ownerPool, logger }: MaintenanceDeps) {
@@ -31,14 +32,15 @@ export function createMaintenanceActivities({ ownerPool, logger }: MaintenanceDe
 
   return {
     /**
-     * Deletes expired idempotency keys and one-time tokens. Safe to retry as a whole: deleting what
+     * Deletes expired idempotency keys, one-time tokens and refresh-token families. Safe to retry as a whole: deleting what
      * has expired is idempotent, and a retry simply finds less to delete.
      */
     async expireStaleRecords(batchSize: number): Promise<ExpiredRecordCounts> {
       const idempotencyKeys = await deleteInBatches(() => deleteExpiredIdempotencyKeys(ownerPool, batchSize), batchSize);
       const oneTimeTokens = await deleteInBatches(() => deleteExpiredOneTimeTokens(ownerPool, batchSize), batchSize);
-      logger.info({ idempotencyKeys, oneTimeTokens }, 'expired stale records');
-      return { idempotencyKeys, oneTimeTokens };
+      const refreshTokenFamilies = await deleteInBatches(() => deleteExpiredRefreshTokenFamilies(ownerPool, batchSize), batchSize);
+      logger.info({ idempotencyKeys, oneTimeTokens, refreshTokenFamilies }, 'expired stale records');
+      return { idempotencyKeys, oneTimeTokens, refreshTokenFamilies };
     },
   };
 }

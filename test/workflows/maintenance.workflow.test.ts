@@ -27,9 +27,9 @@ describe('expireStaleRecords workflow', () => {
     await ownerPool?.end();
   });
 
-  it('deletes expired idempotency keys and one-time tokens in batches and keeps live ones', async () => {
+  it('deletes expired idempotency keys, one-time tokens and refresh-token families in batches and keeps live ones', async () => {
     const tenantId = newId();
-    await seedRecords(ownerPool, tenantId, { expiredKeys: 5, liveKeys: 2, expiredTokens: 3, liveTokens: 1 });
+    await seedRecords(ownerPool, tenantId, { expiredKeys: 5, liveKeys: 2, expiredTokens: 3, liveTokens: 1, expiredFamilies: 3, liveFamilies: 2 });
     const taskQueue = uniqueTaskQueue('maintenance');
     const activities = createMaintenanceActivities({ ownerPool, logger: createLogger('test', 'silent') });
     const worker = await createTestWorker(env, { taskQueue, activities });
@@ -42,7 +42,10 @@ describe('expireStaleRecords workflow', () => {
     // Other tests' expired rows in the shared database may be swept too, so the counts are at least ours.
     expect(counts.idempotencyKeys).toBeGreaterThanOrEqual(5);
     expect(counts.oneTimeTokens).toBeGreaterThanOrEqual(3);
-    expect(await remainingRecords(ownerPool, tenantId)).toEqual({ expiredKeys: 0, liveKeys: 2, expiredTokens: 0, liveTokens: 1 });
+    expect(counts.refreshTokenFamilies).toBeGreaterThanOrEqual(3);
+    expect(await remainingRecords(ownerPool, tenantId)).toEqual({
+      expiredKeys: 0, liveKeys: 2, expiredTokens: 0, liveTokens: 1, expiredFamilies: 0, liveFamilies: 2,
+    });
   });
 
   it('gives up after three attempts, so a broken database fails the run instead of retrying forever', async () => {
