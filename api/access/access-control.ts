@@ -6,7 +6,7 @@ import { PermissionCache } from './permission-cache';
 import { PermissionResolver } from './permission-resolver';
 import { listenForRbacVersions, RBAC_VERSIONS_CHANNEL } from '../../db/queries/access/roles.queries';
 import { TenantVersionReader } from './tenant-versions';
-import { PgChannelListener } from '../runtime/pg-channel-listener';
+import { PgChannelListener } from '../../db/pg-channel-listener';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 
 export const ROLE_CHANGED = 'auth.role.changed';
@@ -32,7 +32,8 @@ export interface AccessControl {
 export function createAccessControl(config: Readonly<Config>, db: DatabasePool, logger: Logger): AccessControl {
   const versions = new TenantVersionReader(db);
   const versionChanges = new PgChannelListener({
-    url: config.db.url, name: 'rbac-versions', channel: RBAC_VERSIONS_CHANNEL, listen: listenForRbacVersions,
+    url: config.db.url, name: 'rbac-versions', applicationName: `gateway-rbac-versions-${process.pid}`,
+    channel: RBAC_VERSIONS_CHANNEL, listen: listenForRbacVersions,
     heartbeatMs: LISTENER_HEARTBEAT_MS, timeoutMs: config.health.checkTimeoutMs,
   }, versions, logger);
   const cache = new PermissionCache({ db, versions, ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries });

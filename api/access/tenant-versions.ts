@@ -1,6 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { selectRbacVersions } from '../../db/queries/access/roles.queries';
-import type { ChannelSubscriber } from '../runtime/pg-channel-listener';
+import type { ChannelSubscriber } from '../../db/pg-channel-listener';
 import { TickBatch } from '../runtime/tick-batch';
 
 /**

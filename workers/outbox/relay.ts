@@ -127,7 +127,7 @@ export class OutboxRelay {
 
   private async publishUntilStopped(session: DatabasePoolConnection): Promise<void> {
     const { settings } = this.deps;
-    await this.wakeup.listen();
+    this.wakeup.listen();
     let nextStatusAt = 0;
     while (!this.stopped) {
       if (Date.now() >= nextStatusAt) {

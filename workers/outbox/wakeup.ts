@@ -1,51 +1,50 @@
-import { Client } from 'pg';
 import type { Logger } from '../../common/logger';
-import { listenForOutboxInserts } from '../../db/queries/events/outbox-relay.queries';
+import { PgChannelListener, type ChannelSubscriber } from '../../db/pg-channel-listener';
+import { listenForOutboxInserts, OUTBOX_CHANNEL } from '../../db/queries/events/outbox-relay.queries';
+
+/** LISTEN is sent again this often and must answer within the timeout, or the connection counts as lost. */
+const HEARTBEAT_MS = 5000;
+const TIMEOUT_MS = 5000;
 
 /**
  * Wakes the relay when a transaction inserts into the outbox (the trigger of migration 0001 sends a
- * NOTIFY), so an event leaves within milliseconds instead of at the next idle poll. Losing this
- * connection costs only latency: the relay keeps polling, and the connection is re-opened on the
- * next wait.
+ * NOTIFY), so an event leaves within milliseconds instead of at the next idle poll. The connection is
+ * the shared PgChannelListener's, which reconnects by itself; losing it costs only latency, since
+ * the relay keeps polling. Whenever LISTEN takes effect (again) the relay is woken too: what was
+ * committed before it did was never announced.
  */
-export class OutboxWakeup {
-  private client: Client | null = null;
-  private notified = false;
+export class OutboxWakeup implements ChannelSubscriber {
+  private readonly listener: PgChannelListener;
+  /** A notification (or a new LISTEN) came since the last reset(). */
+  private pending = false;
   private wake: (() => void) | null = null;
-  private warned = false;
 
-  constructor(private readonly databaseUrl: string, private readonly logger: Logger) {}
+  constructor(databaseUrl: string, logger: Logger) {
+    this.listener = new PgChannelListener({
+      url: databaseUrl, channel: OUTBOX_CHANNEL, listen: listenForOutboxInserts, name: 'outbox',
+      applicationName: 'outbox-relay-listen', heartbeatMs: HEARTBEAT_MS, timeoutMs: TIMEOUT_MS,
+    }, this, logger);
+  }
 
-  /** Opens the LISTEN connection if it is not open; failures are logged once per outage. */
-  async listen(): Promise<void> {
-    if (this.client) return;
-    const client = new Client({ connectionString: this.databaseUrl, application_name: 'outbox-relay-listen', connectionTimeoutMillis: 5000 });
-    client.on('notification', () => {
-      this.notified = true;
-      this.wake?.();
-    });
-    client.on('error', (error) => {
-      // A dying connection may report more than one error; the first one says it all.
-      if (this.client !== client) return;
-      this.logger.warn({ err: error }, 'outbox LISTEN connection failed; polling until it is back');
-      this.forget(client);
-    });
-    client.on('end', () => this.forget(client));
-    try {
-      await client.connect();
-      await listenForOutboxInserts(client);
-      this.client = client;
-      this.warned = false;
-    } catch (error) {
-      if (!this.warned) this.logger.warn({ err: error }, 'cannot LISTEN for outbox inserts; polling until it can');
-      this.warned = true;
-      await client.end().catch(() => undefined);
-    }
+  /** Starts listening, in the background; the relay polls meanwhile. */
+  listen(): void {
+    this.listener.start();
+  }
+
+  listening(): void {
+    this.notified();
+  }
+
+  lost(): void {}
+
+  notified(): void {
+    this.pending = true;
+    this.wake?.();
   }
 
   /** Forgets earlier notifications: the caller is about to read the table itself. */
   reset(): void {
-    this.notified = false;
+    this.pending = false;
   }
 
   /**
@@ -53,8 +52,7 @@ export class OutboxWakeup {
    * answers whether a notification came.
    */
   async wait(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    await this.listen();
-    if (!this.notified && !signal.aborted) {
+    if (!this.pending && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -67,16 +65,10 @@ export class OutboxWakeup {
         this.wake = done;
       });
     }
-    return this.notified;
+    return this.pending;
   }
 
-  async close(): Promise<void> {
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
-  }
-
-  private forget(client: Client): void {
-    if (this.client === client) this.client = null;
+  close(): Promise<void> {
+    return this.listener.stop();
   }
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
-import type { Logger } from '../../common/logger';
-import { withTimeout } from '../../common/timeout';
+import type { Logger } from '../common/logger';
+import { withTimeout } from '../common/timeout';
 
 /** What a PgChannelListener tells the cache it keeps fresh. */
 export interface ChannelSubscriber {
@@ -18,8 +18,10 @@ export interface PgChannelListenerOptions {
   channel: string;
   /** Runs LISTEN on the channel (the statement lives with the queries of its domain); must be repeatable. */
   listen(client: Client): Promise<void>;
-  /** Names the connection (application_name `gateway-<name>-<pid>`, so pg_stat_activity tells the gateways apart) and the log lines. */
+  /** Names the log lines. */
   name: string;
+  /** The connection's application_name, by which pg_stat_activity tells the processes apart. */
+  applicationName: string;
   /**
    * A connection that silently died (a half-open socket) would look like a quiet channel: every
    * heartbeatMs LISTEN is sent again (a no-op for the server) and must be answered within timeoutMs,
@@ -72,8 +74,8 @@ export class PgChannelListener {
 
   /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
   private async listenUntilLost(): Promise<void> {
-    const { url, channel, listen, name, heartbeatMs, timeoutMs } = this.options;
-    const client = new Client({ connectionString: url, application_name: `gateway-${name}-${process.pid}`, connectionTimeoutMillis: timeoutMs });
+    const { url, channel, listen, name, applicationName, heartbeatMs, timeoutMs } = this.options;
+    const client = new Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: timeoutMs });
     this.client = client;
     let heartbeat: NodeJS.Timeout | undefined;
     try {
