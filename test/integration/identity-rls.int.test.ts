@@ -12,7 +12,6 @@ import { registerAccount, type RegisteredAccount } from '../helpers/identity';
  * under tenant B's setting nothing of tenant A is visible or writable, without a setting nothing
  * at all, and the tenant-less lookups answer only their one question.
  */
-jest.setTimeout(30_000);
 
 let gateway: TestGateway;
 let app: DatabasePool;

@@ -17,7 +17,6 @@ import { addMembership, registerAccount, type RegisteredAccount } from '../helpe
  * ends with the statement, and that a session's refresh token and its event commit together are
  * checked here.
  */
-jest.setTimeout(30_000);
 
 let gateway: TestGateway;
 let app: DatabasePool;

@@ -6,8 +6,6 @@ import { Client } from 'pg';
 import { MigrationError, migrate, migrationsDir, readMigrations } from '../../db/migrate';
 import { createScratchDatabase, type ScratchDatabase } from '../helpers/db';
 
-jest.setTimeout(30_000);
-
 let scratch: ScratchDatabase;
 const tempDirs: string[] = [];
 

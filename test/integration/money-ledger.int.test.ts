@@ -13,7 +13,6 @@ import { registerAccount, type RegisteredAccount } from '../helpers/identity';
  * commit, balances never go negative, postings cannot be rewritten, and an idempotency key runs its
  * operation once even when two requests race.
  */
-jest.setTimeout(30_000);
 
 let gateway: TestGateway;
 let app: DatabasePool;

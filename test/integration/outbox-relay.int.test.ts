@@ -22,8 +22,6 @@ import { consumeTenantEvents, ensureCatalogueTopics, type ReceivedEvent } from '
  * this test's rows (or hold the lock). Kafka is shared, so every test reads only its own tenant.
  */
 
-jest.setTimeout(30_000);
-
 type LogLine = Record<string, unknown> & { msg?: string };
 
 /** The JSON lines a relay logs, and a way to wait for one of them (the test's only clock). */

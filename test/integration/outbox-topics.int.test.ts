@@ -6,8 +6,6 @@ import { testKafka } from '../helpers/kafka';
 
 /** The topics of document 3 on the shared broker, as `npm run topics` leaves them. */
 
-jest.setTimeout(30_000);
-
 const HOUR_MS = 3_600_000;
 let admin: Admin;
 

@@ -11,8 +11,6 @@ import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
  * read back without its published_at: the relay of a running platform may publish it at any moment.
  */
 
-jest.setTimeout(30_000);
-
 const tenantId = newId();
 let app: DatabasePool;
 let owner: DatabasePool;

@@ -10,8 +10,6 @@ import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
  * writes only the rows of the tenant its transaction names, and nothing when it names none.
  */
 
-jest.setTimeout(30_000);
-
 const tenantA = newId();
 const tenantB = newId();
 const tenants = sql.array([tenantA, tenantB], 'uuid');

@@ -34,8 +34,6 @@ describe('GET /audit/export', () => {
 
   const exportUrl = (query: Record<string, string>) => `${gateway.baseUrl}/v1/audit/export?${new URLSearchParams(query)}`;
 
-  jest.setTimeout(30_000);
-
   beforeAll(async () => {
     // The workflow bundle first: webpack fails to load under Jest once the gateway's modules are loaded.
     await Promise.all([migrateSharedDatabase(), platformBundle()]);

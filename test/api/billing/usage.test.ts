@@ -10,9 +10,6 @@ import { login } from '../../helpers/users';
 import { setupOwner } from '../../../scripts/platform/setup-owner';
 
 const month = () => new Date().toISOString().slice(0, 7);
-// Start-up (gateway, registration, the Platform Owner's setup with its password hash) on a busy machine.
-jest.setTimeout(30_000);
-
 describe('GET /billing/usage and /billing/usage/history', () => {
   let gateway: TestGateway;
   let owner: DatabasePool;
