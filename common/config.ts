@@ -145,7 +145,7 @@ const schema = Joi.object({
 
   OUTBOX_BATCH_SIZE: Joi.number().integer().min(1).max(5000).default(500),
   OUTBOX_IDLE_POLL_MS: Joi.number().integer().min(10).max(60_000).default(1000),
-  OUTBOX_LINGER_MS: Joi.number().integer().min(0).max(1000).default(50),
+  OUTBOX_LINGER_MS: Joi.number().integer().min(0).max(1000).default(100),
   OUTBOX_BACKOFF_INITIAL_MS: Joi.number().integer().min(10).max(60_000).default(250),
   OUTBOX_BACKOFF_MAX_MS: Joi.number().integer().min(10).max(600_000).default(30_000),
   OUTBOX_STATUS_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000),
@@ -274,7 +274,7 @@ export interface Config {
   /** linkBaseUrl: where the links in e-mails point; taskQueue: where the gateway starts mail workflows. */
   mail: { smtpHost: string; smtpPort: number; from: string; mailpitApiUrl: string; linkBaseUrl: string; taskQueue: string };
   /**
-   * The relay: rows per batch, idle poll (LISTEN wakes it sooner), the linger after a wake-up,
+   * The relay: rows per batch, idle poll (LISTEN wakes it sooner), the linger (least time between batches),
    * bounded backoff while Kafka is down, how often it logs its status and deletes published rows
    * older than retentionHours.
    */

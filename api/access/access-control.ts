@@ -39,7 +39,7 @@ export function createAccessControl(config: Readonly<Config>, db: DatabasePool, 
   const cache = new PermissionCache({ db, versions, ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries });
   const roleChanges = createTenantEventListener(config, logger, {
     name: 'permission-cache', topic: topics.auth.name,
-    concerns: (type) => type === ROLE_CHANGED, invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+    concerns: (type) => type === ROLE_CHANGED, invalidate: (tenantId) => cache.invalidateTenant(tenantId), mayWait: true,
   });
   return { resolver: new PermissionResolver(cache), cache, versions, versionChanges, roleChanges };
 }

@@ -5,11 +5,17 @@ import { createConsumer, createKafka, onGroupJoin, type Consumer, type Kafka } f
 import type { Logger } from '../../common/logger';
 
 /**
- * How long the broker holds a fetch open when there is nothing to read. An event ends the wait at once,
- * so this costs no freshness; it sets how often a quiet gateway asks (each listener twice a second)
- * and how long a stop waits for the fetch in flight.
+ * How long the broker holds a fetch open when there is nothing to read. An event ends the wait at once
+ * (unless the listener may wait), so this costs no freshness; it sets how often a quiet gateway asks
+ * (each listener twice a second) and how long a stop waits for the fetch in flight.
  */
 const FETCH_WAIT_MS = 500;
+
+/**
+ * A fetch answer size no topic here reaches within FETCH_WAIT_MS, so a listener that may wait is
+ * answered once per wait, however many events arrived in it (see `mayWait`).
+ */
+const WAITING_MIN_BYTES = 1024 * 1024;
 
 export interface TenantEventListenerOptions {
   /** What the listener keeps fresh: names its consumer group and its log lines (`permission-cache`). */
@@ -19,6 +25,13 @@ export interface TenantEventListenerOptions {
   concerns(type: string): boolean;
   /** Drops what is cached for the tenant. */
   invalidate(tenantId: string): void;
+  /**
+   * Whether an event may wait up to FETCH_WAIT_MS to arrive with the others of that time: for a cache
+   * that something else already keeps exact (the permission cache, by PostgreSQL's version notices).
+   * Its topic may carry every login's event; answered at once, the listener would cost the gateway and
+   * the broker a fetch per outbox batch instead of two a second.
+   */
+  mayWait?: boolean;
 }
 
 /**
@@ -45,8 +58,10 @@ export class TenantEventListener {
 
   /** Connects and starts consuming; throws when Kafka cannot be reached (the caller retries). */
   async start(): Promise<void> {
-    const { topic, concerns, invalidate, name } = this.options;
-    const consumer = createConsumer(this.kafka, { groupId: this.groupId, maxWaitTimeInMs: FETCH_WAIT_MS, allowAutoTopicCreation: false });
+    const { topic, concerns, invalidate, name, mayWait } = this.options;
+    const consumer = createConsumer(this.kafka, {
+      groupId: this.groupId, maxWaitTimeInMs: FETCH_WAIT_MS, minBytes: mayWait ? WAITING_MIN_BYTES : 1, allowAutoTopicCreation: false,
+    });
     onGroupJoin(consumer, () => this.joinedOnce());
     try {
       await consumer.connect();

@@ -241,11 +241,26 @@ describe('relay', () => {
 });
 
 describe('relay linger', () => {
-  it('sends the events committed within the linger after a wake-up in the same batch', async () => {
+  it('sends a lone event after a quiet spell at once', async () => {
+    // A minute's linger: an event held back for it would not be published within the wait below.
+    const relay = await startRelay(undefined, { lingerMs: 60_000 });
+    try {
+      await relay.log.waitForMessage(LEADER);
+      // Past its first (empty) read, so the event arrives as a wake-up, where lingering happens.
+      await new Promise((resolve) => setTimeout(resolve, 3 * relaySettings.idlePollMs));
+      const [id] = await write(contactEventsOf(newId(), 1)) as [string];
+      const seq = await seqOf(id);
+      await relay.log.waitFor((line) => line.msg === PUBLISHED && Number(line.lastSeq) >= seq, 'the lone event published');
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('sends the events committed within the linger after a batch in one batch', async () => {
     const relay = await startRelay(undefined, { lingerMs: 500 });
     try {
       const tenantId = newId();
-      // Once this has left, the relay is idle, waiting for a notification.
+      // Once this has left, the relay is idle, waiting for a notification, and lingers until 500 ms after it.
       const [settled] = await write(contactEventsOf(tenantId, 1)) as [string];
       const settledSeq = await seqOf(settled);
       await relay.log.waitFor((line) => line.msg === PUBLISHED && Number(line.lastSeq) >= settledSeq, 'the first event published');

@@ -53,6 +53,8 @@ export class OutboxRelay {
   private readonly wakeup: OutboxWakeup;
   /** Consecutive batches Kafka refused; sets the backoff. */
   private kafkaFailures = 0;
+  /** performance.now() when the last batch was marked published (see linger). */
+  private lastBatchAt = -Infinity;
   private readonly state: RelayStatus = {
     role: 'starting', published: 0, publishFailures: 0, lastPublishAt: null, pending: null, lagMs: null,
   };
@@ -143,10 +145,19 @@ export class OutboxRelay {
       }
       // Rows committed since the read above have already notified, and this returns at once.
       const notified = await this.wakeup.wait(settings.idlePollMs, this.stopping.signal);
-      // Commits come in bursts and one at a time: lingering lets the next ones join this batch, one
-      // Kafka request and one marking for several events instead of one each.
-      if (notified && settings.lingerMs > 0) await pause(settings.lingerMs, this.stopping.signal);
+      if (notified) await this.linger();
     }
+  }
+
+  /**
+   * Keeps lingerMs between one batch and the next read, like a producer's linger.ms: under a steady
+   * stream of commits the ones of that time join one batch (one Kafka request, one marking, one
+   * fetch for each consumer) instead of leaving one each. A commit after a quiet spell of lingerMs
+   * or more leaves at once, so pacing costs latency only under load.
+   */
+  private async linger(): Promise<void> {
+    const remainingMs = this.lastBatchAt + this.deps.settings.lingerMs - performance.now();
+    if (remainingMs > 0) await pause(remainingMs, this.stopping.signal);
   }
 
   /** Publishes and marks one batch; false when Kafka refused it (the rows stay, after a backoff). */
@@ -171,6 +182,7 @@ export class OutboxRelay {
     await markOutboxEventsPublished(session, batch.map((row) => row.seq));
     this.state.published += batch.length;
     this.state.lastPublishAt = new Date().toISOString();
+    this.lastBatchAt = performance.now();
     logger.info(
       { batchSize: batch.length, firstSeq: batch[0]!.seq, lastSeq: batch.at(-1)!.seq, lagMs: ageMs(batch[0]!.occurredAt) },
       'published batch',
