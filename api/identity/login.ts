@@ -2,13 +2,13 @@ import type { CommonQueryMethods } from 'slonik';
 import { verifyPassword } from '../../common/identity/passwords';
 import { problems } from '../../common/problems';
 import { withTenant } from '../../db/tenant';
-import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
+import { isActiveMember, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
 import type { LoginMethod } from '../../common/identity/tokens';
 import type { IdentityDeps, TokenPair } from './deps';
 import { authEvent } from './events';
 import { assertLoginSecondFactor } from './mfa/second-factor';
-import { issuePair, publicPair, type SessionSubject } from './sessions';
+import { issuePair, openSignInSession, publicPair, type SessionSubject } from './sessions';
 
 export interface Credentials {
   email: string;
@@ -59,17 +59,20 @@ export async function completeLogin(
   user: { id: string; email: string; lastTenantId: string | null },
   how: LoginMethod,
 ): Promise<TokenPair | TenantSelection> {
-  const tenants = [...await selectUserTenants(deps.db, user.id)];
+  // The tenants are read, one chosen and the session opened in it by one statement, which also sets
+  // the event's tenant (openSignInSession); with no tenant to choose it writes nothing.
+  const { tenants, pair } = await openSignInSession(deps, user, loggedInEvent(CHOSEN_BY_STATEMENT, user.id, how));
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
-  const chosen = tenants.length === 1 ? tenants[0] : tenants.find((tenant) => tenant.id === user.lastTenantId);
-  if (!chosen) {
-    const session = await deps.tokens.issueSelectionToken(user.id, how);
-    return { requiresTenantSelection: true, sessionToken: session.token, tenants };
-  }
-  // The account and its active membership were both just read; nothing more to check, and the
-  // session is the whole change: one statement, no transaction around it (issuePair).
-  return openSession(deps, deps.db, { userId: user.id, email: user.email, tenantId: chosen.id }, how);
+  if (pair) return publicPair(pair);
+  const session = await deps.tokens.issueSelectionToken(user.id, how);
+  return { requiresTenantSelection: true, sessionToken: session.token, tenants };
 }
+
+/**
+ * Stands for the tenant of an event whose tenant the statement that writes it chooses and sets
+ * (auth_open_sign_in); a well-formed version 4 UUID, so the event passes the usual checks.
+ */
+const CHOSEN_BY_STATEMENT = '00000000-0000-4000-8000-000000000000';
 
 /**
  * POST /auth/select-tenant: the session token proves a sign-in (password or provider, which it names)
@@ -94,6 +97,9 @@ export async function selectTenant(
 
 /** A new session (a new refresh-token family) in the subject's tenant, with its auth.user.logged_in event. */
 async function openSession(deps: IdentityDeps, db: CommonQueryMethods, subject: SessionSubject, how: LoginMethod): Promise<TokenPair> {
-  const event = authEvent('auth.user.logged_in', subject.tenantId, subject.userId, { ...how, logged_in_at: new Date().toISOString() });
-  return publicPair(await issuePair(deps, db, subject, event));
+  return publicPair(await issuePair(deps, db, subject, loggedInEvent(subject.tenantId, subject.userId, how)));
+}
+
+function loggedInEvent(tenantId: string, userId: string, how: LoginMethod) {
+  return authEvent('auth.user.logged_in', tenantId, userId, { ...how, logged_in_at: new Date().toISOString() });
 }

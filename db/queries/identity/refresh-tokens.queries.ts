@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 import { outboxRowColumns, type NewOutboxEvent } from '../events/outbox.queries';
+import { userTenant } from './tenants.queries';
 
 export interface NewRefreshToken {
   id: string;
@@ -31,6 +32,30 @@ export async function insertSession(db: CommonQueryMethods, token: NewRefreshTok
     ) AS roles
   `);
   return roles;
+}
+
+const signIn = z.object({
+  tenants: z.array(userTenant),
+  tenantId: z.string().nullable(),
+  roles: z.array(z.string()).nullable(),
+});
+export type SignIn = z.infer<typeof signIn>;
+
+/**
+ * The end of a sign-in in one statement (auth_open_sign_in, migration 0023): the user's active
+ * tenants and, when one is chosen (the only one, or `lastTenantId` among several), the session stored
+ * in it with the event, whose tenant the statement sets. Without a choice, tenantId and roles are
+ * null and nothing is written.
+ */
+export async function openSignIn(
+  db: CommonQueryMethods, token: Omit<NewRefreshToken, 'tenantId' | 'impersonation'>, lastTenantId: string | null, event: NewOutboxEvent,
+): Promise<SignIn> {
+  return db.one(sql.type(signIn)`
+    SELECT tenants, tenant_id AS "tenantId", roles FROM auth_open_sign_in(
+      ${token.userId}, ${lastTenantId}, ${token.id}, ${token.familyId}, ${sql.binary(token.tokenHash)}, ${token.ttlSeconds},
+      ${sql.jsonb(outboxRowColumns(event))}
+    )
+  `);
 }
 
 const tenantOf = z.object({ tenantId: z.string().nullable() });

@@ -18,7 +18,7 @@ export async function insertMembership(tx: DatabaseTransactionConnection, tenant
   await tx.query(sql.unsafe`INSERT INTO memberships (tenant_id, user_id) VALUES (${tenantId}, ${userId})`);
 }
 
-const userTenant = z.object({ id: z.string(), name: z.string(), logoUrl: z.string().nullable(), role: z.string().nullable() });
+export const userTenant = z.object({ id: z.string(), name: z.string(), logoUrl: z.string().nullable(), role: z.string().nullable() });
 export type UserTenant = z.infer<typeof userTenant>;
 
 /**

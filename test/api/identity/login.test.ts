@@ -123,11 +123,18 @@ describe('login with several tenants', () => {
 
   it('remembers the choice when asked, so the next login selects that tenant', async () => {
     const { account, other } = await twoTenantAccount();
+    const sessionsIn = async (tenantId: string) => (await outboxEventsOf(owner, tenantId))
+      .filter((event) => event.type === 'auth.user.logged_in' && event.data.user_id === account.user.id);
     const selection = await login(account.user.email, GOOD_PASSWORD);
+    // Asked to choose, the login opened no session anywhere.
+    expect([await sessionsIn(account.tenant.id), await sessionsIn(other.tenant.id)]).toEqual([[], []]);
     await post(gateway, '/auth/select-tenant', { sessionToken: selection.body.sessionToken, tenantId: other.tenant.id, rememberChoice: true });
     const next = await login(account.user.email, GOOD_PASSWORD);
     expect(next.body).toMatchObject({ accessToken: expect.any(String) });
     expect((await get(gateway, '/auth/me', String(next.body.accessToken))).body).toMatchObject({ tenantId: other.tenant.id });
+    // select-tenant's session, then the remembered login's, both in the chosen tenant.
+    expect((await sessionsIn(other.tenant.id)).map((event) => event.data.tenant_id)).toEqual([other.tenant.id, other.tenant.id]);
+    expect(await sessionsIn(account.tenant.id)).toEqual([]);
   });
 
   it('refuses a tenant the user does not belong to with 404, and a forged session token with 401', async () => {
