@@ -67,7 +67,7 @@ describe('maintenance.expire-stale-records schedule', () => {
 
   it('runs the sweep to completion when triggered', async () => {
     const tenantId = newId();
-    await seedRecords(ownerPool, tenantId, { expiredKeys: 2, liveKeys: 1, expiredTokens: 1, liveTokens: 1, expiredFamilies: 1, liveFamilies: 1 });
+    await seedRecords(ownerPool, tenantId, { expiredKeys: 2, liveKeys: 1, expiredTokens: 1, liveTokens: 1, expiredFamilies: 1, graceFamilies: 1, liveFamilies: 1 });
     const { maintenance } = createActivities({
       ownerPool, logger: createLogger('test', 'silent'), objectStore: createObjectStore(config().s3), smtp: createSmtpSender(config().mail),
     });
@@ -84,7 +84,7 @@ describe('maintenance.expire-stale-records schedule', () => {
     expect(counts.idempotencyKeys).toBeGreaterThanOrEqual(2);
     expect(counts.oneTimeTokens).toBeGreaterThanOrEqual(1);
     expect(await remainingRecords(ownerPool, tenantId)).toEqual({
-      expiredKeys: 0, liveKeys: 1, expiredTokens: 0, liveTokens: 1, expiredFamilies: 0, liveFamilies: 1,
+      expiredKeys: 0, liveKeys: 1, expiredTokens: 0, liveTokens: 1, expiredFamilies: 0, graceFamilies: 1, liveFamilies: 1,
     });
   });
 });

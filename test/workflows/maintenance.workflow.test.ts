@@ -27,9 +27,9 @@ describe('expireStaleRecords workflow', () => {
     await ownerPool?.end();
   });
 
-  it('deletes expired idempotency keys, one-time tokens and refresh-token families in batches and keeps live ones', async () => {
+  it('deletes expired idempotency keys, one-time tokens and refresh-token families in batches, and keeps live ones and families within the day of grace', async () => {
     const tenantId = newId();
-    await seedRecords(ownerPool, tenantId, { expiredKeys: 5, liveKeys: 2, expiredTokens: 3, liveTokens: 1, expiredFamilies: 3, liveFamilies: 2 });
+    await seedRecords(ownerPool, tenantId, { expiredKeys: 5, liveKeys: 2, expiredTokens: 3, liveTokens: 1, expiredFamilies: 3, graceFamilies: 1, liveFamilies: 2 });
     const taskQueue = uniqueTaskQueue('maintenance');
     const activities = createMaintenanceActivities({ ownerPool, logger: createLogger('test', 'silent') });
     const worker = await createTestWorker(env, { taskQueue, activities });
@@ -44,7 +44,7 @@ describe('expireStaleRecords workflow', () => {
     expect(counts.oneTimeTokens).toBeGreaterThanOrEqual(3);
     expect(counts.refreshTokenFamilies).toBeGreaterThanOrEqual(3);
     expect(await remainingRecords(ownerPool, tenantId)).toEqual({
-      expiredKeys: 0, liveKeys: 2, expiredTokens: 0, liveTokens: 1, expiredFamilies: 0, liveFamilies: 2,
+      expiredKeys: 0, liveKeys: 2, expiredTokens: 0, liveTokens: 1, expiredFamilies: 0, graceFamilies: 1, liveFamilies: 2,
     });
   });
 
