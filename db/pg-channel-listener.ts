@@ -22,14 +22,16 @@ export interface PgChannelListenerOptions {
   name: string;
   /** The connection's application_name, by which pg_stat_activity tells the processes apart. */
   applicationName: string;
-  /**
-   * A connection that silently died (a half-open socket) would look like a quiet channel: every
-   * heartbeatMs LISTEN is sent again (a no-op for the server) and must be answered within timeoutMs,
-   * or the connection counts as lost.
-   */
-  heartbeatMs: number;
+  /** How long connecting, and each heartbeat (HEARTBEAT_MS), may take before the connection counts as lost. */
   timeoutMs: number;
 }
+
+/**
+ * A connection that silently died (a half-open socket) would look like a quiet channel: this often
+ * LISTEN is sent again (a no-op for the server) and must be answered within timeoutMs, or the
+ * connection counts as lost.
+ */
+const HEARTBEAT_MS = 5000;
 
 /**
  * One plain `pg` connection (not a pool's: LISTEN belongs to a session) that LISTENs on a channel
@@ -74,7 +76,7 @@ export class PgChannelListener {
 
   /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
   private async listenUntilLost(): Promise<void> {
-    const { url, channel, listen, name, applicationName, heartbeatMs, timeoutMs } = this.options;
+    const { url, channel, listen, name, applicationName, timeoutMs } = this.options;
     const client = new Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: timeoutMs });
     this.client = client;
     let heartbeat: NodeJS.Timeout | undefined;
@@ -92,7 +94,7 @@ export class PgChannelListener {
       await client.connect();
       if (this.stopping.signal.aborted) return;
       await listen(client);
-      heartbeat = setInterval(() => void withTimeout(listen(client), timeoutMs, `${name} heartbeat`).catch(fail), heartbeatMs);
+      heartbeat = setInterval(() => void withTimeout(listen(client), timeoutMs, `${name} heartbeat`).catch(fail), HEARTBEAT_MS);
       this.isListening = true;
       this.listens += 1;
       this.subscriber.listening();

@@ -11,9 +11,6 @@ import { createTenantEventListener, type TenantEventListener } from '../runtime/
 
 export const ROLE_CHANGED = 'auth.role.changed';
 
-/** How soon a silently dead LISTEN connection is noticed (then versions are read per request until it is back). */
-const LISTENER_HEARTBEAT_MS = 5000;
-
 /** The gateway's permission checking: the resolver the routes use, its cache, and the cache's Kafka invalidation. */
 export interface AccessControl {
   resolver: PermissionResolver;
@@ -34,7 +31,7 @@ export function createAccessControl(config: Readonly<Config>, db: DatabasePool, 
   const versionChanges = new PgChannelListener({
     url: config.db.url, name: 'rbac-versions', applicationName: `gateway-rbac-versions-${process.pid}`,
     channel: RBAC_VERSIONS_CHANNEL, listen: listenForRbacVersions,
-    heartbeatMs: LISTENER_HEARTBEAT_MS, timeoutMs: config.health.checkTimeoutMs,
+    timeoutMs: config.health.checkTimeoutMs,
   }, versions, logger);
   const cache = new PermissionCache({ db, versions, ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries });
   const roleChanges = createTenantEventListener(config, logger, {

@@ -2,8 +2,7 @@ import type { Logger } from '../../common/logger';
 import { PgChannelListener, type ChannelSubscriber } from '../../db/pg-channel-listener';
 import { listenForOutboxInserts, OUTBOX_CHANNEL } from '../../db/queries/events/outbox-relay.queries';
 
-/** LISTEN is sent again this often and must answer within the timeout, or the connection counts as lost. */
-const HEARTBEAT_MS = 5000;
+/** How long connecting, and each LISTEN heartbeat, may take before the connection counts as lost. */
 const TIMEOUT_MS = 5000;
 
 /**
@@ -22,7 +21,7 @@ export class OutboxWakeup implements ChannelSubscriber {
   constructor(databaseUrl: string, logger: Logger) {
     this.listener = new PgChannelListener({
       url: databaseUrl, channel: OUTBOX_CHANNEL, listen: listenForOutboxInserts, name: 'outbox',
-      applicationName: 'outbox-relay-listen', heartbeatMs: HEARTBEAT_MS, timeoutMs: TIMEOUT_MS,
+      applicationName: 'outbox-relay-listen', timeoutMs: TIMEOUT_MS,
     }, this, logger);
   }
 
