@@ -137,6 +137,17 @@ describe('login with several tenants', () => {
     expect(await sessionsIn(account.tenant.id)).toEqual([]);
   });
 
+  it('ignores a remembered tenant the user does not belong to: it asks again and opens nothing there', async () => {
+    const { account } = await twoTenantAccount();
+    const stranger = await registerAccount(gateway);
+    await owner.query(sql.unsafe`UPDATE users SET last_tenant_id = ${stranger.tenant.id} WHERE id = ${account.user.id}`);
+    const selection = await login(account.user.email, GOOD_PASSWORD);
+    expect(selection.body).toMatchObject({ requiresTenantSelection: true });
+    expect((selection.body.tenants as { id: string }[]).map((tenant) => tenant.id)).not.toContain(stranger.tenant.id);
+    const strangersEvents = await outboxEventsOf(owner, stranger.tenant.id);
+    expect(strangersEvents.filter((event) => event.data.user_id === account.user.id)).toEqual([]);
+  });
+
   it('refuses a tenant the user does not belong to with 404, and a forged session token with 401', async () => {
     const { account } = await twoTenantAccount();
     const stranger = await registerAccount(gateway);
