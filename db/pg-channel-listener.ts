@@ -14,10 +14,6 @@ export interface ChannelSubscriber {
 
 export interface PgChannelListenerOptions {
   url: string;
-  /** The channel whose notifications reach the subscriber. */
-  channel: string;
-  /** Runs LISTEN on the channel (the statement lives with the queries of its domain); must be repeatable. */
-  listen(client: Client): Promise<void>;
   /** Names the log lines. */
   name: string;
   /** The connection's application_name, by which pg_stat_activity tells the processes apart. */
@@ -34,10 +30,12 @@ export interface PgChannelListenerOptions {
 const HEARTBEAT_MS = 5000;
 
 /**
- * One plain `pg` connection (not a pool's: LISTEN belongs to a session) that LISTENs on a channel
- * and reconnects until stopped, with a doubling delay up to 5 s, like the runtime's start-up
- * retries. The subscriber hears when listening starts and stops, so it can tell the times when it
- * may rely on notifications from the gaps, in which announcements are lost.
+ * One plain `pg` connection (not a pool's: LISTEN belongs to a session, and slonik has no
+ * notification API) that LISTENs on some channels, each with its subscriber, and reconnects until
+ * stopped, with a doubling delay up to 5 s, like the runtime's start-up retries. The subscribers
+ * hear when listening starts and stops, so they can tell the times when they may rely on
+ * notifications from the gaps, in which announcements are lost. Channels that share a connection
+ * start and stop being heard together.
  */
 export class PgChannelListener {
   private readonly stopping = new AbortController();
@@ -47,7 +45,11 @@ export class PgChannelListener {
   /** How many times LISTEN took effect (the first connection and every reconnection). */
   listens = 0;
 
-  constructor(private readonly options: PgChannelListenerOptions, private readonly subscriber: ChannelSubscriber, private readonly logger: Logger) {}
+  constructor(
+    private readonly options: PgChannelListenerOptions,
+    private readonly subscribers: Readonly<Record<string, ChannelSubscriber>>,
+    private readonly logger: Logger,
+  ) {}
 
   start(): void {
     this.running ??= this.run();
@@ -76,7 +78,9 @@ export class PgChannelListener {
 
   /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
   private async listenUntilLost(): Promise<void> {
-    const { url, channel, listen, name, applicationName, timeoutMs } = this.options;
+    const { url, name, applicationName, timeoutMs } = this.options;
+    const channels = Object.keys(this.subscribers);
+    const subscribers = Object.values(this.subscribers);
     const client = new Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: timeoutMs });
     this.client = client;
     let heartbeat: NodeJS.Timeout | undefined;
@@ -89,23 +93,25 @@ export class PgChannelListener {
       });
       lost.catch(() => undefined); // may fail before it is awaited (during connect); awaited below all the same
       client.on('notification', (message) => {
-        if (message.channel === channel) this.subscriber.notified(message.payload ?? '');
+        if (Object.hasOwn(this.subscribers, message.channel)) this.subscribers[message.channel].notified(message.payload ?? '');
       });
       await client.connect();
       if (this.stopping.signal.aborted) return;
-      await listen(client);
-      heartbeat = setInterval(() => void withTimeout(listen(client), timeoutMs, `${name} heartbeat`).catch(fail), HEARTBEAT_MS);
+      // Repeatable: LISTEN on a channel already listened to is a no-op.
+      const listen = channels.map((channel) => `LISTEN ${client.escapeIdentifier(channel)}`).join('; ');
+      await client.query(listen);
+      heartbeat = setInterval(() => void withTimeout(client.query(listen), timeoutMs, `${name} heartbeat`).catch(fail), HEARTBEAT_MS);
       this.isListening = true;
       this.listens += 1;
-      this.subscriber.listening();
-      this.logger.info({ channel }, `${name} listener listening`);
+      for (const subscriber of subscribers) subscriber.listening();
+      this.logger.info({ channels }, `${name} listener listening`);
       await lost;
     } finally {
       clearInterval(heartbeat);
       if (this.isListening) {
         this.isListening = false;
-        this.subscriber.lost();
-        if (!this.stopping.signal.aborted) this.logger.warn({ channel }, `${name} listener lost its connection`);
+        for (const subscriber of subscribers) subscriber.lost();
+        if (!this.stopping.signal.aborted) this.logger.warn({ channels }, `${name} listener lost its connection`);
       }
       this.client = undefined;
       await client.end().catch(() => undefined);

@@ -4,9 +4,7 @@ import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import { PermissionCache } from './permission-cache';
 import { PermissionResolver } from './permission-resolver';
-import { listenForRbacVersions, RBAC_VERSIONS_CHANNEL } from '../../db/queries/access/roles.queries';
 import { TenantVersionReader } from './tenant-versions';
-import { PgChannelListener } from '../../db/pg-channel-listener';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 
 export const ROLE_CHANGED = 'auth.role.changed';
@@ -15,10 +13,8 @@ export const ROLE_CHANGED = 'auth.role.changed';
 export interface AccessControl {
   resolver: PermissionResolver;
   cache: PermissionCache;
-  /** The tenants' RBAC versions the cache checks on every request, kept fresh by `versionChanges`. */
+  /** The tenants' RBAC versions the cache checks on every request, kept fresh by the runtime's `announcements`. */
   versions: TenantVersionReader;
-  /** LISTENs on rbac_versions (migration 0020); the runtime starts and stops it. */
-  versionChanges: PgChannelListener;
   /**
    * Drops a tenant's cached permissions on auth.role.changed (document 1, Events): only an early
    * invalidation, since the cache checks the tenant's RBAC version on every request.
@@ -28,15 +24,10 @@ export interface AccessControl {
 
 export function createAccessControl(config: Readonly<Config>, db: DatabasePool, logger: Logger): AccessControl {
   const versions = new TenantVersionReader(db);
-  const versionChanges = new PgChannelListener({
-    url: config.db.url, name: 'rbac-versions', applicationName: `gateway-rbac-versions-${process.pid}`,
-    channel: RBAC_VERSIONS_CHANNEL, listen: listenForRbacVersions,
-    timeoutMs: config.health.checkTimeoutMs,
-  }, versions, logger);
   const cache = new PermissionCache({ db, versions, ttlMs: config.rbac.cacheTtlMs, maxEntries: config.rbac.cacheMaxEntries });
   const roleChanges = createTenantEventListener(config, logger, {
     name: 'permission-cache', topic: topics.auth.name,
     concerns: (type) => type === ROLE_CHANGED, invalidate: (tenantId) => cache.invalidateTenant(tenantId), mayWait: true,
   });
-  return { resolver: new PermissionResolver(cache), cache, versions, versionChanges, roleChanges };
+  return { resolver: new PermissionResolver(cache), cache, versions, roleChanges };
 }

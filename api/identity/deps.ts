@@ -6,6 +6,7 @@ import type { DatabasePool } from '../../db/pool';
 import type { Mailer } from '../notify/mailer';
 import type { SubscriptionWorkflows } from '../billing/subscription-workflows';
 import type { LoginThrottle } from './login-throttle';
+import type { MeCache } from './me-cache';
 import type { VerifyEmailLimit } from './verify-email-limit';
 
 /** What the identity flows work with; built once per gateway by createIdentityServices. */
@@ -22,6 +23,11 @@ export interface IdentityDeps {
   verifyEmailLimit: VerifyEmailLimit;
   /** Starts the subscription workflow of every tenant registration creates. */
   subscriptions: SubscriptionWorkflows;
+  /**
+   * GET /auth/me's answers. Whatever changes an account or its memberships calls forget(account)
+   * once its transaction has ended, so the account's next request through this gateway reads again.
+   */
+  meAnswers: MeCache;
   logger: Logger;
 }
 

@@ -5,6 +5,7 @@ import { withTenant } from '../../db/tenant';
 import { markEmailVerified } from '../../db/queries/identity/security-flows.queries';
 import { selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { AuthState } from '../context';
+import { changingAccounts } from './account-changes';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
 
@@ -49,10 +50,11 @@ export async function requestVerificationEmail(deps: IdentityDeps, auth: AuthSta
 
 /** POST /auth/verify-email: the link's token, once; only while the account still has the address it went to. */
 export function verifyEmail(deps: IdentityDeps, token: string): Promise<{ email_verified: true }> {
-  return redeemOneTimeToken(deps.db, ['verify_email'], token, async (tx, redeemed) => {
+  return changingAccounts(deps, (changed) => redeemOneTimeToken(deps.db, ['verify_email'], token, async (tx, redeemed) => {
     if (!redeemed.userId || !await markEmailVerified(tx, redeemed.userId, redeemed.email)) {
       throw problems.unauthorized('The link no longer matches the account');
     }
+    changed(redeemed.userId);
     return { email_verified: true };
-  });
+  }));
 }

@@ -11,6 +11,7 @@ import {
 import { insertMembership, isActiveMember } from '../../db/queries/identity/tenants.queries';
 import { insertUser, selectUserForLogin, selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { AuthState } from '../context';
+import { changingAccounts } from './account-changes';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
 import { authEvent, enqueueAuthEvent } from './events';
@@ -95,7 +96,7 @@ function splitName(name: string): { firstName: string; lastName: string } {
  * cannot become a way around it.
  */
 export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, ip: string): Promise<AcceptedInvite> {
-  return redeemOneTimeToken(deps.db, ['invite'], request.token, async (tx, invitation) => {
+  return changingAccounts(deps, (changed) => redeemOneTimeToken(deps.db, ['invite'], request.token, async (tx, invitation) => {
     const { tenantId, email } = invitation;
     const roleIds = (invitation.payload.roleIds ?? []) as string[];
     const existing = await selectUserForLogin(tx, email);
@@ -109,6 +110,7 @@ export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, i
       }
       if (existing.status === 'locked') throw problems.accountLocked();
       userId = existing.id;
+      changed(userId);
       joined = await ensureMembership(tx, tenantId, userId);
       if (!await isActiveMember(tx, userId)) throw problems.forbidden('The membership in this tenant is blocked');
       await markEmailVerified(tx, userId, email);
@@ -140,5 +142,5 @@ export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, i
       expires_in: deps.config.identity.ttl.accessToken,
       user: { id: userId, email: profile.email, email_verified: profile.emailVerified, roles, tenant_id: tenantId },
     };
-  });
+  }));
 }

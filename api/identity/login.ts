@@ -1,10 +1,10 @@
 import type { CommonQueryMethods } from 'slonik';
 import { verifyPassword } from '../../common/identity/passwords';
 import { problems } from '../../common/problems';
-import { withTenant } from '../../db/tenant';
 import { isActiveMember, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
 import type { LoginMethod } from '../../common/identity/tokens';
+import { changeAccount } from './account-changes';
 import type { IdentityDeps, TokenPair } from './deps';
 import { authEvent } from './events';
 import { assertLoginSecondFactor } from './mfa/second-factor';
@@ -85,7 +85,7 @@ export async function selectTenant(
 ): Promise<TokenPair> {
   const { userId, how } = await deps.tokens.verifySelectionToken(selection.sessionToken);
   const { tenantId } = selection;
-  return withTenant(deps.db, tenantId, async (tx) => {
+  return changeAccount(deps, tenantId, userId, async (tx) => {
     const profile = await selectUserProfile(tx, userId);
     if (!profile || !await isActiveMember(tx, userId)) throw problems.notFound('tenant');
     // The account may have been deleted or locked since its password was checked.

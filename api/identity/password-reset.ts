@@ -5,6 +5,7 @@ import { withTenant } from '../../db/tenant';
 import { revokeAllRefreshTokens, updatePasswordByLink } from '../../db/queries/identity/security-flows.queries';
 import { selectUserTenants } from '../../db/queries/identity/tenants.queries';
 import { selectUserForLogin } from '../../db/queries/identity/users.queries';
+import { changingAccounts } from './account-changes';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
 import { enqueueAuthEvent } from './events';
@@ -50,12 +51,13 @@ async function startPasswordReset(deps: IdentityDeps, email: string): Promise<vo
  * auth.password.changed written to the outbox. The password was checked by the route's schema.
  */
 export function resetPassword(deps: IdentityDeps, token: string, password: string): Promise<{ message: string }> {
-  return redeemOneTimeToken(deps.db, ['reset_password', 'set_password'], token, async (tx, redeemed) => {
+  return changingAccounts(deps, (changed) => redeemOneTimeToken(deps.db, ['reset_password', 'set_password'], token, async (tx, redeemed) => {
     // Hashed only once the token proved valid, so invalid tokens cost no Argon2id work.
     const passwordHash = await hashPassword(password);
     if (!redeemed.userId || !await updatePasswordByLink(tx, redeemed.userId, redeemed.email, passwordHash)) {
       throw problems.unauthorized('The link no longer matches the account');
     }
+    changed(redeemed.userId);
     const revokedSessions = await revokeAllRefreshTokens(tx, redeemed.userId);
     await enqueueAuthEvent(tx, 'auth.password.changed', redeemed.tenantId, redeemed.userId, {
       method: redeemed.purpose === 'reset_password' ? 'reset' : 'set',
@@ -63,5 +65,5 @@ export function resetPassword(deps: IdentityDeps, token: string, password: strin
       changed_at: new Date().toISOString(),
     });
     return { message: 'The password was changed; every session was signed out. Sign in with the new password.' };
-  });
+  }));
 }

@@ -1,18 +1,20 @@
 import { problems } from '../../common/problems';
 import { withTenant } from '../../db/tenant';
 import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
-import { selectMe, selectUserProfile } from '../../db/queries/identity/users.queries';
+import { selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { AuthState } from '../context';
 import type { IdentityDeps, TokenPair } from './deps';
 import { issuePair, publicPair } from './sessions';
-import { toUserView, type UserView } from './user-view';
+import type { MeAnswer } from './me-cache';
 
-/** GET /auth/me: the account in the token's tenant, with its roles and their permissions (read now, not from the token). */
-export async function me(deps: IdentityDeps, auth: AuthState): Promise<UserView & { permissions: string[] }> {
-  const found = await selectMe(deps.db, auth.tenantId, auth.userId);
+/**
+ * GET /auth/me: the account in the token's tenant, with its roles and their permissions, as they are
+ * now, not as the token says (through the gateway's MeCache, which drops an answer when a change is announced).
+ */
+export async function me(deps: IdentityDeps, auth: AuthState): Promise<MeAnswer> {
+  const found = await deps.meAnswers.answer(auth.tenantId, auth.userId);
   if (!found) throw problems.unauthorized('The account is no longer a member of this tenant');
-  const { roles, permissions, ...profile } = found;
-  return { ...toUserView(profile, auth.tenantId, roles), permissions };
+  return found;
 }
 
 /** GET /auth/tenants: every tenant the caller belongs to. */

@@ -30,6 +30,9 @@ import { ensureBucket } from './bucket';
 import { closeConnections, openConnections, type Connections } from './connections';
 import { retryUntilDone } from './retry';
 import { MoneyFlows } from '../money/workflow-client';
+import { PgChannelListener } from '../../db/pg-channel-listener';
+import { RBAC_VERSIONS_CHANNEL } from '../../db/queries/access/roles.queries';
+import { ACCOUNT_CHANGES_CHANNEL } from '../../db/queries/identity/users.queries';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -42,6 +45,12 @@ export interface GatewayRuntime {
   identity: IdentityDeps;
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
+  /**
+   * One connection LISTENing on what PostgreSQL announces to the gateway's caches: the tenants' RBAC
+   * versions (migration 0020, to the permission cache's version reader) and changed accounts (0024,
+   * to the /auth/me answers). Until it listens, both read per request.
+   */
+  announcements: PgChannelListener;
   /** The module catalogue, the installed-modules cache and the cache's module.registry.* consumer. */
   modules: ModuleServices;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
@@ -79,13 +88,16 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
   let temporal: TemporalHandle | undefined;
-  const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal }, logger);
+  const access = createAccessControl(config, connections.db, logger);
+  const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal, rbacVersions: access.versions }, logger);
+  const announcements = new PgChannelListener({
+    url: config.db.url, name: 'announcements', applicationName: `gateway-announcements-${process.pid}`, timeoutMs: config.health.checkTimeoutMs,
+  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: identity.meAnswers }, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
   sweepTenants.unref();
   const money = createMoneyServices(config, connections, logger);
-  const access = createAccessControl(config, connections.db, logger);
   const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const limits = createLimitEnforcement(config, connections.db, logger);
@@ -95,7 +107,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   eventLoop.start();
   flags.start();
   // Reconnects by itself; until it listens, permission checks read the RBAC version per request.
-  access.versionChanges.start();
+  announcements.start();
   connections.redis.once('ready', () => { established.redis = true; });
   connections.redis.connect().catch(() => { /* reported by the 'error' listener; ioredis keeps reconnecting */ });
 
@@ -145,6 +157,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     flags,
     identity,
     access,
+    announcements,
     modules,
     gateway: {
       tokens: identity.tokens,
@@ -179,7 +192,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       await started;
       await requestAudit.close();
       await Promise.allSettled([
-        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(), access.versionChanges.stop(),
+        closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(), announcements.stop(),
         limits?.listener.stop(), modules.changes.stop(),
       ]);
     },

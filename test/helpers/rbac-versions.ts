@@ -11,10 +11,11 @@ import { waitFor } from './http';
  */
 export async function announced(gateway: TestGateway, db: DatabasePool, tenantId: string): Promise<void> {
   const version = (await selectRbacVersions(db, [tenantId])).get(tenantId) ?? 0;
-  const { versions, versionChanges } = gateway.runtime.access;
+  const { versions } = gateway.runtime.access;
+  const { announcements } = gateway.runtime;
   // A tenant it knows nothing of (not listening, or listening anew) is read on its next request.
   await waitFor(`the gateway to hear RBAC version ${version} of tenant ${tenantId}`, async () => {
     const known = versions.knownVersion(tenantId);
-    return !versionChanges.isListening || known === undefined || known >= version;
+    return !announcements.isListening || known === undefined || known >= version;
   }, 10_000, 20);
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../../common/logger';
 import { PgChannelListener, type ChannelSubscriber } from '../../db/pg-channel-listener';
-import { listenForOutboxInserts, OUTBOX_CHANNEL } from '../../db/queries/events/outbox-relay.queries';
+import { OUTBOX_CHANNEL } from '../../db/queries/events/outbox-relay.queries';
 
 /** How long connecting, and each LISTEN heartbeat, may take before the connection counts as lost. */
 const TIMEOUT_MS = 5000;
@@ -20,9 +20,8 @@ export class OutboxWakeup implements ChannelSubscriber {
 
   constructor(databaseUrl: string, logger: Logger) {
     this.listener = new PgChannelListener({
-      url: databaseUrl, channel: OUTBOX_CHANNEL, listen: listenForOutboxInserts, name: 'outbox',
-      applicationName: 'outbox-relay-listen', timeoutMs: TIMEOUT_MS,
-    }, this, logger);
+      url: databaseUrl, name: 'outbox', applicationName: 'outbox-relay-listen', timeoutMs: TIMEOUT_MS,
+    }, { [OUTBOX_CHANNEL]: this }, logger);
   }
 
   /** Starts listening, in the background; the relay polls meanwhile. */

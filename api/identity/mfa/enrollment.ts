@@ -1,11 +1,11 @@
 import { verifyPassword } from '../../../common/identity/passwords';
 import { problems } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
-import { withTenant } from '../../../db/tenant';
 import {
   activateMfa, deactivateMfa, lockMfaState, storePendingSecret, type MfaState,
 } from '../../../db/queries/identity/mfa.queries';
 import type { AuthState } from '../../context';
+import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { recordAccountAudit } from './audit';
 import { mfaKeys } from './mfa-keys';
@@ -28,7 +28,7 @@ async function stateOf(tx: DatabaseTransactionConnection, auth: AuthState): Prom
  */
 export async function enableMfa(deps: IdentityDeps, auth: AuthState): Promise<Provisioning> {
   const secret = newTotpSecret();
-  const email = await withTenant(deps.db, auth.tenantId, async (tx) => {
+  const email = await changeAccount(deps, auth.tenantId, auth.userId, async (tx) => {
     const state = await stateOf(tx, auth);
     if (state.mfaEnabled) throw problems.conflict('Two-factor authentication is already on; disable it first');
     await storePendingSecret(tx, auth.userId, sealTotpSecret(mfaKeys(deps.config.identity.mfa.encryptionKey).secretKey, auth.userId, secret));
@@ -48,7 +48,7 @@ export interface Activated {
  * recovery codes (the earlier set stops working).
  */
 export function verifyMfa(deps: IdentityDeps, auth: AuthState, code: string, ip: string): Promise<Activated> {
-  return withTenant(deps.db, auth.tenantId, async (tx) => {
+  return changeAccount(deps, auth.tenantId, auth.userId, async (tx) => {
     const state = await stateOf(tx, auth);
     if (state.mfaEnabled) throw problems.conflict('Two-factor authentication is already on');
     if (!state.secret) throw problems.conflict('No two-factor setup is pending; call /auth/mfa/enable first');
@@ -73,7 +73,7 @@ export interface DisableRequest {
  */
 export async function disableMfa(deps: IdentityDeps, auth: AuthState, request: DisableRequest, ip: string): Promise<{ mfaEnabled: false }> {
   await deps.throttle.assertAllowed(auth.email, ip);
-  const refusal = await withTenant(deps.db, auth.tenantId, async (tx) => {
+  const refusal = await changeAccount(deps, auth.tenantId, auth.userId, async (tx) => {
     const state = await stateOf(tx, auth);
     if (!state.mfaEnabled || !state.secret) return problems.conflict('Two-factor authentication is off');
     if (!await verifyPassword(state.passwordHash, request.password)) return problems.invalidCredentials();

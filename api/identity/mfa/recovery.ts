@@ -1,7 +1,6 @@
 import { verifyPassword } from '../../../common/identity/passwords';
 import { problems, type Problem } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
-import { withTenant } from '../../../db/tenant';
 import { allowMfaReset } from '../../../db/queries/identity/mfa.queries';
 import {
   clearRecoveryFailures, consumeRecoveryCode, countRecoveryCodes, lockAccount, lockRecoveryFailures, saveRecoveryFailures,
@@ -9,6 +8,7 @@ import {
 } from '../../../db/queries/identity/recovery.queries';
 import { selectUserTenants } from '../../../db/queries/identity/tenants.queries';
 import { selectUserForLogin, type LoginUser } from '../../../db/queries/identity/users.queries';
+import { changeAccount } from '../account-changes';
 import type { IdentityDeps, TokenPair } from '../deps';
 import { authEvent } from '../events';
 import { issuePair, publicPair } from '../sessions';
@@ -71,7 +71,7 @@ export async function redeemRecoveryCode(
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
   const tenant = tenants.find((candidate) => candidate.id === user.lastTenantId) ?? tenants[0];
 
-  const { result, alert } = await withTenant(deps.db, tenant.id, (tx) => attempt(deps, tx, tenant.id, user, code, ip));
+  const { result, alert } = await changeAccount(deps, tenant.id, user.id, (tx) => attempt(deps, tx, tenant.id, user, code, ip));
   if (alert?.kind === 'recovery-locked') await mailRecoveryLockAlert(deps, { ...alert, lockedUntil: alert.lockedUntil! });
   if (result instanceof Error) throw result;
   return result;

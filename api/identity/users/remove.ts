@@ -1,9 +1,9 @@
 import { problems } from '../../../common/problems';
-import { withTenant } from '../../../db/tenant';
 import {
   revokeMemberSessions, selectAccountReach, updateAccountDeleted, updateMembershipStatus,
 } from '../../../db/queries/identity/members.queries';
 import type { AuthState } from '../../context';
+import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { enqueueAuthEvent } from '../events';
 import type { UserView } from '../user-view';
@@ -17,7 +17,7 @@ import { auditUserChange, isOwner, lockedMember, memberOrNotFound, memberView, s
  * cannot be deleted. Deleting a deleted user changes nothing.
  */
 export async function deleteUser(deps: IdentityDeps, auth: AuthState, userId: string): Promise<void> {
-  await withTenant(deps.db, auth.tenantId, async (tx) => {
+  await changeAccount(deps, auth.tenantId, userId, async (tx) => {
     const member = await lockedMember(tx, userId);
     if (member.membershipStatus === 'deleted') return;
     if (userId === auth.userId) throw problems.forbidden('You cannot delete your own account');
@@ -44,7 +44,7 @@ export async function deleteUser(deps: IdentityDeps, auth: AuthState, userId: st
  * account no longer deleted. Restoring a user that is not deleted changes nothing.
  */
 export async function restoreUser(deps: IdentityDeps, auth: AuthState, userId: string): Promise<UserView> {
-  return withTenant(deps.db, auth.tenantId, async (tx) => {
+  return changeAccount(deps, auth.tenantId, userId, async (tx) => {
     const member = await lockedMember(tx, userId);
     const before = memberView(member, auth.tenantId);
     if (member.membershipStatus !== 'deleted') return before;

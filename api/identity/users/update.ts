@@ -1,11 +1,11 @@
 import { problems } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
-import { withTenant } from '../../../db/tenant';
 import {
   revokeMemberSessions, selectAccountReach, updateAccountProfile, updateAccountStatus, updateMembershipStatus,
   type Member, type ProfileChange,
 } from '../../../db/queries/identity/members.queries';
 import type { AuthState } from '../../context';
+import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { enqueueAuthEvent } from '../events';
 import type { UserView } from '../user-view';
@@ -66,7 +66,7 @@ async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, m
  * (409). Nothing changed: nothing is written.
  */
 export async function updateUser(deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch): Promise<UserView> {
-  return withTenant(deps.db, auth.tenantId, async (tx) => {
+  return changeAccount(deps, auth.tenantId, userId, async (tx) => {
     const member = await lockedMember(tx, userId);
     if (member.membershipStatus === 'deleted') throw problems.conflict('The user is deleted; restore it first');
     const before = memberView(member, auth.tenantId);

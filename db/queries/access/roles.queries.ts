@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Client } from 'pg';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
@@ -48,14 +47,6 @@ export async function selectRbacVersions(db: CommonQueryMethods, tenantIds: read
 
 /** The channel migration 0020's rbac_bump_version announces every bump on, as `<tenant id>:<version>`. */
 export const RBAC_VERSIONS_CHANNEL = 'rbac_versions';
-
-/**
- * Subscribes a plain pg client to the announcements: slonik has no notification API, and LISTEN
- * belongs to a session that stays open and is never handed to anyone else. Listening again is a no-op.
- */
-export async function listenForRbacVersions(client: Client): Promise<void> {
-  await client.query(`LISTEN ${RBAC_VERSIONS_CHANNEL}`);
-}
 
 export interface RolePageCursor {
   name: string;

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Client } from 'pg';
 import type { DatabasePoolConnection } from 'slonik';
 import { sql } from '../../pool';
 
@@ -23,11 +22,3 @@ export async function unlockOutboxRelay(session: DatabasePoolConnection): Promis
 
 /** The channel the outbox_events insert trigger of migration 0001 notifies. */
 export const OUTBOX_CHANNEL = 'outbox_events';
-
-/**
- * Subscribes a plain pg client to the channel: slonik has no notification API, and LISTEN needs a
- * connection that stays open and is never handed to anyone else.
- */
-export async function listenForOutboxInserts(client: Client): Promise<void> {
-  await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-}

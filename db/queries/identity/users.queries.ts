@@ -75,23 +75,30 @@ export function selectUserProfile(tx: DatabaseTransactionConnection, userId: str
   `);
 }
 
-const profileWithGrants = userProfile.extend({ roles: z.array(z.string()), permissions: z.array(z.string()) });
+const profileWithGrants = userProfile.extend({ roles: z.array(z.string()), permissions: z.array(z.string()), rbacVersion: z.number() });
+export type ProfileWithGrants = z.infer<typeof profileWithGrants>;
 
 /**
  * GET /auth/me in one statement and one round trip (auth_me, migration 0021): the account as a
- * member of the tenant (as selectUserProfile) with its grants (as effectivePermissions), read now;
- * null when the account is no member of the tenant.
+ * member of the tenant (as selectUserProfile) with its grants (as effectivePermissions), read now,
+ * and the tenant's RBAC version (migration 0010) they are at least as new as; null when the account
+ * is no member of the tenant. The version comes from the statement's snapshot (rbac_versions_of is
+ * STABLE), which is taken before auth_me, a VOLATILE function, reads the grants in snapshots of its own.
  */
 export function selectMe(
   db: CommonQueryMethods, tenantId: string, userId: string,
-): Promise<z.infer<typeof profileWithGrants> | null> {
+): Promise<ProfileWithGrants | null> {
   return db.maybeOne(sql.type(profileWithGrants)`
     SELECT id, email, first_name AS "firstName", last_name AS "lastName", avatar_url AS "avatarUrl",
            email_verified AS "emailVerified", mfa_enabled AS "mfaEnabled", status,
-           created_at AS "createdAt", updated_at AS "updatedAt", deleted_at AS "deletedAt", roles, permissions
-    FROM auth_me(${tenantId}, ${userId})
+           created_at AS "createdAt", updated_at AS "updatedAt", deleted_at AS "deletedAt", roles, permissions,
+           v.version AS "rbacVersion"
+    FROM auth_me(${tenantId}, ${userId}) CROSS JOIN rbac_versions_of(ARRAY[${tenantId}]::uuid[]) v
   `);
 }
+
+/** The channel migration 0024 announces every change of an account or its memberships on, with the account's id. */
+export const ACCOUNT_CHANGES_CHANNEL = 'account_changes';
 
 /** "Remember my choice" of tenant selection: the next login selects this tenant by itself. */
 export async function updateLastTenant(tx: DatabaseTransactionConnection, userId: string, tenantId: string): Promise<void> {

@@ -26,7 +26,7 @@ beforeAll(async () => {
   gateway = await startTestGateway();
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'rbac-versions-test-owner' });
   app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'rbac-versions-test-app' });
-  await waitFor('the gateway to listen for RBAC versions', async () => gateway.runtime.access.versionChanges.isListening);
+  await waitFor('the gateway to listen for RBAC versions', async () => gateway.runtime.announcements.isListening);
 });
 
 afterAll(async () => {
@@ -75,11 +75,11 @@ describe('RBAC versions announced by PostgreSQL', () => {
   it('listens again after its connection is killed, and a change made meanwhile is not missed', async () => {
     const { tenant, member, grantOutside, revokeOutside } = await tenantWithLister();
     expect(await canList(member)).toBe(false);
-    const listener = gateway.runtime.access.versionChanges;
+    const listener = gateway.runtime.announcements;
     const listens = listener.listens;
     await app.query(sql.unsafe`
       SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-      WHERE application_name = ${`gateway-rbac-versions-${process.pid}`} AND datname = current_database()
+      WHERE application_name = ${`gateway-announcements-${process.pid}`} AND datname = current_database()
     `);
     // Whether the gateway notices before or after this commit, the grant shows on the next request.
     await grantOutside();
@@ -95,8 +95,8 @@ describe('RBAC versions announced by PostgreSQL', () => {
 
   it('reads the version on every request while not listening, so a change outside applies on the next request', async () => {
     const { member, grantOutside, revokeOutside } = await tenantWithLister();
-    await gateway.runtime.access.versionChanges.stop();
-    expect(gateway.runtime.access.versionChanges.isListening).toBe(false);
+    await gateway.runtime.announcements.stop();
+    expect(gateway.runtime.announcements.isListening).toBe(false);
     expect(await canList(member)).toBe(false);
     const queries = versions().stats.queries;
     expect(await canList(member)).toBe(false);
