@@ -6,6 +6,16 @@ import { matchedRoute, type AppMiddleware } from '../context';
 const STATE_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
 
 /**
+ * The gateway's caches that trust PostgreSQL's announcements (the permission cache, the /auth/me
+ * answers): their lookups so far, and whether the connection that hears the announcements listens
+ * (while it does not, both read on every request, which is the first thing to look at when they slow down).
+ */
+export interface AnnouncedCaches {
+  lookups: Readonly<Record<string, { readonly hits: number; readonly misses: number }>>;
+  isListening(): boolean;
+}
+
+/**
  * The gateway's Prometheus metrics, on a registry of its own (not prom-client's global one), so
  * two gateways in one test process do not share counters. Route labels are the route's pattern,
  * never the raw path, so ids in paths cannot explode the label space.
@@ -16,7 +26,7 @@ export class GatewayMetrics {
   private readonly latency: Histogram<'method' | 'route'>;
   private readonly rejections: Counter<'group'>;
 
-  constructor(breakers: CircuitBreakers, tenants: TenantBreakers) {
+  constructor(breakers: CircuitBreakers, tenants: TenantBreakers, caches: AnnouncedCaches) {
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({
       name: 'http_requests_total', help: 'Requests answered, by route pattern and status',
@@ -36,6 +46,24 @@ export class GatewayMetrics {
       labelNames: ['downstream'], registers: [this.registry],
       collect() {
         for (const [downstream, state] of Object.entries(breakers.states())) this.set({ downstream }, STATE_VALUE[state]);
+      },
+    });
+    new Counter({
+      name: 'gateway_cache_lookups_total', help: 'Lookups in the caches checked against announcements, by cache and hit or miss',
+      labelNames: ['cache', 'result'], registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [cache, { hits, misses }] of Object.entries(caches.lookups)) {
+          this.inc({ cache, result: 'hit' }, hits);
+          this.inc({ cache, result: 'miss' }, misses);
+        }
+      },
+    });
+    new Gauge({
+      name: 'gateway_announcements_listening', help: '1 while the gateway hears PostgreSQL announce RBAC and account changes, else 0',
+      registers: [this.registry],
+      collect() {
+        this.set(caches.isListening() ? 1 : 0);
       },
     });
     new Gauge({

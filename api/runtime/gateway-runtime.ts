@@ -163,7 +163,9 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       tokens: identity.tokens,
       permissions: access.resolver,
       limiter: new SlidingWindowLimiter(connections.redis),
-      metrics: new GatewayMetrics(breakers, tenantBreakers),
+      metrics: new GatewayMetrics(breakers, tenantBreakers, {
+        lookups: { permissions: access.cache.stats, me: identity.meAnswers.stats }, isListening: () => announcements.isListening,
+      }),
       breakers,
       tenantBreakers,
       requestAudit,

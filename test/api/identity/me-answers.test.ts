@@ -1,7 +1,7 @@
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
-import { waitFor } from '../../helpers/http';
+import { call, waitFor } from '../../helpers/http';
 import { get, registerAccount } from '../../helpers/identity';
 import { turnOnMfa } from '../../helpers/mfa';
 import { addMember, builtInRoleId, send } from '../../helpers/rbac';
@@ -31,6 +31,13 @@ afterAll(async () => {
 const answers = () => gateway.runtime.identity.meAnswers;
 const me = async (token: string) => (await get<{ firstName: string; roles: string[]; mfaEnabled: boolean }>(gateway, '/auth/me', token)).body;
 
+/** The value of a line of /metrics, by its name and labels as printed. */
+async function metric(line: string): Promise<number> {
+  const text = (await call<string>(`${gateway.baseUrl}/metrics`)).body;
+  const found = text.split('\n').find((candidate) => candidate.startsWith(`${line} `));
+  return found === undefined ? NaN : Number(found.slice(line.length + 1));
+}
+
 /** Makes the gateway deaf to announcements (as if they were late) until the returned function is called. */
 function withoutAnnouncements(): () => void {
   const accounts = jest.spyOn(answers(), 'notified').mockImplementation(() => undefined);
@@ -48,6 +55,8 @@ describe('GET /auth/me answers kept by the gateway', () => {
     const { misses } = answers().stats;
     expect(await me(account.accessToken)).toMatchObject({ firstName: 'Ada' });
     expect(answers().stats.misses).toBe(misses);
+    expect(await metric('gateway_cache_lookups_total{cache="me",result="hit"}')).toBe(answers().stats.hits);
+    expect(await metric('gateway_announcements_listening')).toBe(1);
 
     // As a worker or an operator would: another connection, another process's transaction.
     await owner.query(sql.unsafe`UPDATE users SET first_name = 'Grace' WHERE id = ${account.user.id}`);
@@ -83,6 +92,7 @@ describe('GET /auth/me answers kept by the gateway', () => {
   it('reads on every request while it is not listening', async () => {
     const account = await registerAccount(gateway);
     await gateway.runtime.announcements.stop();
+    expect(await metric('gateway_announcements_listening')).toBe(0);
     await me(account.accessToken);
     const { misses } = answers().stats;
     await me(account.accessToken);
