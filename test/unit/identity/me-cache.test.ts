@@ -51,28 +51,30 @@ function fakeDb() {
   };
 }
 
-function cacheOn(fake: ReturnType<typeof fakeDb>, options: { ttlMs?: number; maxAccounts?: number; now?: () => number } = {}) {
+/** A cache over a fresh stand-in database, listening (as the gateway's once LISTEN is in effect) unless told not to. */
+function setUp(options: { ttlMs?: number; maxAccounts?: number; now?: () => number; listening?: boolean } = {}) {
+  const fake = fakeDb();
   const versions = new TenantVersionReader(fake.db);
   const cache = new MeCache({ db: fake.db, versions, ttlMs: options.ttlMs ?? 30_000, maxAccounts: options.maxAccounts ?? 100, now: options.now });
-  return { versions, cache };
+  if (options.listening ?? true) {
+    versions.listening();
+    cache.listening();
+  }
+  return { fake, versions, cache };
 }
 
 const nextTick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('MeCache', () => {
   it('reads on every request while not listening, and keeps nothing', async () => {
-    const fake = fakeDb();
-    const { cache } = cacheOn(fake);
+    const { fake, cache } = setUp({ listening: false });
     await cache.answer('t1', 'u1');
     await cache.answer('t1', 'u1');
     expect(fake.reads.count).toBe(2);
   });
 
   it('while listening, answers again from memory, per account and tenant, in the shape of GET /auth/me', async () => {
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake);
-    versions.listening();
-    cache.listening();
+    const { fake, cache } = setUp();
     const first = await cache.answer('t1', 'u1');
     expect(first).toMatchObject({ id: 'u1', tenantId: 't1', firstName: 'Ada', roles: ['owner'], permissions: ['*'] });
     expect(first).not.toHaveProperty('rbacVersion');
@@ -83,10 +85,7 @@ describe('MeCache', () => {
   });
 
   it("reads again once the tenant's RBAC version moved past the answer's", async () => {
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake);
-    versions.listening();
-    cache.listening();
+    const { fake, versions, cache } = setUp();
     await cache.answer('t1', 'u2');
     fake.members['t1/u2'].roles = ['admin'];
     fake.versions.t1 = 2;
@@ -97,10 +96,7 @@ describe('MeCache', () => {
   });
 
   it("drops an announced account's answers in every tenant, and only that account's", async () => {
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake);
-    versions.listening();
-    cache.listening();
+    const { fake, cache } = setUp();
     await Promise.all([cache.answer('t1', 'u1'), cache.answer('t2', 'u1'), cache.answer('t1', 'u2')]);
     fake.members['t1/u1'].firstName = 'Grace';
     fake.members['t2/u1'].firstName = 'Grace';
@@ -113,10 +109,7 @@ describe('MeCache', () => {
   });
 
   it('reads again after forget, without waiting for the announcement', async () => {
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake);
-    versions.listening();
-    cache.listening();
+    const { fake, cache } = setUp();
     await cache.answer('t1', 'u1');
     fake.members['t1/u1'].firstName = 'Grace';
     cache.forget('u1');
@@ -124,10 +117,7 @@ describe('MeCache', () => {
   });
 
   it('does not keep a read that began before its account changed', async () => {
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake);
-    versions.listening();
-    cache.listening();
+    const { fake, cache } = setUp();
     const release = fake.holdAnswers();
     const inFlight = cache.answer('t1', 'u1');
     await nextTick();
@@ -139,10 +129,7 @@ describe('MeCache', () => {
   });
 
   it('keeps nothing from losing the connection until listening again, and forgets what it kept before', async () => {
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake);
-    versions.listening();
-    cache.listening();
+    const { fake, cache } = setUp();
     await cache.answer('t1', 'u1');
     cache.lost();
     fake.members['t1/u1'].firstName = 'Grace'; // announced into the gap: nobody hears it
@@ -158,10 +145,7 @@ describe('MeCache', () => {
 
   it('does not keep a non-member answer, and bounds reuse by the TTL and the number of accounts', async () => {
     let now = 0;
-    const fake = fakeDb();
-    const { versions, cache } = cacheOn(fake, { ttlMs: 1000, maxAccounts: 1, now: () => now });
-    versions.listening();
-    cache.listening();
+    const { fake, cache } = setUp({ ttlMs: 1000, maxAccounts: 1, now: () => now });
     await expect(cache.answer('t2', 'u2')).resolves.toBeNull();
     await cache.answer('t2', 'u2');
     expect(fake.reads.count).toBe(2);
