@@ -106,7 +106,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
 
   eventLoop.start();
   flags.start();
-  // Reconnects by itself; until it listens, permission checks read the RBAC version per request.
+  // Reconnects by itself; until it listens, permission checks read the RBAC version and /auth/me its answer per request.
   announcements.start();
   connections.redis.once('ready', () => { established.redis = true; });
   connections.redis.connect().catch(() => { /* reported by the 'error' listener; ioredis keeps reconnecting */ });
