@@ -5,7 +5,7 @@ import type { Domain } from '../common/temporal/task-queues';
 import { createMaintenanceActivities } from './maintenance/expire-stale-records.activities';
 import { createAuditColdExportActivities } from './audit/cold-export.activities';
 import { createAuditRetentionActivities } from './audit/retention.activities';
-import type { SmtpSender } from '../common/notify/smtp';
+import type { SmtpSender } from '../services/notify/smtp';
 import { createNotifyActivities } from './notify/mail.activities';
 import { createUsageSnapshotActivities } from './billing/usage-snapshot.activities';
 import { createTerminationActivities } from './billing/termination.activities';

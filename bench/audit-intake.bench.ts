@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { AuditIntake } from '../common/audit/intake';
-import type { AuditDraft } from '../common/audit/writer';
+import { AuditIntake } from '../services/audit/record-publisher';
+import type { AuditDraft } from '../services/audit/writer';
 import { newId } from '../common/ids';
 import { AuditConsumer } from '../workers/audit/consumer';
-import { AuditStore } from '../workers/audit/store';
-import { verifyTenantChain } from '../workers/audit/verify';
+import { AuditStore } from '../services/audit/store';
+import { verifyTenantChain } from '../services/audit/verify';
 import { createAuditDatabase, createTestTopic, quietLogger } from '../test/helpers/audit';
 
 /**

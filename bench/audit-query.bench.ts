@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { listAuditRecords } from '../api/audit/query';
+import { listAuditRecords } from '../services/audit/query';
 import { readOnlyDsn } from '../api/runtime/connections';
 import { config } from '../common/config';
 import { newId } from '../common/ids';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import argon2 from 'argon2';
-import { ARGON2_OPTIONS, hashPassword } from '../common/identity/passwords';
+import { ARGON2_OPTIONS, hashPassword } from '../services/identity/passwords';
 import { newId } from '../common/ids';
 import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
 

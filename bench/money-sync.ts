@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
-import { checkLedger } from '../workers/money/ledger-check';
+import { checkLedger } from '../services/money/ledger-check';
 import { cpuSecondsOf, measure, percentile, printPhases, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench, type PgbenchPhase } from './lib/pgbench';

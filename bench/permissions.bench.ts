@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { PermissionCache } from '../api/access/permission-cache';
-import { PermissionResolver } from '../api/access/permission-resolver';
-import { TenantVersionReader } from '../api/access/tenant-versions';
+import { PermissionCache } from '../api/runtime/permission-cache';
+import { PermissionResolver } from '../api/runtime/permission-resolver';
+import { TenantVersionReader } from '../api/runtime/tenant-versions';
 import type { AuthState } from '../api/context';
 import { newId } from '../common/ids';
 import { migrate } from '../db/migrate';

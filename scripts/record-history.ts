@@ -10,7 +10,7 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
-import { createSmtpSender } from '../common/notify/smtp';
+import { createSmtpSender } from '../services/notify/smtp';
 import { createDbPool } from '../db/pool';
 import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';

@@ -5,7 +5,7 @@ import { createDbPool } from '../db/pool';
 import { selectAuditBufferBacklog } from '../db/queries/audit/audit-fallback.queries';
 import { AuditConsumer } from './audit/consumer';
 import { AuditFallbackReplayer } from './audit/fallback-replay';
-import { AuditStore } from './audit/store';
+import { AuditStore } from '../services/audit/store';
 
 /**
  * The audit consumer process (`node dist/workers/audit-consumer.js`): stores the records of

@@ -3,7 +3,7 @@ import { config } from '../common/config';
 import { isUuid } from '../common/ids';
 import { createObjectStore } from '../common/object-store';
 import { createDbPool } from '../db/pool';
-import { describeVerification, verifyTenantChain } from './audit/verify';
+import { describeVerification, verifyTenantChain } from '../services/audit/verify';
 
 /**
  * `npm run audit:verify -- --tenant <id> [--archives]`: checks a tenant's audit hash chain, from its

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { config } from '../common/config';
 import { isUuid } from '../common/ids';
 import { createDbPool } from '../db/pool';
-import { checkLedger } from './money/ledger-check';
+import { checkLedger } from '../services/money/ledger-check';
 
 /**
  * `npm run ledger:verify [-- --tenant <id>] [--database-url <owner url>]`: checks the money ledger

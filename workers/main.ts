@@ -4,7 +4,7 @@ import { createActivities } from '../activities';
 import { config } from '../common/config';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
-import { createSmtpSender } from '../common/notify/smtp';
+import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';

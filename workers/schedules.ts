@@ -10,7 +10,7 @@ import type { auditRetention } from '../workflows/audit/retention.workflow';
 import type { usageSnapshot } from '../workflows/billing/usage-snapshot.workflow';
 import type { moneyHoldSweep } from '../workflows/money/hold-sweep.workflow';
 import type { webhookRedelivery } from '../workflows/billing/webhook-redelivery.workflow';
-import { subscriptionTarget } from '../common/billing/subscription-signal';
+import { subscriptionTarget } from '../services/billing/subscription-signal';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
 

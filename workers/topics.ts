@@ -1,5 +1,5 @@
 import { config, type Config } from '../common/config';
-import { topicNames, retentionHours, type TopicName } from '../common/events/topics';
+import { topicNames, retentionHours, type TopicName } from '../services/events/topics';
 import {
   alterTopicConfigs, createKafka, createTopics, describeTopicConfigs, listTopics, topicPartitionCounts,
   type Admin, type TopicSpec,

@@ -1,10 +1,10 @@
 import { pipeline, Readable, Transform } from 'node:stream';
 import { heartbeat } from '@temporalio/activity';
-import { maskAnonymized, type AnonymizedUsers } from '../../common/audit/anonymization-mask';
-import type { ChainedRecord } from '../../common/audit/chain';
-import { readArchivedRecords } from '../../common/audit/cold-archive';
-import { exportObjectKey, type ExportRange } from '../../common/audit/cold-storage';
-import { createExportEncoder, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../common/audit/export-format';
+import { maskAnonymized, type AnonymizedUsers } from '../../services/audit/anonymization-mask';
+import type { ChainedRecord } from '../../services/audit/chain';
+import { readArchivedRecords } from '../../services/audit/cold-archive';
+import { exportObjectKey, type ExportRange } from '../../services/audit/cold-storage';
+import { createExportEncoder, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../services/audit/export-format';
 import { putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
 import { selectAnonymizedUsers } from '../../db/queries/audit/audit-anonymization.queries';
 import { allowLongStream, holdPartitionsSteady, streamRecordsInRange, updateExportJob } from '../../db/queries/audit/audit-export.queries';

@@ -1,8 +1,8 @@
 import { pipeline, Readable, Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { heartbeat } from '@temporalio/activity';
-import { addToRuns, type ChainRun } from '../../common/audit/chain';
-import { coldObjectKeys, type ArchivedRecord, type ColdManifest } from '../../common/audit/cold-storage';
+import { addToRuns, type ChainRun } from '../../services/audit/chain';
+import { coldObjectKeys, type ArchivedRecord, type ColdManifest } from '../../services/audit/cold-storage';
 import type { Logger } from '../../common/logger';
 import { measureObject, putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';
 import type { DatabasePool } from '../../db/pool';

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { recordAudit } from '../../common/audit/writer';
-import { enqueueEvent } from '../../common/events/publish';
+import { recordAudit } from '../../services/audit/writer';
+import { enqueueEvent } from '../../services/events/publish';
 import type { Logger } from '../../common/logger';
 import { activityContext } from '../../common/temporal/activity-context';
 import type { DatabasePool } from '../../db/pool';

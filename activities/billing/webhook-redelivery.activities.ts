@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { signalProviderEvent, type SubscriptionTarget } from '../../common/billing/subscription-signal';
+import { signalProviderEvent, type SubscriptionTarget } from '../../services/billing/subscription-signal';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
 import {

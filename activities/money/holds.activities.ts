@@ -1,12 +1,12 @@
 import type { Logger } from '../../common/logger';
-import { enqueueEvents, type EventInput } from '../../common/events/publish';
-import { moneyAudit } from '../../common/money/audit';
-import { moneyEvent } from '../../common/money/events';
-import { postings, recordMovement, type MoneyActor, type RecordedMovement } from '../../common/money/movements';
-import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../common/money/operations';
-import { checkTransactionAmount } from '../../common/money/plan-limits';
+import { enqueueEvents, type EventInput } from '../../services/events/publish';
+import { moneyAudit } from '../../services/money/audit';
+import { moneyEvent } from '../../services/money/events';
+import { postings, recordMovement, type MoneyActor, type RecordedMovement } from '../../services/money/movements';
+import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../services/money/wallet-operations';
+import { checkTransactionAmount } from '../../services/money/plan-limits';
 import { problems } from '../../common/problems';
-import { runIdempotent } from '../../db/idempotent';
+import { runIdempotent } from '../../services/money/idempotent';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { countOpenHolds, selectOverdueHolds } from '../../db/queries/money/holds.queries';
@@ -15,9 +15,9 @@ import {
 } from '../../db/queries/money/transactions.queries';
 import { lockWallets, type WalletRow } from '../../db/queries/money/wallets.queries';
 import type { HoldInput, IdempotencyUse, SettleRequest, TransactionView } from '../../workflows/money/money.messages';
-import { actorOf, checkFunds, requireVerifiedActor, walletOfTenant } from './checks';
+import { actorOf, checkFunds, requireVerifiedActor, walletOfTenant } from '../../services/money/checks';
 import { refusalsAsFailures } from './failures';
-import { transactionView } from './transaction-view';
+import { transactionView } from '../../services/money/operation-view';
 
 export interface MoneyActivityDeps {
   /** The owner role's pool; every operation still runs in its tenant's transaction (withTenant). */

@@ -1,15 +1,15 @@
-import { moneyAudit } from '../../common/money/audit';
-import { moneyEvent } from '../../common/money/events';
-import { postings, recordMovement } from '../../common/money/movements';
-import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../common/money/operations';
-import { checkTransactionAmount, checkWalletBalance } from '../../common/money/plan-limits';
+import { moneyAudit } from '../../services/money/audit';
+import { moneyEvent } from '../../services/money/events';
+import { postings, recordMovement } from '../../services/money/movements';
+import { checkCurrency, lockWalletsOfVerifiedCaller } from '../../services/money/wallet-operations';
+import { checkTransactionAmount, checkWalletBalance } from '../../services/money/plan-limits';
 import { newId } from '../../common/ids';
 import { problems } from '../../common/problems';
 import { sqlState } from '../../db/retry';
 import type { TransactionView, TransferInput } from '../../workflows/money/money.messages';
-import { actorOf, checkFunds, walletOfTenant } from './checks';
+import { actorOf, checkFunds, walletOfTenant } from '../../services/money/checks';
 import { idempotently, type MoneyActivityDeps } from './holds.activities';
-import { transactionView } from './transaction-view';
+import { transactionView } from '../../services/money/operation-view';
 
 export function createTransferActivities({ ownerPool, logger }: MoneyActivityDeps) {
   return {

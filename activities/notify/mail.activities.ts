@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../../common/logger';
-import type { SmtpSender } from '../../common/notify/smtp';
-import { renderEmail, type EmailMessage } from '../../common/notify/templates';
+import type { SmtpSender } from '../../services/notify/smtp';
+import { renderEmail, type EmailMessage } from '../../services/notify/templates';
 
 export interface NotifyDeps {
   smtp: SmtpSender;

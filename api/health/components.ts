@@ -3,9 +3,9 @@ import type { Client as MinioClient } from 'minio';
 import { describeBroker, type Admin } from '../../common/kafka';
 import type { DatabasePool } from '../../db/pool';
 import { isReadOnlyConnection, pingDatabase } from '../../db/queries/gateway/health.queries';
-import type { FeatureFlagCache, FlagCacheState } from '../feature-flags/flag-cache';
+import type { FeatureFlagCache, FlagCacheState } from '../runtime/flag-cache';
 import type { CircuitBreaker, CircuitBreakers } from '../resilience/circuit-breaker';
-import type { TemporalHandle } from '../temporal/client';
+import type { TemporalHandle } from '../../common/temporal/client';
 import type { ComponentName, ComponentStatus, HealthStatus } from './report';
 import { withTimeout } from '../../common/timeout';
 

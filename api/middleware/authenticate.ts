@@ -1,5 +1,5 @@
 import { currentRequestContext, runWithRequestContext } from '../../common/context';
-import type { VerifiedTokens } from '../access/verified-tokens';
+import type { VerifiedTokens } from '../runtime/verified-tokens';
 import { problems } from '../../common/problems';
 import type { AppMiddleware } from '../context';
 

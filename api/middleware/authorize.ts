@@ -1,6 +1,6 @@
-import type { PermissionResolver } from '../access/permission-resolver';
+import type { PermissionResolver } from '../runtime/permission-resolver';
 import { authOf, type AppMiddleware } from '../context';
-import { ADMIN_ROLE_NAMES } from '../../common/identity/permissions';
+import { ADMIN_ROLE_NAMES } from '../../services/access/permissions';
 import { problems } from '../../common/problems';
 
 /** Put after authentication on routes that declare a permission: 403 `forbidden` unless a role grants it. */

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../common/config';
-import { ADMIN_ROLE_NAMES } from '../../common/identity/permissions';
+import { ADMIN_ROLE_NAMES } from '../../services/access/permissions';
 import { problems } from '../../common/problems';
-import type { RateLimitDecision, SlidingWindowLimiter } from '../access/rate-limiter';
+import type { RateLimitDecision, SlidingWindowLimiter } from '../runtime/rate-limiter';
 import type { AppMiddleware } from '../context';
 import type { RateLimitGroup } from '../routes/registry';
 

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { isProblem, problems, type FieldError } from '../../common/problems';
 import type { AppState } from '../context';
 import type { AnyRoute, Guard } from '../routes/registry';
-import { fieldErrorsOf } from '../validation/field-errors';
+import { fieldErrorsOf } from '../http/field-errors';
 
 /** Unknown fields are refused everywhere (query, params, body), so a typo is an error, not a no-op. */
 const REQUEST_OPTIONS: Joi.ValidationOptions = {

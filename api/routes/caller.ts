@@ -1,4 +1,4 @@
-import type { Caller } from '../access/roles/roles';
+import type { Caller } from '../../services/access/roles';
 import { authOf } from '../context';
 import type { RouteContext } from './registry';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_HEADERS, headerValue } from '../../common/events/envelope';
+import { EVENT_HEADERS, headerValue } from '../../services/events/envelope';
 import type { Config } from '../../common/config';
 import { createConsumer, createKafka, onGroupJoin, type Consumer, type Kafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';

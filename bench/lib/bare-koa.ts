@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { config } from '../../common/config';
-import { loadSigningKeys } from '../../common/identity/signing-keys';
-import { TokenService } from '../../common/identity/tokens';
+import { loadSigningKeys } from '../../services/identity/signing-keys';
+import { TokenService } from '../../services/identity/tokens';
 
 /**
  * The reference points of bench/gateway.bench.ts: a bare Koa app with no middleware, answering

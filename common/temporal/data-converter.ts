@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataConverter } from '@temporalio/common';
 import type { Config } from '../config';
-import { readOrCreateKeyFile } from '../identity/key-file';
+import { readOrCreateKeyFile } from '../key-file';
 import { EncryptionCodec, payloadKey, type PayloadKey } from './payload-codec';
 
 export class PayloadKeyError extends Error {}

@@ -1,10 +1,10 @@
 import Joi from 'joi';
-import { recordAudit } from '../../common/audit/writer';
-import { enqueueEvent } from '../../common/events/publish';
+import { recordAudit } from '../../services/audit/writer';
+import { enqueueEvent } from '../../services/events/publish';
 import { newId } from '../../common/ids';
 import {
   hashPassword, isBreachedPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword,
-} from '../../common/identity/passwords';
+} from '../../services/identity/passwords';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { assignRole } from '../../db/queries/identity/roles.queries';
 import { insertMembership } from '../../db/queries/identity/tenants.queries';

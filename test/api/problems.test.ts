@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { defineRoute, type AnyRoute } from '../../api/routes/registry';
-import { pageOf, pageQuery, type PageQuery } from '../../api/validation/pagination';
+import { pageOf, pageQuery, type PageQuery } from '../../api/http/pagination';
 import { newId } from '../../common/ids';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { call } from '../helpers/http';

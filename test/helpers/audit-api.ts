@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { encodeEvent } from '../../common/events/envelope';
+import { encodeEvent } from '../../services/events/envelope';
 import { newId } from '../../common/ids';
 import { ReconnectingProducer } from '../../common/kafka';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { AuditConsumer } from '../../workers/audit/consumer';
-import { AuditStore } from '../../workers/audit/store';
+import { AuditStore } from '../../services/audit/store';
 import { outboxRowToEvent } from '../../workers/outbox/publisher';
 import { markOutboxEventsPublished, selectOutboxEventsOfTenant } from '../../db/queries/events/outbox.queries';
 import { startTestGateway, type TestGateway } from './app';

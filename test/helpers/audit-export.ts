@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ChainedRecord } from '../../common/audit/chain';
-import type { AuditRecord } from '../../common/audit/record';
+import type { ChainedRecord } from '../../services/audit/chain';
+import type { AuditRecord } from '../../services/audit/record';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createObjectStore, type ObjectStore } from '../../common/object-store';
@@ -8,7 +8,7 @@ import type { DatabasePool } from '../../db/pool';
 import { streamRecordsInRange } from '../../db/queries/audit/audit-export.queries';
 import { selectChainPage } from '../../db/queries/audit/audit-records.queries';
 import { withTenant } from '../../db/tenant';
-import { AuditStore } from '../../workers/audit/store';
+import { AuditStore } from '../../services/audit/store';
 
 /**
  * Audit records and object storage for the export and retention tests. Records are stored the way

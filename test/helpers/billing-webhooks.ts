@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Client } from '@temporalio/client';
 import { newId } from '../../common/ids';
-import { subscriptionTarget } from '../../common/billing/subscription-signal';
+import { subscriptionTarget } from '../../services/billing/subscription-signal';
 import type { Config } from '../../common/config';
 import { sql, type DatabasePool } from '../../db/pool';
 import type { webhookRedelivery } from '../../workflows/billing/webhook-redelivery.workflow';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../../common/config';
-import { EVENT_HEADERS, decodeEvent, headerValue, type DecodedEvent } from '../../common/events/envelope';
+import { EVENT_HEADERS, decodeEvent, headerValue, type DecodedEvent } from '../../services/events/envelope';
 import { createConsumer, createKafka } from '../../common/kafka';
 import { ensureTopics, plannedTopics } from '../../workers/topics';
 

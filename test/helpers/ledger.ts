@@ -1,5 +1,5 @@
 import { createDbPool, type DatabasePool } from '../../db/pool';
-import { checkLedger } from '../../workers/money/ledger-check';
+import { checkLedger } from '../../services/money/ledger-check';
 import { ownerUrl } from './db';
 
 let owner: Promise<DatabasePool> | undefined;

@@ -2,7 +2,7 @@ import type { Worker } from '@temporalio/worker';
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { createSmtpSender } from '../../common/notify/smtp';
+import { createSmtpSender } from '../../services/notify/smtp';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from './app';
 import { waitFor } from './http';
 import { connectDevServer, createTestWorker, uniqueTaskQueue } from './temporal';

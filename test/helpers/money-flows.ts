@@ -1,12 +1,12 @@
 import type { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { config } from '../../common/config';
-import { enqueueEvents } from '../../common/events/publish';
+import { enqueueEvents } from '../../services/events/publish';
 import { newWalletId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
-import { creditWallet } from '../../common/money/operations';
+import { creditWallet } from '../../services/money/wallet-operations';
 import { createObjectStore } from '../../common/object-store';
-import { createSmtpSender } from '../../common/notify/smtp';
+import { createSmtpSender } from '../../services/notify/smtp';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { insertWallet, selectWallet, type WalletRow } from '../../db/queries/money/wallets.queries';

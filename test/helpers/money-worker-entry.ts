@@ -4,7 +4,7 @@ import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { platformDataConverter } from '../../common/temporal/data-converter';
 import { createObjectStore } from '../../common/object-store';
-import { createSmtpSender } from '../../common/notify/smtp';
+import { createSmtpSender } from '../../services/notify/smtp';
 import { contextBoundLogger } from '../../common/temporal/activity-context';
 import { createDbPool } from '../../db/pool';
 import { installRuntimeLogger } from '../../workers/temporal/runtime-logger';

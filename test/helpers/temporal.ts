@@ -3,7 +3,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import { connectTemporal } from '../../api/temporal/client';
+import { connectTemporal } from '../../common/temporal/client';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { clientInterceptors } from '../../common/temporal/client-interceptors';

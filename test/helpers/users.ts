@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { newId } from '../../common/ids';
-import { hashPassword } from '../../common/identity/passwords';
+import { hashPassword } from '../../services/identity/passwords';
 import { sql, type DatabasePool } from '../../db/pool';
 import type { TestGateway } from './app';
 import { call, type JsonResponse } from './http';

@@ -1,4 +1,4 @@
-import { ANONYMIZE_ACTION, maskAnonymized } from '../../common/audit/anonymization-mask';
+import { ANONYMIZE_ACTION, maskAnonymized } from '../../services/audit/anonymization-mask';
 import { newId } from '../../common/ids';
 import { selectAnonymizedUsers, upsertAnonymizedUser } from '../../db/queries/audit/audit-anonymization.queries';
 import { selectChainPage } from '../../db/queries/audit/audit-records.queries';

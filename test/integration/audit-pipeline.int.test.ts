@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { AuditIntake, auditMessage } from '../../common/audit/intake';
-import { recordAudit, type AuditDraft } from '../../common/audit/writer';
-import { encodeEvent } from '../../common/events/envelope';
+import { AuditIntake, auditMessage } from '../../services/audit/record-publisher';
+import { recordAudit, type AuditDraft } from '../../services/audit/writer';
+import { encodeEvent } from '../../services/events/envelope';
 import { newId } from '../../common/ids';
 import { createKafka, ReconnectingProducer } from '../../common/kafka';
 import { config } from '../../common/config';
@@ -9,8 +9,8 @@ import { sql } from '../../db/pool';
 import { selectPendingOutboxEvents } from '../../db/queries/events/outbox.queries';
 import { AuditConsumer } from '../../workers/audit/consumer';
 import { AuditFallbackReplayer } from '../../workers/audit/fallback-replay';
-import { AuditStore } from '../../workers/audit/store';
-import { verifyTenantChain } from '../../workers/audit/verify';
+import { AuditStore } from '../../services/audit/store';
+import { verifyTenantChain } from '../../services/audit/verify';
 import { outboxRowToEvent } from '../../workers/outbox/publisher';
 import {
   createAuditDatabase, createTestTopic, eventually, quietLogger, type AuditDatabase, type TestTopic,

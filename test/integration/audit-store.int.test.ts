@@ -1,15 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { AuditRecord } from '../../common/audit/record';
+import type { AuditRecord } from '../../services/audit/record';
 import { newId } from '../../common/ids';
 import { repoRoot } from '../../common/paths';
 import { sql, type DatabasePool } from '../../db/pool';
 import { sqlState } from '../../db/retry';
 import { withTenant } from '../../db/tenant';
 import { insertBufferedAuditEvents } from '../../db/queries/audit/audit-fallback.queries';
-import { AuditStore } from '../../workers/audit/store';
-import { verifyTenantChain } from '../../workers/audit/verify';
+import { AuditStore } from '../../services/audit/store';
+import { verifyTenantChain } from '../../services/audit/verify';
 import { createAuditDatabase, type AuditDatabase } from '../helpers/audit';
 
 /**

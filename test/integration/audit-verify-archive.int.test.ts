@@ -5,11 +5,11 @@ import { text } from 'node:stream/consumers';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createAuditRetentionActivities } from '../../activities/audit/retention.activities';
-import { chainHash, type ChainedRecord } from '../../common/audit/chain';
+import { chainHash, type ChainedRecord } from '../../services/audit/chain';
 import { newId } from '../../common/ids';
 import { repoRoot } from '../../common/paths';
 import { sql } from '../../db/pool';
-import { verifyTenantChain } from '../../workers/audit/verify';
+import { verifyTenantChain } from '../../services/audit/verify';
 import { createAuditDatabase, quietLogger, type AuditDatabase } from '../helpers/audit';
 import { auditRecord, createTestBucket, daysAgo, storeAuditRecords, type TestBucket } from '../helpers/audit-export';
 

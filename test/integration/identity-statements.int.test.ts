@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { outboxEventOf } from '../../common/events/publish';
+import { outboxEventOf } from '../../services/events/publish';
 import { newId } from '../../common/ids';
-import { hashRefreshToken, newRefreshToken } from '../../common/identity/refresh-token-crypto';
+import { hashRefreshToken, newRefreshToken } from '../../services/identity/refresh-token-crypto';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { insertSession, type NewRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
 import { selectMe } from '../../db/queries/identity/users.queries';
-import { authEvent } from '../../api/identity/events';
+import { authEvent } from '../../services/identity/events';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { addMembership, registerAccount, type RegisteredAccount } from '../helpers/identity';

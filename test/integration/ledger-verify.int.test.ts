@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { newId, newWalletId } from '../../common/ids';
-import { postings, recordMovement } from '../../common/money/movements';
-import { lockWallet } from '../../common/money/operations';
+import { postings, recordMovement } from '../../services/money/movements';
+import { lockWallet } from '../../services/money/wallet-operations';
 import { repoRoot } from '../../common/paths';
 import { migrate } from '../../db/migrate';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { LoginThrottle } from '../../api/identity/login-throttle';
+import { LoginThrottle } from '../../services/identity/login-throttle';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { newId } from '../../common/ids';

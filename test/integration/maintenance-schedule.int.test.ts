@@ -4,7 +4,7 @@ import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
 import { createObjectStore } from '../../common/object-store';
-import { createSmtpSender } from '../../common/notify/smtp';
+import { createSmtpSender } from '../../services/notify/smtp';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { ensureSchedule, expireStaleRecordsSchedule } from '../../workers/schedules';
 import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer } from '../helpers/temporal';

@@ -1,5 +1,5 @@
 import { config } from '../../common/config';
-import { topicNames } from '../../common/events/topics';
+import { topicNames } from '../../services/events/topics';
 import { alterTopicConfigs, describeTopicConfigs, topicPartitionCounts, type Admin } from '../../common/kafka';
 import { ensureTopics, plannedTopics } from '../../workers/topics';
 import { testKafka } from '../helpers/kafka';

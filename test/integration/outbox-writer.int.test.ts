@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { enqueueEvent, type EventInput } from '../../common/events/publish';
+import { enqueueEvent, type EventInput } from '../../services/events/publish';
 import { newId } from '../../common/ids';
 import { Problem } from '../../common/problems';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';

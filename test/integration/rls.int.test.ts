@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { enqueueEvent } from '../../common/events/publish';
+import { enqueueEvent } from '../../services/events/publish';
 import { newId } from '../../common/ids';
 import { createDbPool, sql, type DatabasePool, type DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';

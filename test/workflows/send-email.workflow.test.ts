@@ -6,7 +6,7 @@ import { createNotifyActivities } from '../../activities/notify/mail.activities'
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
-import { createSmtpSender, type SmtpSender } from '../../common/notify/smtp';
+import { createSmtpSender, type SmtpSender } from '../../services/notify/smtp';
 import { sendEmail } from '../../workflows/notify/send-email.workflow';
 import { waitForMail } from '../helpers/mail';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';

@@ -1,11 +1,11 @@
-import { auditRecordFromEnvelope, type AuditRecord } from '../../common/audit/record';
-import { decodeEvent, EventDecodeError } from '../../common/events/envelope';
-import { topics } from '../../common/events/topics';
+import { auditRecordFromEnvelope, type AuditRecord } from '../../services/audit/record';
+import { decodeEvent, EventDecodeError } from '../../services/events/envelope';
+import { topics } from '../../services/events/topics';
 import {
   createConsumer, onGroupJoin, runCommittingConsumer, type Consumer, type Kafka, type MessageChunk,
 } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
-import type { AuditStore } from './store';
+import type { AuditStore } from '../../services/audit/store';
 
 export interface AuditConsumerDeps {
   kafka: Kafka;

@@ -1,5 +1,5 @@
-import { auditMessage } from '../../common/audit/intake';
-import { topics } from '../../common/events/topics';
+import { auditMessage } from '../../services/audit/record-publisher';
+import { topics } from '../../services/events/topics';
 import { ReconnectingProducer, type Kafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';

@@ -1,4 +1,4 @@
-import { encodeEvent, type OutgoingEvent } from '../../common/events/envelope';
+import { encodeEvent, type OutgoingEvent } from '../../services/events/envelope';
 import { ReconnectingProducer, type Kafka } from '../../common/kafka';
 import type { PendingOutboxEvent } from '../../db/queries/events/outbox.queries';
 

@@ -1,8 +1,8 @@
 import {
   assignRole, createRole, deleteRole, getRole, listPermissions, listRoles, revokeRole, updateRole, userPermissions,
   type RolesDeps,
-} from '../../access/roles/roles';
-import type { PageQuery } from '../../validation/pagination';
+} from '../../../services/access/roles';
+import type { PageQuery } from '../../http/pagination';
 import { callerOf } from '../caller';
 import { defineRoute, type AnyRoute } from '../registry';
 import {

@@ -1,8 +1,8 @@
-import { EXPORT_CONTENT_TYPES } from '../../../common/audit/export-format';
-import { coldExportStatus, requestColdExport } from '../../audit/export/cold-export';
-import type { AuditExportDeps } from '../../audit/export/deps';
-import { openHotExport } from '../../audit/export/hot-export';
-import { exportFileName, planExport } from '../../audit/export/plan';
+import { EXPORT_CONTENT_TYPES } from '../../../services/audit/export-format';
+import { coldExportStatus, requestColdExport } from '../../../services/audit/export/cold-export';
+import type { AuditExportDeps } from '../../../services/audit/export/deps';
+import { openHotExport } from '../../../services/audit/export/hot-export';
+import { exportFileName, planExport } from '../../../services/audit/export/plan';
 import { authOf } from '../../context';
 import { defineRoute, type AnyRoute } from '../registry';
 import {

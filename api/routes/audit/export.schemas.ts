@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { EXPORT_FORMATS, type ExportFormat } from '../../../common/audit/export-format';
+import { EXPORT_FORMATS, type ExportFormat } from '../../../services/audit/export-format';
 import { EXPORT_JOB_STATUSES } from '../../../db/queries/audit/audit-export.queries';
 
 export interface ExportQuery {

@@ -1,10 +1,10 @@
 import type { AuditRecordFilter } from '../../../db/queries/audit/audit-read.queries';
-import { anonymizeUser } from '../../audit/anonymize';
-import type { AuditDeps } from '../../audit/deps';
-import { acceptAuditRecords, type AuditRequestOrigin, type AuditWriteBody } from '../../audit/intake';
-import { getAuditRecord, listAuditRecords, type PageRequest, type PageStyle } from '../../audit/query';
+import { anonymizeUser } from '../../../services/audit/anonymize';
+import type { AuditDeps } from '../../../services/audit/deps';
+import { acceptAuditRecords, type AuditRequestOrigin, type AuditWriteBody } from '../../../services/audit/intake';
+import { getAuditRecord, listAuditRecords, type PageRequest, type PageStyle } from '../../../services/audit/query';
 import { authOf } from '../../context';
-import { PAGE_SIZE_DEFAULT } from '../../validation/pagination';
+import { PAGE_SIZE_DEFAULT } from '../../http/pagination';
 import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
 import {
   acceptedBatchResponse, anonymizeBody, anonymizeResponse, batchBody, entityParams, historyBQuery,

@@ -1,5 +1,5 @@
-import type { BillingDeps } from '../../billing/limits-deps';
-import { readTerminationStatus, recoverTenant } from '../../billing/termination';
+import type { BillingDeps } from '../../../services/billing/limits-deps';
+import { readTerminationStatus, recoverTenant } from '../../../services/billing/termination';
 import { authOf } from '../../context';
 import { defineRoute, type AnyRoute } from '../registry';
 import { tenantIdParams, terminationStatus, type TenantIdParams } from './admin.schemas';

@@ -1,6 +1,6 @@
 import { problems } from '../../../common/problems';
 import { selectPlan, selectPlans } from '../../../db/queries/billing/plans.queries';
-import type { BillingDeps } from '../../billing/deps';
+import type { BillingDeps } from '../../../services/billing/deps';
 import { defineRoute, type AnyRoute } from '../registry';
 import { plan, planList, planParams, type PlanParams } from './plans.schemas';
 

@@ -1,8 +1,8 @@
 import { problems } from '../../../common/problems';
 import {
   cancelDowngrade, cancelSubscription, changePlan, currentSubscription, selectInitialPlan,
-} from '../../billing/subscriptions';
-import type { BillingDeps } from '../../billing/deps';
+} from '../../../services/billing/subscriptions';
+import type { BillingDeps } from '../../../services/billing/deps';
 import { authOf } from '../../context';
 import { defineRoute, type AnyRoute } from '../registry';
 import {

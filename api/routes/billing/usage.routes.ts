@@ -1,7 +1,7 @@
-import { readUsage, readUsageHistory, type UsageQuery } from '../../billing/usage';
-import type { BillingDeps } from '../../billing/limits-deps';
+import { readUsage, readUsageHistory, type UsageQuery } from '../../../services/billing/usage';
+import type { BillingDeps } from '../../../services/billing/limits-deps';
 import { authOf } from '../../context';
-import type { PageQuery } from '../../validation/pagination';
+import type { PageQuery } from '../../http/pagination';
 import { defineRoute, type AnyRoute } from '../registry';
 import { usage, usageHistory, usageHistoryQuery, usageQuery } from './usage.schemas';
 

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import type { UsageQuery } from '../../billing/usage';
-import { pageOf, pageQuery } from '../../validation/pagination';
+import type { UsageQuery } from '../../../services/billing/usage';
+import { pageOf, pageQuery } from '../../http/pagination';
 
 const count = Joi.number().integer().min(0).required();
 const values = Joi.object({ users: count, records: count, storageBytes: count, eventsPerDay: count, modules: count });

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import type { BillingDeps } from '../../billing/deps';
-import { receiveWebhook, SIGNATURE_HEADERS } from '../../billing/webhooks/receive';
+import type { BillingDeps } from '../../../services/billing/deps';
+import { receiveWebhook, SIGNATURE_HEADERS } from '../../../services/billing/webhooks/receive';
 import { rawBodyOf } from '../../middleware/body-guard';
 import type { BillingProvider } from '../../../workflows/billing/billing.messages';
 import { defineRoute, type AnyRoute } from '../registry';

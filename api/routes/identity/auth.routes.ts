@@ -1,9 +1,9 @@
 import { authOf } from '../../context';
-import type { IdentityDeps } from '../../identity/deps';
-import { login, selectTenant, type Credentials } from '../../identity/login';
-import { logout, refresh } from '../../identity/refresh';
-import { register, type Registration } from '../../identity/register';
-import { listTenants, me, switchTenant } from '../../identity/tenants';
+import type { IdentityDeps } from '../../../services/identity/deps';
+import { login, selectTenant, type Credentials } from '../../../services/identity/login';
+import { logout, refresh } from '../../../services/identity/refresh';
+import { register, type Registration } from '../../../services/identity/register';
+import { listTenants, me, switchTenant } from '../../../services/identity/tenants';
 import { defineRoute, type AnyRoute } from '../registry';
 import {
   loginBody, loginResponse, meResponse, refreshTokenBody, registerBody, registerResponse, selectTenantBody,

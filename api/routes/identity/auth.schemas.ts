@@ -1,7 +1,7 @@
 import Joi from 'joi';
-import { isBreachedPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../common/identity/passwords';
-import type { Credentials } from '../../identity/login';
-import type { Registration } from '../../identity/register';
+import { isBreachedPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../services/identity/passwords';
+import type { Credentials } from '../../../services/identity/login';
+import type { Registration } from '../../../services/identity/register';
 
 /** Addresses are kept in lower case; joi's TLD list would refuse reserved domains such as .test. */
 export const email = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase();

@@ -1,6 +1,6 @@
 import { authOf } from '../../context';
-import type { IdentityDeps } from '../../identity/deps';
-import { impersonate, type ImpersonationRequest } from '../../identity/impersonate';
+import type { IdentityDeps } from '../../../services/identity/deps';
+import { impersonate, type ImpersonationRequest } from '../../../services/identity/impersonate';
 import { defineRoute, type AnyRoute } from '../registry';
 import { tokenPair } from './auth.schemas';
 import { impersonationBody } from './impersonation.schemas';

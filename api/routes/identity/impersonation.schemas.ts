@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import type { ImpersonationRequest } from '../../identity/impersonate';
+import type { ImpersonationRequest } from '../../../services/identity/impersonate';
 
 export const impersonationBody = Joi.object<ImpersonationRequest>({
   tenantId: Joi.string().uuid().required(),

@@ -1,9 +1,9 @@
 import { authOf } from '../../context';
-import type { IdentityDeps } from '../../identity/deps';
-import { disableMfa, enableMfa, verifyMfa, type DisableRequest } from '../../identity/mfa/enrollment';
-import { completeMfaChallenge, type MfaChallengeRequest } from '../../identity/mfa/challenge';
-import { recover, type RecoveryRequest } from '../../identity/mfa/recovery';
-import { regenerateRecoveryCodes, remainingRecoveryCodes } from '../../identity/mfa/recovery-codes';
+import type { IdentityDeps } from '../../../services/identity/deps';
+import { disableMfa, enableMfa, verifyMfa, type DisableRequest } from '../../../services/identity/mfa/enrollment';
+import { completeMfaChallenge, type MfaChallengeRequest } from '../../../services/identity/mfa/challenge';
+import { recover, type RecoveryRequest } from '../../../services/identity/mfa/recovery';
+import { regenerateRecoveryCodes, remainingRecoveryCodes } from '../../../services/identity/mfa/recovery-codes';
 import { defineRoute, type AnyRoute } from '../registry';
 import { loginResponse, tokenPair } from './auth.schemas';
 import {

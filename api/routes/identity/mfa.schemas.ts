@@ -1,8 +1,8 @@
 import Joi from 'joi';
-import { PASSWORD_MAX_LENGTH } from '../../../common/identity/passwords';
-import type { DisableRequest } from '../../identity/mfa/enrollment';
-import type { MfaChallengeRequest } from '../../identity/mfa/challenge';
-import type { RecoveryRequest } from '../../identity/mfa/recovery';
+import { PASSWORD_MAX_LENGTH } from '../../../services/identity/passwords';
+import type { DisableRequest } from '../../../services/identity/mfa/enrollment';
+import type { MfaChallengeRequest } from '../../../services/identity/mfa/challenge';
+import type { RecoveryRequest } from '../../../services/identity/mfa/recovery';
 
 /** A TOTP code as authenticator apps show it: six digits. */
 const totpCode = Joi.string().pattern(/^[0-9]{6}$/);

@@ -1,9 +1,9 @@
 import { authOf } from '../../context';
-import type { PermissionResolver } from '../../access/permission-resolver';
-import type { IdentityDeps } from '../../identity/deps';
-import { completeCallback } from '../../identity/providers/callback';
-import { ExternalProviders, type CallbackQuery } from '../../identity/providers/external-providers';
-import { listLinks, startLink, unlink, type LinkServices } from '../../identity/providers/links';
+import type { PermissionResolver } from '../../runtime/permission-resolver';
+import type { IdentityDeps } from '../../../services/identity/deps';
+import { completeCallback } from '../../../services/identity/providers/callback';
+import { ExternalProviders, type CallbackQuery } from '../../../services/identity/providers/external-providers';
+import { listLinks, startLink, unlink, type LinkServices } from '../../../services/identity/providers/links';
 import { defineRoute, type AnyRoute } from '../registry';
 import {
   callbackQuery, callbackResponse, providerLinkList, providerList, providerParams, redirectResponse, userParams,

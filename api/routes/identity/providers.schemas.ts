@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import type { CallbackQuery } from '../../identity/providers/external-providers';
+import type { CallbackQuery } from '../../../services/identity/providers/external-providers';
 import { tenantSelection, tokenPair } from './auth.schemas';
 
 /** The id of a configured provider (the pattern AUTH_PROVIDERS and the user_identities table enforce). */

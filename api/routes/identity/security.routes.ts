@@ -1,8 +1,8 @@
 import { authOf } from '../../context';
-import type { IdentityDeps } from '../../identity/deps';
-import { requestVerificationEmail, verifyEmail } from '../../identity/email-verification';
-import { acceptInvite, invite, type AcceptInviteRequest, type InviteRequest } from '../../identity/invitations';
-import { requestPasswordReset, resetPassword } from '../../identity/password-reset';
+import type { IdentityDeps } from '../../../services/identity/deps';
+import { requestVerificationEmail, verifyEmail } from '../../../services/identity/email-verification';
+import { acceptInvite, invite, type AcceptInviteRequest, type InviteRequest } from '../../../services/identity/invitations';
+import { requestPasswordReset, resetPassword } from '../../../services/identity/password-reset';
 import { defineRoute, type AnyRoute } from '../registry';
 import {
   acceptInviteBody, acceptInviteResponse, emailVerifiedResponse, invitationResponse, inviteBody, requestResetBody,

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import type { AcceptInviteRequest, InviteRequest } from '../../identity/invitations';
-import type { NewTenantUser } from '../../identity/create-user';
+import type { AcceptInviteRequest, InviteRequest } from '../../../services/identity/invitations';
+import type { NewTenantUser } from '../../../services/identity/create-user';
 import { email, newPassword, user } from './auth.schemas';
 
 /**

@@ -1,6 +1,6 @@
 import { authOf } from '../../context';
-import { createUser, type NewTenantUser } from '../../identity/create-user';
-import type { IdentityDeps } from '../../identity/deps';
+import { createUser, type NewTenantUser } from '../../../services/identity/create-user';
+import type { IdentityDeps } from '../../../services/identity/deps';
 import { defineRoute, type AnyRoute } from '../registry';
 import { createUserBody, createdUserResponse } from './security.schemas';
 

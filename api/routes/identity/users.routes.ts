@@ -1,8 +1,8 @@
 import { authOf } from '../../context';
-import type { IdentityDeps } from '../../identity/deps';
-import { getUser, getUserPermissions, listUsers, type UserListQuery } from '../../identity/users/read';
-import { deleteUser, restoreUser } from '../../identity/users/remove';
-import { updateUser, type UserPatch } from '../../identity/users/update';
+import type { IdentityDeps } from '../../../services/identity/deps';
+import { getUser, getUserPermissions, listUsers, type UserListQuery } from '../../../services/identity/users/read';
+import { deleteUser, restoreUser } from '../../../services/identity/users/remove';
+import { updateUser, type UserPatch } from '../../../services/identity/users/update';
 import { defineRoute, type AnyRoute } from '../registry';
 import { user } from './auth.schemas';
 import {

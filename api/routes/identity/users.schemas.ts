@@ -1,7 +1,7 @@
 import Joi from 'joi';
-import type { UserListQuery } from '../../identity/users/read';
-import type { UserPatch } from '../../identity/users/update';
-import { pageOf, pageQuery } from '../../validation/pagination';
+import type { UserListQuery } from '../../../services/identity/users/read';
+import type { UserPatch } from '../../../services/identity/users/update';
+import { pageOf, pageQuery } from '../../http/pagination';
 import { email, name, user } from './auth.schemas';
 
 export interface UserIdParams {

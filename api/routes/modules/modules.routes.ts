@@ -1,6 +1,6 @@
 import {
   configureModule, installModule, listModules, uninstallModule, type ModuleRegistryDeps, type ModuleSettings,
-} from '../../modules/module-registry';
+} from '../../../services/modules/module-registry';
 import { callerOf } from '../caller';
 import { defineRoute, type AnyRoute } from '../registry';
 import { moduleList, moduleView, patchModule, slugParams, toModuleView, type SlugParams } from './modules.schemas';

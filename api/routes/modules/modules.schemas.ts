@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import type { TenantModule } from '../../modules/module-registry';
-import { isInstalled, type ModuleSettings } from '../../modules/module-registry';
+import type { TenantModule } from '../../../services/modules/module-registry';
+import { isInstalled, type ModuleSettings } from '../../../services/modules/module-registry';
 
 /**
  * Schemas of the tenant module routes (DECISIONS.md, Modules and the data layer). A module is

@@ -1,8 +1,8 @@
 import { problems } from '../../../common/problems';
 import { authOf } from '../../context';
-import { idempotencyKeyOf } from '../../money/mutation';
-import { parseHoldTtl } from '../../money/hold-ttl';
-import type { MoneyFlows } from '../../money/workflow-client';
+import { idempotencyKeyOf } from '../../../services/money/mutation';
+import { parseHoldTtl } from '../../../services/money/hold-ttl';
+import type { MoneyFlows } from '../../../services/money/workflow-client';
 import { defineRoute, type AnyRoute } from '../registry';
 import {
   holdBody, holdParams, settleBodyA, settleBodyB, transactionResponse, walletParams,

@@ -1,8 +1,8 @@
 import { problems } from '../../../common/problems';
 import { authOf } from '../../context';
-import type { MoneyDeps } from '../../money/deps';
-import { idempotencyKeyOf } from '../../money/mutation';
-import { reverse } from '../../money/operations';
+import type { MoneyDeps } from '../../../services/money/deps';
+import { idempotencyKeyOf } from '../../../services/money/mutation';
+import { reverse } from '../../../services/money/operations';
 import { defineRoute, type AnyRoute } from '../registry';
 import { reversalABody, reversalBBody, type ReversalABody, type ReversalBBody } from './reversals.schemas';
 import { transaction, transactionIdParams, type TransactionIdParams } from './transactions.schemas';

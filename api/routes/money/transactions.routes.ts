@@ -1,6 +1,6 @@
 import { authOf } from '../../context';
-import type { MoneyDeps } from '../../money/deps';
-import { getTransaction, listHistory, type HistoryFilters, type HistoryPage } from '../../money/history';
+import type { MoneyDeps } from '../../../services/money/deps';
+import { getTransaction, listHistory, type HistoryFilters, type HistoryPage } from '../../../services/money/history';
 import { defineRoute, type AnyRoute } from '../registry';
 import { walletIdParams, type WalletIdParams } from './wallets.schemas';
 import {

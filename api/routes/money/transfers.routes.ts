@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
-import type { MoneyFlows } from '../../money/workflow-client';
+import type { MoneyFlows } from '../../../services/money/workflow-client';
 import { defineRoute, type AnyRoute, type RouteDefinition } from '../registry';
-import { idempotencyKeyOf } from '../../money/mutation';
+import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { transactionResponse } from './holds.schemas';
 import { transferBody, type TransferBody } from './transfers.schemas';
 

@@ -1,8 +1,8 @@
 import { authOf } from '../../context';
-import type { MoneyDeps } from '../../money/deps';
-import { idempotencyKeyOf } from '../../money/mutation';
-import { moveMoney, type MoneyBody } from '../../money/operations';
-import { createWallet, getBalance, getWallet, listWallets, type NewWalletBody, type WalletListQuery } from '../../money/wallets';
+import type { MoneyDeps } from '../../../services/money/deps';
+import { idempotencyKeyOf } from '../../../services/money/mutation';
+import { moveMoney, type MoneyBody } from '../../../services/money/operations';
+import { createWallet, getBalance, getWallet, listWallets, type NewWalletBody, type WalletListQuery } from '../../../services/money/wallets';
 import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
 import {
   balance, moneyBody, newWalletBody, operationResult, wallet, walletIdParams, walletList, walletListQuery, type WalletIdParams,

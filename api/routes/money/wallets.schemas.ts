@@ -1,8 +1,8 @@
 import Joi from 'joi';
 import { problems } from '../../../common/problems';
-import type { MoneyBody } from '../../money/operations';
-import type { NewWalletBody, WalletListQuery } from '../../money/wallets';
-import { pageOf, pageQuery } from '../../validation/pagination';
+import type { MoneyBody } from '../../../services/money/operations';
+import type { NewWalletBody, WalletListQuery } from '../../../services/money/wallets';
+import { pageOf, pageQuery } from '../../http/pagination';
 
 /** Request and response schemas of the wallet routes (document 2, Endpoints / Money; camelCase). */
 

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { rowsOf } from '../../stream-rows';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { ExportRange } from '../../../common/audit/cold-storage';
-import type { ExportFormat } from '../../../common/audit/export-format';
+import type { ExportRange } from '../../../services/audit/cold-storage';
+import type { ExportFormat } from '../../../services/audit/export-format';
 import { chainedRecord } from './audit-records.queries';
 
 /**

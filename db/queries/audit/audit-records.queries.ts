@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { ChainedRecord } from '../../../common/audit/chain';
+import type { ChainedRecord } from '../../../services/audit/chain';
 import { auditRecordRow } from './audit-read.queries';
 
 /**

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { rowsOf } from '../../stream-rows';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { ChainRun } from '../../../common/audit/chain';
+import type { ChainRun } from '../../../services/audit/chain';
 import { chainedRecord } from './audit-records.queries';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import { isTopicName, type TopicName } from '../../../common/events/topics';
+import { isTopicName, type TopicName } from '../../../services/events/topics';
 
 /**
  * The transactional outbox (table outbox_events, migration 0001). Rows are written in the caller's

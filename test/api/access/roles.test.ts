@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { SYSTEM_PERMISSIONS } from '../../../common/identity/permissions';
+import { SYSTEM_PERMISSIONS } from '../../../services/access/permissions';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { get, outboxEventsOf, registerAccount } from '../../helpers/identity';

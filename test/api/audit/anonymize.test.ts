@@ -1,4 +1,4 @@
-import { awaitPendingAnonymizations, withAnonymizationLock } from '../../../api/audit/anonymization-lock';
+import { awaitPendingAnonymizations, withAnonymizationLock } from '../../../services/audit/anonymization-lock';
 import { bearer, get, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { memberToken, relayAuditOutbox, startAuditApiStack, untilStored, type AuditApiStack } from '../../helpers/audit-api';
 

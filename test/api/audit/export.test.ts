@@ -1,8 +1,8 @@
 import type { Worker } from '@temporalio/worker';
 import { createAuditColdExportActivities } from '../../../activities/audit/cold-export.activities';
-import { coldExportWorkflowId } from '../../../common/audit/cold-storage';
-import { EXPORT_COLUMNS } from '../../../common/audit/export-format';
-import type { ChainedRecord } from '../../../common/audit/chain';
+import { coldExportWorkflowId } from '../../../services/audit/cold-storage';
+import { EXPORT_COLUMNS } from '../../../services/audit/export-format';
+import type { ChainedRecord } from '../../../services/audit/chain';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { auditRecord, createTestBucket, daysAgo, parseCsv, storeAuditRecords, type TestBucket } from '../../helpers/audit-export';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { newId } from '../../../common/ids';
-import { enqueueEvent } from '../../../common/events/publish';
+import { enqueueEvent } from '../../../services/events/publish';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { selectOutboxEventsOfTenant } from '../../../db/queries/events/outbox.queries';
 import { withTenant } from '../../../db/tenant';

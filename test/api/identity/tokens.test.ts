@@ -1,6 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
-import { loadSigningKeys } from '../../../common/identity/signing-keys';
-import { TokenService } from '../../../common/identity/tokens';
+import { loadSigningKeys } from '../../../services/identity/signing-keys';
+import { TokenService } from '../../../services/identity/tokens';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase } from '../../helpers/db';
 import { call } from '../../helpers/http';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import { installModule as installThroughService } from '../../../api/modules/module-registry';
-import { InstalledModules } from '../../../api/modules/installed-modules';
+import { installModule as installThroughService } from '../../../services/modules/module-registry';
+import { InstalledModules } from '../../../services/modules/installed-modules';
 import { defineRoute } from '../../../api/routes/registry';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';

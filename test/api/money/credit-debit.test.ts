@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { newId } from '../../../common/ids';
-import { moveMoney } from '../../../api/money/operations';
+import { moveMoney } from '../../../services/money/operations';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';

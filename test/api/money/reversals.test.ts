@@ -1,6 +1,6 @@
 import { newId } from '../../../common/ids';
-import { postings, recordMovement } from '../../../common/money/movements';
-import { lockWallet } from '../../../common/money/operations';
+import { postings, recordMovement } from '../../../services/money/movements';
+import { lockWallet } from '../../../services/money/wallet-operations';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { withTenant } from '../../../db/tenant';
 import { updateTransactionStatus } from '../../../db/queries/money/transactions.queries';

@@ -1,6 +1,6 @@
-import { enqueueEvents } from '../../../common/events/publish';
+import { enqueueEvents } from '../../../services/events/publish';
 import { newId } from '../../../common/ids';
-import { creditWallet } from '../../../common/money/operations';
+import { creditWallet } from '../../../services/money/wallet-operations';
 import { withTenant } from '../../../db/tenant';
 import type { DatabasePool } from '../../../db/pool';
 import type { TestGateway } from '../../helpers/app';

@@ -1,4 +1,4 @@
-import { checkRolePermissions, stalePermissionsOf } from '../../../api/access/roles/permission-rules';
+import { checkRolePermissions, stalePermissionsOf } from '../../../services/access/permission-rules';
 import { isProblem, type Problem } from '../../../common/problems';
 import type { RegisteredPermission } from '../../../db/queries/access/permissions.queries';
 

@@ -1,4 +1,4 @@
-import { permits } from '../../../common/identity/permissions';
+import { permits } from '../../../services/access/permissions';
 
 describe('permits', () => {
   it.each([

@@ -1,5 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
-import { TenantVersionReader } from '../../../api/access/tenant-versions';
+import { TenantVersionReader } from '../../../api/runtime/tenant-versions';
 
 /** A stand-in for the pool: answers rbac_versions_of from a map and records each query's tenants. */
 function fakeDb(versions: Record<string, number>) {

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VerifiedTokens } from '../../../api/access/verified-tokens';
-import { loadSigningKeys } from '../../../common/identity/signing-keys';
-import { TokenService } from '../../../common/identity/tokens';
+import { VerifiedTokens } from '../../../api/runtime/verified-tokens';
+import { loadSigningKeys } from '../../../services/identity/signing-keys';
+import { TokenService } from '../../../services/identity/tokens';
 
 const jwt = { issuer: 'https://issuer.test', audience: 'platform-api' };
 const ttl = { accessToken: 900, sessionToken: 300 };

@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import { fieldErrorsOf } from '../../../api/validation/field-errors';
-import { pageQuery, cursorQuery } from '../../../api/validation/pagination';
+import { fieldErrorsOf } from '../../../api/http/field-errors';
+import { pageQuery, cursorQuery } from '../../../api/http/pagination';
 
 const options: Joi.ValidationOptions = { abortEarly: false, convert: true, allowUnknown: false, errors: { wrap: { label: false } } };
 

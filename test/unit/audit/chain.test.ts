@@ -1,7 +1,7 @@
 import {
   addToRuns, type ChainRun, canonicalJson, chainHash, chainText, checkLink, extendChain, GENESIS_HASH, CanonicalJsonError,
-} from '../../../common/audit/chain';
-import { auditRecordFromEnvelope, checkAuditPayload, type AuditRecord } from '../../../common/audit/record';
+} from '../../../services/audit/chain';
+import { auditRecordFromEnvelope, checkAuditPayload, type AuditRecord } from '../../../services/audit/record';
 
 /** The canonical serialization the audit hash chain is computed over, and the chain rules. */
 

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import type { ChainedRecord } from '../../../common/audit/chain';
-import { createExportEncoder, csvCell, EXPORT_COLUMNS, type ExportFormat } from '../../../common/audit/export-format';
+import type { ChainedRecord } from '../../../services/audit/chain';
+import { createExportEncoder, csvCell, EXPORT_COLUMNS, type ExportFormat } from '../../../services/audit/export-format';
 import { mergeBySeq } from '../../../activities/audit/merge-by-seq';
-import { exportFileName, planExport } from '../../../api/audit/export/plan';
+import { exportFileName, planExport } from '../../../services/audit/export/plan';
 import { Problem } from '../../../common/problems';
 
 function record(seq: number, overrides: Partial<ChainedRecord> = {}): ChainedRecord {

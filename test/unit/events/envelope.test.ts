@@ -1,4 +1,4 @@
-import { EVENT_HEADERS, EventDecodeError, decodeEvent, encodeEvent, headerValue, type OutgoingEvent } from '../../../common/events/envelope';
+import { EVENT_HEADERS, EventDecodeError, decodeEvent, encodeEvent, headerValue, type OutgoingEvent } from '../../../services/events/envelope';
 
 const event: OutgoingEvent = {
   topic: 'platform.money.events',

@@ -1,4 +1,4 @@
-import { isEventType, isSchemaVersion } from '../../../common/events/event-rules';
+import { isEventType, isSchemaVersion } from '../../../services/events/event-rules';
 
 describe('event types: <domain>.<entity>.<action>', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { defaultTopicFor, isTopicName, retentionHours, topicNames } from '../../../common/events/topics';
+import { defaultTopicFor, isTopicName, retentionHours, topicNames } from '../../../services/events/topics';
 
 describe('default topic of an event type', () => {
   it.each([

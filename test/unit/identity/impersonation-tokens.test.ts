@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, SignJWT, type JWTPayload } from 'jose';
-import { loadSigningKeys, type SigningKeys } from '../../../common/identity/signing-keys';
-import { TokenService } from '../../../common/identity/tokens';
+import { loadSigningKeys, type SigningKeys } from '../../../services/identity/signing-keys';
+import { TokenService } from '../../../services/identity/tokens';
 import { isProblem } from '../../../common/problems';
 
 /** Impersonation tokens: document 1's claims plus `act` (RFC 8693), and nothing else is ever accepted. */

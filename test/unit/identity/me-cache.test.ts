@@ -1,6 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
-import { TenantVersionReader } from '../../../api/access/tenant-versions';
-import { MeCache } from '../../../api/identity/me-cache';
+import { TenantVersionReader } from '../../../api/runtime/tenant-versions';
+import { MeCache } from '../../../api/runtime/me-cache';
 import type { DatabasePool } from '../../../db/pool';
 
 interface Account {

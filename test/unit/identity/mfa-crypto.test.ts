@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mfaKeys } from '../../../api/identity/mfa/mfa-keys';
+import { mfaKeys } from '../../../services/identity/mfa/mfa-keys';
 import {
   hashRecoveryCode, newRecoveryCodes, normalizeRecoveryCode, RECOVERY_CODE_COUNT,
-} from '../../../api/identity/mfa/recovery-code-crypto';
-import { openTotpSecret, sealTotpSecret } from '../../../api/identity/mfa/secret-crypto';
-import { matchTotp, newTotpSecret, provisioning } from '../../../api/identity/mfa/totp';
+} from '../../../services/identity/mfa/recovery-code-crypto';
+import { openTotpSecret, sealTotpSecret } from '../../../services/identity/mfa/secret-crypto';
+import { matchTotp, newTotpSecret, provisioning } from '../../../services/identity/mfa/totp';
 import { base32Decode, totp } from '../../helpers/totp';
 
 /** The crypto of two-factor: TOTP (RFC 6238), sealed secrets, recovery codes and their hashes. */

@@ -1,6 +1,6 @@
 import { newPassword } from '../../../api/routes/identity/auth.schemas';
-import { fieldErrorsOf } from '../../../api/validation/field-errors';
-import { hashPassword, isBreachedPassword, verifyPassword } from '../../../common/identity/passwords';
+import { fieldErrorsOf } from '../../../api/http/field-errors';
+import { hashPassword, isBreachedPassword, verifyPassword } from '../../../services/identity/passwords';
 
 /** The password rules of document 1: Argon2id, at least 12 characters, not a known breached password. */
 function codesFor(password: unknown): string[] {

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importJWK, SignJWT, type JWK } from 'jose';
-import { loadSigningKeys } from '../../../common/identity/signing-keys';
-import { TokenService } from '../../../common/identity/tokens';
+import { loadSigningKeys } from '../../../services/identity/signing-keys';
+import { TokenService } from '../../../services/identity/tokens';
 import { isProblem } from '../../../common/problems';
 
 /**

@@ -1,4 +1,4 @@
-import { afterRecoveryFailure, lockSecondsLeft, type FailureState } from '../../../api/identity/mfa/recovery-lockout';
+import { afterRecoveryFailure, lockSecondsLeft, type FailureState } from '../../../services/identity/mfa/recovery-lockout';
 
 /** Document 1: 5 wrong recovery codes in 15 minutes lock recovery for an hour; 15 lock the account. */
 const SETTINGS = { maxAttempts: 5, windowSeconds: 900, lockSeconds: 3600, accountLockFailures: 15 };

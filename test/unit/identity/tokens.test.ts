@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair } from 'jose';
-import { openSuccessor, sealSuccessor, hashRefreshToken, newRefreshToken } from '../../../common/identity/refresh-token-crypto';
-import { loadSigningKeys, SigningKeyError } from '../../../common/identity/signing-keys';
-import { TokenService } from '../../../common/identity/tokens';
+import { openSuccessor, sealSuccessor, hashRefreshToken, newRefreshToken } from '../../../services/identity/refresh-token-crypto';
+import { loadSigningKeys, SigningKeyError } from '../../../services/identity/signing-keys';
+import { TokenService } from '../../../services/identity/tokens';
 import { isProblem } from '../../../common/problems';
 
 const jwt = { issuer: 'https://issuer.test', audience: 'platform-api' };

@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadModuleCatalogue, ManifestError } from '../../../api/modules/catalogue';
-import { checkManifest } from '../../../api/modules/manifest';
+import { loadModuleCatalogue, ManifestError } from '../../../services/modules/catalogue';
+import { checkManifest } from '../../../services/modules/manifest';
 import { repoRoot } from '../../../common/paths';
 
 /** Module manifests: the shipped crm module as DECISIONS.md describes it, and every broken manifest refused with its reason. */

@@ -1,4 +1,4 @@
-import { MAX_HOLD_TTL_SECONDS, parseHoldTtl } from '../../../api/money/hold-ttl';
+import { MAX_HOLD_TTL_SECONDS, parseHoldTtl } from '../../../services/money/hold-ttl';
 
 /** The hold TTL grammar of DECISIONS.md (Money), rule by rule with its examples. */
 describe('parseHoldTtl', () => {

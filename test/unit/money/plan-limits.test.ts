@@ -1,4 +1,4 @@
-import { PlanLimitReader, checkTransactionAmount, checkWalletBalance, type MoneyLimits } from '../../../common/money/plan-limits';
+import { PlanLimitReader, checkTransactionAmount, checkWalletBalance, type MoneyLimits } from '../../../services/money/plan-limits';
 import type { WalletRow } from '../../../db/queries/money/wallets.queries';
 
 /**

@@ -1,4 +1,4 @@
-import { reversalRefusal } from '../../../common/money/reversal';
+import { reversalRefusal } from '../../../services/money/reversal';
 import type { TransactionRow } from '../../../db/queries/money/transactions.queries';
 
 /** The reversal rules of document 2 (States and transitions / Money transaction), as a table. */

@@ -1,0 +1,67 @@
+/**
+ * The directions of the layout (README, Layout; docs/architecture.md): api → services → db → common;
+ * activities → services; workflows → workflows and type-only imports of activities and messages;
+ * nothing imports api/. `npm test` and CI run `depcruise` with this file; it must be clean.
+ */
+const code = '^(api|services|activities|workflows|workers|db|common|scripts)/';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'A cycle makes two modules one; split what both need into a third.', from: {}, to: { circular: true } },
+    {
+      name: 'no-orphans', severity: 'error', comment: 'A module nothing imports is dead code, unless it is an entry point.',
+      from: { orphan: true, path: code, pathNot: ['^api/server\\.ts$', '^workers/[^/]+\\.ts$', '^scripts/[^/]+\\.ts$', '^workflows/interceptors\\.ts$', '\\.d\\.ts$'] },
+      to: {},
+    },
+    {
+      name: 'nothing-imports-api', severity: 'error', comment: 'api/ is the gateway only; what others need of it belongs in services/ or common/.',
+      from: { path: code, pathNot: '^api/' }, to: { path: '^api/' },
+    },
+    {
+      name: 'common-knows-no-domain', severity: 'error', comment: 'common/ is the kernel: it knows no domain and runs no SQL.',
+      from: { path: '^common/' }, to: { path: ['^(api|services|activities|workflows|workers|db|scripts)/', '^node_modules/(slonik|pg|@slonik)/'] },
+    },
+    {
+      name: 'db-imports-only-common', severity: 'error', comment: 'db/ is the pool, the migrations and the queries; it imports nothing above it but common/.',
+      from: { path: '^db/' }, to: { path: '^(api|services|activities|workflows|workers|scripts)/' },
+    },
+    {
+      name: 'services-below-adapters', severity: 'error', comment: 'services/ is called by the gateway and the activities, never the other way round.',
+      from: { path: '^services/' }, to: { path: '^(api|activities|workers|scripts)/' },
+    },
+    {
+      name: 'services-use-workflow-messages-only', severity: 'error',
+      comment: 'A service starts or signals workflows through their message definitions, never their code.',
+      from: { path: '^services/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$' },
+    },
+    {
+      name: 'activities-are-adapters', severity: 'error', comment: 'Activities translate failures and call services/; the work itself lives there.',
+      from: { path: '^activities/' }, to: { path: '^(api|workers|scripts)/' },
+    },
+    {
+      name: 'activities-use-workflow-messages-only', severity: 'error',
+      comment: 'Activities share message and failure types with workflows, never workflow code.',
+      from: { path: '^activities/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$' },
+    },
+    {
+      name: 'workflows-are-sandboxed', severity: 'error',
+      comment: 'Workflow code runs in Temporal\'s deterministic sandbox: only workflows/ and type-only imports from outside it.',
+      from: { path: '^workflows/' }, to: { path: '^(api|services|activities|workers|db|common|scripts)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'middleware-below-routes', severity: 'error', comment: 'Inside the gateway, routes use middleware and runtime; never the reverse.',
+      from: { path: '^api/(middleware|runtime|http|resilience|metrics|health|openapi)/' }, to: { path: '^api/(routes|app\\.ts|server\\.ts)' },
+    },
+    {
+      name: 'runtime-below-middleware', severity: 'error', comment: 'Caches and listeners are used by middleware, not the other way round.',
+      from: { path: '^api/(runtime|http|resilience|metrics|health)/' }, to: { path: '^api/middleware/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

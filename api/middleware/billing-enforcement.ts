@@ -1,0 +1,63 @@
+import type { Config } from '../../common/config';
+import { topics } from '../../services/events/topics';
+import type { Logger } from '../../common/logger';
+import type { DatabasePool } from '../../db/pool';
+import { selectUsageOf, type PlanState, type UsageMetric } from '../../db/queries/billing/usage.queries';
+import { withTenant } from '../../db/tenant';
+import { authOf, type AppMiddleware } from '../context';
+import type { AnyRoute } from '../routes/registry';
+import { checkCreationLimit, checkSubscriptionStatus, creationLimitOf } from '../../services/billing/limits';
+import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
+import { PlanCache } from '../runtime/plan-cache';
+
+/** The billing events after which the gateway reloads a tenant's plan info (document 1, Events). */
+export const PLAN_CACHE_EVENTS: ReadonlySet<string> = new Set(['billing.plan.changed', 'billing.subscription.changed']);
+
+/**
+ * The gateway's limit enforcement (document 1, "Limit enforcement per mutating request at the
+ * gateway"): one router step per bearer route, after the permission check and before the rate
+ * limit. The plan and status come from the PlanCache (no I/O when cached); only a route that
+ * creates a counted resource reads the tenant's current usage of that metric.
+ */
+export class LimitEnforcement {
+  constructor(
+    readonly cache: PlanCache,
+    /** Drops a tenant's cached plan info on billing.plan.changed / billing.subscription.changed. */
+    readonly listener: TenantEventListener,
+    private readonly db: DatabasePool,
+  ) {}
+
+  /** The router step of a bearer route. */
+  step(route: AnyRoute): AppMiddleware {
+    const creates = typeof route.billing === 'object' ? route.billing.creates : undefined;
+    return async (ctx, next) => {
+      const tenantId = authOf(ctx).tenantId;
+      const cached = this.cache.stateOf(tenantId);
+      const state = cached instanceof Promise ? await cached : cached;
+      // A tenant without a subscription has nothing to enforce (every tenant gets one at creation).
+      if (state) {
+        checkSubscriptionStatus(state, ctx.method, route.billing);
+        if (creates) await this.checkCreation(tenantId, state, creates);
+      }
+      return next();
+    };
+  }
+
+  private async checkCreation(tenantId: string, state: PlanState, metric: UsageMetric): Promise<void> {
+    const limit = creationLimitOf(state, metric);
+    if (!limit) return;
+    const current = await withTenant(this.db, tenantId, (tx) => selectUsageOf(tx, metric));
+    checkCreationLimit(limit, metric, current);
+  }
+}
+
+/** Null when billing is not deployed (BILLING_ENABLED=false): the router then adds no step at all. */
+export function createLimitEnforcement(config: Readonly<Config>, db: DatabasePool, logger: Logger): LimitEnforcement | null {
+  if (!config.billingLimits.enabled) return null;
+  const cache = new PlanCache({ db, ttlMs: config.billingLimits.cacheTtlMs });
+  const listener = createTenantEventListener(config, logger, {
+    name: 'plan-cache', topic: topics.billing.name,
+    concerns: (type) => PLAN_CACHE_EVENTS.has(type), invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+  });
+  return new LimitEnforcement(cache, listener, db);
+}

@@ -1,0 +1,19 @@
+import { permits } from '../../services/access/permissions';
+import type { AuthState } from '../context';
+import type { PermissionCache } from './permission-cache';
+
+/**
+ * Resolves a caller's permissions on every request (document 1, Authentication 7: never from the
+ * token), from the roles the user holds now in the token's tenant, so a role granted, changed or
+ * revoked takes effect on the next request without a new token. Matching is the exact key, then
+ * `<module>.*`, then `*` (the owner's wildcard, rule 8); an archived key grants nothing, whichever
+ * of these would match it (document 1, Module permissions).
+ */
+export class PermissionResolver {
+  constructor(private readonly cache: PermissionCache) {}
+
+  async allows(auth: AuthState, permission: string): Promise<boolean> {
+    const grants = await this.cache.grantsOf(auth.tenantId, auth.userId);
+    return !grants.archived.has(permission) && permits(grants.permissions, permission);
+  }
+}

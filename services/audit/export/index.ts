@@ -1,0 +1,24 @@
+import type { Config } from '../../../common/config';
+import type { TemporalHandle } from '../../../common/temporal/client';
+import type { Connections } from '../../../api/runtime/connections';
+import { anonymizationTiming, awaitPendingAnonymizations } from '../anonymization-lock';
+import type { AuditExportDeps } from './deps';
+
+/**
+ * Builds the export services from the gateway's clients. An export first waits for the tenant's
+ * anonymizations in progress (document 2: 100 ms polls, up to 5 s), then reads the masked view.
+ */
+export function createAuditExportServices(
+  config: Readonly<Config>, connections: Connections, temporal: () => TemporalHandle | undefined,
+): AuditExportDeps {
+  return {
+    settings: config.auditStorage,
+    db: connections.db,
+    analyticsDb: connections.analyticsDb,
+    objectStore: { s3: connections.s3, bucket: config.s3.bucket },
+    temporal,
+    awaitPendingAnonymizations: (tenantId) =>
+      awaitPendingAnonymizations(connections.analyticsDb, tenantId, anonymizationTiming(config)),
+    now: () => new Date(),
+  };
+}

@@ -1,0 +1,59 @@
+import { problems, type PlanLimit } from '../../common/problems';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import {
+  METRIC_KEYS, selectPlanState, selectUsageOf, type PlanState, type UsageMetric, type UsageValues,
+} from '../../db/queries/billing/usage.queries';
+import type { RouteBilling } from '../../api/routes/registry';
+
+const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Rules 2 to 4 of document 1's limit enforcement, for one request: active, trialing and past_due
+ * continue; suspended blocks mutating requests (402 subscription-suspended) except the money
+ * operations; terminated blocks everything (402 subscription-terminated), money included. canceled
+ * is not among the blocking states, so it continues. Throws the problem; returns when the request
+ * may go on.
+ */
+export function checkSubscriptionStatus(state: PlanState, method: string, billing: RouteBilling | undefined): void {
+  if (state.status === 'terminated') throw problems.subscriptionTerminated();
+  if (state.status === 'suspended' && !READ_METHODS.has(method) && billing !== 'money') throw problems.subscriptionSuspended();
+}
+
+/** A plan's ceiling for one metric; 0 is unlimited (document 1, Plan). */
+function ceilingOf(limits: UsageValues, metric: UsageMetric): number {
+  return limits[METRIC_KEYS[metric]] ?? 0;
+}
+
+/**
+ * The creation limit that applies to a metric: the plan's, or, while a downgrade is pending, the
+ * stricter of the current and the pending plan's (DECISIONS.md: a requested downgrade applies the
+ * new plan's creation limits at once). Null when unlimited.
+ */
+export function creationLimitOf(state: PlanState, metric: UsageMetric): { allowed: number; planId: string } | null {
+  const current = ceilingOf(state.limits, metric);
+  const candidates = [{ allowed: current, planId: state.planId }];
+  if (state.pendingKind === 'downgrade' && state.pendingLimits && state.pendingPlanId) {
+    candidates.push({ allowed: ceilingOf(state.pendingLimits, metric), planId: state.pendingPlanId });
+  }
+  const enforced = candidates.filter((candidate) => candidate.allowed > 0);
+  if (enforced.length === 0) return null;
+  return enforced.reduce((strictest, candidate) => (candidate.allowed < strictest.allowed ? candidate : strictest));
+}
+
+/** Rule 5: usage at or above a non-zero limit refuses the creation, with document 1's limit object. */
+export function checkCreationLimit(limit: { allowed: number; planId: string }, metric: UsageMetric, current: number): void {
+  if (current < limit.allowed) return;
+  const detail: PlanLimit = { resource: metric, allowed: limit.allowed, current, planId: limit.planId };
+  throw problems.planLimitExceeded(detail);
+}
+
+/**
+ * Rule 5 inside a domain's own transaction, for a creation whose count must not race another (a
+ * module install, which holds the tenant's RBAC lock): the plan and the usage are read in the
+ * transaction that then counts the new resource.
+ */
+export async function checkCreationLimitIn(tx: DatabaseTransactionConnection, metric: UsageMetric): Promise<void> {
+  const state = await selectPlanState(tx);
+  const limit = state && creationLimitOf(state, metric);
+  if (limit) checkCreationLimit(limit, metric, await selectUsageOf(tx, metric));
+}

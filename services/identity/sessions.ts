@@ -1,0 +1,100 @@
+import type { CommonQueryMethods } from 'slonik';
+import { outboxEventOf, type EventInput } from '../events/publish';
+import { newId } from '../../common/ids';
+import { hashRefreshToken, newRefreshToken } from './refresh-token-crypto';
+import { insertSession, openSignIn, type NewRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
+import type { UserTenant } from '../../db/queries/identity/tenants.queries';
+import type { IdentityDeps, TokenPair } from './deps';
+
+export interface SessionSubject {
+  userId: string;
+  email: string;
+  tenantId: string;
+  /** The family of the token being rotated; a new login starts a new family. */
+  familyId?: string;
+  /**
+   * The Platform Owner acting as this user, and when that ends: the access token carries
+   * `act: {sub: impersonatorId}` and both tokens expire at endsAt (ISO 8601), rotation or not.
+   */
+  impersonation?: { impersonatorId: string; endsAt: string };
+}
+
+export interface IssuedPair extends TokenPair {
+  refreshTokenId: string;
+}
+
+/**
+ * Issues a token pair: the access token carries the role names the user holds in the subject's
+ * tenant now, and the refresh token is stored (hashed) in the same statement as the grants are read
+ * and, when given, the event that reports the session is written to the outbox (insertSession). `db`
+ * is the caller's tenant transaction when the pair belongs to a larger change (registration,
+ * rotation), or the pool when the session is the whole change: then that one statement is the
+ * transaction, and nothing else is needed around it.
+ */
+export async function issuePair(
+  deps: Pick<IdentityDeps, 'tokens' | 'config'>,
+  db: CommonQueryMethods,
+  subject: SessionSubject,
+  event?: EventInput,
+): Promise<IssuedPair> {
+  const secret = newRefreshSecret(deps, subject.userId, subject.familyId);
+  const roles = await insertSession(
+    db, { ...secret.stored, tenantId: subject.tenantId, impersonation: subject.impersonation }, event ? outboxEventOf(event) : null,
+  );
+  return signPair(deps, subject, roles, secret);
+}
+
+/** What a sign-in opened: the user's active tenants, and the pair when one of them was chosen. */
+export interface SignInSession {
+  tenants: UserTenant[];
+  pair: IssuedPair | null;
+}
+
+/**
+ * The end of a sign-in, once the account is known to be usable: the user's active tenants are read
+ * and, when one is chosen (the only one, or the remembered one of several), the session opened in it
+ * with `event`, all in one statement (openSignIn). The event is built for whichever tenant that is:
+ * the statement sets its tenant.
+ */
+export async function openSignInSession(
+  deps: Pick<IdentityDeps, 'tokens' | 'config' | 'db'>,
+  user: { id: string; email: string; lastTenantId: string | null },
+  event: EventInput,
+): Promise<SignInSession> {
+  const secret = newRefreshSecret(deps, user.id);
+  const { tenants, tenantId, roles } = await openSignIn(deps.db, secret.stored, user.lastTenantId, outboxEventOf(event));
+  if (!tenantId || !roles) return { tenants, pair: null };
+  return { tenants, pair: await signPair(deps, { userId: user.id, email: user.email, tenantId }, roles, secret) };
+}
+
+/** A new refresh token: the secret handed out once, and what is stored of it (its hash). */
+interface RefreshSecret {
+  refreshToken: string;
+  stored: Omit<NewRefreshToken, 'tenantId' | 'impersonation'>;
+}
+
+function newRefreshSecret(deps: Pick<IdentityDeps, 'config'>, userId: string, familyId?: string): RefreshSecret {
+  const refreshToken = newRefreshToken();
+  return {
+    refreshToken,
+    stored: {
+      id: newId(), familyId: familyId ?? newId(), userId, tokenHash: hashRefreshToken(refreshToken), ttlSeconds: deps.config.identity.ttl.refreshToken,
+    },
+  };
+}
+
+/** The access token for the roles just read, beside the stored refresh token. */
+async function signPair(
+  deps: Pick<IdentityDeps, 'tokens'>, subject: SessionSubject, roles: string[], secret: RefreshSecret,
+): Promise<IssuedPair> {
+  const { impersonation } = subject;
+  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles };
+  const access = impersonation
+    ? await deps.tokens.issueImpersonationToken(claims, impersonation.impersonatorId, new Date(impersonation.endsAt))
+    : await deps.tokens.issueAccessToken(claims);
+  return { accessToken: access.token, refreshToken: secret.refreshToken, expiresAt: access.expiresAt.toISOString(), refreshTokenId: secret.stored.id };
+}
+
+export function publicPair({ accessToken, refreshToken, expiresAt }: TokenPair): TokenPair {
+  return { accessToken, refreshToken, expiresAt };
+}

@@ -1,0 +1,88 @@
+import { problems } from '../../../common/problems';
+import type { DatabaseTransactionConnection } from '../../../db/pool';
+import {
+  revokeMemberSessions, selectAccountReach, updateAccountProfile, updateAccountStatus, updateMembershipStatus,
+  type Member, type ProfileChange,
+} from '../../../db/queries/identity/members.queries';
+import type { AuthState } from '../../../api/context';
+import { changeAccount } from '../account-changes';
+import type { IdentityDeps } from '../deps';
+import { enqueueAuthEvent } from '../events';
+import type { UserView } from '../user-view';
+import { auditUserChange, isOwner, lockedMember, memberOrNotFound, memberView, sparseUpdate } from './members';
+
+/** PATCH /users/:id: document 1's partial update (name, e-mail, status). */
+export interface UserPatch extends ProfileChange {
+  status?: 'active' | 'locked';
+}
+
+/** Only the fields whose value actually changes. */
+function profileChanges(member: Member, patch: UserPatch): ProfileChange {
+  const change: ProfileChange = {};
+  if (patch.firstName !== undefined && patch.firstName !== member.firstName) change.firstName = patch.firstName;
+  if (patch.lastName !== undefined && patch.lastName !== member.lastName) change.lastName = patch.lastName;
+  if (patch.email !== undefined && patch.email.toLowerCase() !== member.email.toLowerCase()) change.email = patch.email;
+  return change;
+}
+
+/**
+ * Name and e-mail belong to the global account, which may also be a member of other tenants. They
+ * are changed by the account's holder, or by a tenant that is the account's only one; otherwise an
+ * admin of one tenant could rename, or take over by e-mail and password reset, a user of another.
+ * The owner's account is changed by the owner only (document 1: the owner cannot be blocked).
+ */
+async function assertMayChangeProfile(tx: DatabaseTransactionConnection, auth: AuthState, member: Member): Promise<void> {
+  if (member.id === auth.userId) return;
+  if (isOwner(member)) throw problems.forbidden('Only the owner changes the owner’s account');
+  const { otherTenants } = await selectAccountReach(tx, member.id);
+  if (otherTenants > 0) throw problems.forbidden('The account also belongs to other tenants; only its holder can change its name or e-mail');
+}
+
+/**
+ * `locked` blocks the membership in this tenant (sessions here end at once); the account's own
+ * lock, set after failed recovery attempts and effective in every tenant, is lifted by `active`
+ * only from a tenant that is the account's only one.
+ */
+async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, member: Member, status: 'active' | 'locked'): Promise<void> {
+  if (status === 'locked') {
+    if (member.id === auth.userId) throw problems.forbidden('You cannot lock your own account');
+    if (isOwner(member)) throw problems.forbidden('The owner cannot be locked');
+    if (member.membershipStatus === 'blocked') return;
+    await updateMembershipStatus(tx, member.id, 'blocked');
+    await revokeMemberSessions(tx, member.id);
+    return;
+  }
+  if (member.accountStatus !== 'active') {
+    const { otherTenants } = await selectAccountReach(tx, member.id);
+    if (otherTenants > 0) throw problems.forbidden('The account is locked in every tenant it belongs to; it cannot be unlocked from one of them');
+    await updateAccountStatus(tx, member.id, 'active');
+  }
+  if (member.membershipStatus === 'blocked') await updateMembershipStatus(tx, member.id, 'active');
+}
+
+/**
+ * Applies a partial update in one transaction with its audit record and the sparse
+ * auth.user.updated event (document 3: only changed fields). A soft-deleted user is restored first
+ * (409). Nothing changed: nothing is written.
+ */
+export async function updateUser(deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch): Promise<UserView> {
+  return changeAccount(deps, auth.tenantId, userId, async (tx) => {
+    const member = await lockedMember(tx, userId);
+    if (member.membershipStatus === 'deleted') throw problems.conflict('The user is deleted; restore it first');
+    const before = memberView(member, auth.tenantId);
+
+    const profile = profileChanges(member, patch);
+    if (Object.keys(profile).length > 0) {
+      await assertMayChangeProfile(tx, auth, member);
+      await updateAccountProfile(tx, userId, profile);
+    }
+    if (patch.status !== undefined) await applyStatus(tx, auth, member, patch.status);
+
+    const after = memberView(await memberOrNotFound(tx, userId), auth.tenantId);
+    const event = sparseUpdate(before, after);
+    if (Object.keys(event).length === 0) return after;
+    await enqueueAuthEvent(tx, 'auth.user.updated', auth.tenantId, userId, { ...event, updated_by: auth.userId, updated_at: after.updatedAt });
+    await auditUserChange(tx, auth, { action: 'auth.user.updated', userId, before, after });
+    return after;
+  });
+}

@@ -1,0 +1,160 @@
+import Joi from 'joi';
+import { EVENT_TYPE_PATTERN, SCHEMA_VERSION_PATTERN } from '../events/event-rules';
+
+/**
+ * A module manifest (DECISIONS.md, Modules and the data layer): what a module is called, the
+ * permission keys it registers when a tenant installs it, its models (for the automatic data
+ * API), its hooks and the event types it publishes and subscribes to. Manifests ship with the
+ * project under `modules/<slug>/manifest.json` and are checked here once, at start-up.
+ */
+
+export const FIELD_TYPES = ['text', 'integer', 'bigint', 'numeric', 'boolean', 'uuid', 'jsonb', 'timestamptz', 'date'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+export const HOOK_EVENTS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+/** The actions of the data layer's keys `{module}.{model}.{action}` (DECISIONS.md, data-layer permission keys). */
+export const DATA_ACTIONS = ['read', 'create', 'update', 'delete'] as const;
+
+export interface FieldDefinition {
+  type: FieldType;
+  /** Default true: only a field declared `nullable: false` is required. */
+  nullable: boolean;
+  /** A foreign key to another model of the same module (`companies.id`). */
+  references?: { model: string; field: string };
+}
+
+export interface ModelDefinition {
+  /** Served by the automatic data API (`/v1/data/{module}/{model}`), with its permission keys registered. */
+  autoApi: boolean;
+  fields: Record<string, FieldDefinition>;
+}
+
+export interface ModuleHook {
+  model: string;
+  on: HookEvent;
+  /** The name of the handler the module provides (run by the data layer). */
+  handler: string;
+}
+
+export interface ModulePermission {
+  key: string;
+  description: string;
+}
+
+export interface ModuleManifest {
+  slug: string;
+  name: string;
+  version: string;
+  description: string;
+  /** The declared keys, plus the four data-layer keys of every autoApi model the manifest did not declare. */
+  permissions: ModulePermission[];
+  models: Record<string, ModelDefinition>;
+  hooks: ModuleHook[];
+  events: { publishes: string[]; subscribes: string[] };
+}
+
+/**
+ * Slugs a module may not take: the platform's reserved key prefixes (document 1, Permission keys 2)
+ * and the kernel event namespaces (document 3), whose keys and events belong to the platform.
+ * The first segments of the system keys (users, roles ...) are refused by the database at install
+ * (trigger permissions_check_module), where their one list lives.
+ */
+export const RESERVED_SLUGS = ['system', 'platform', 'auth', 'money', 'billing', 'audit'];
+
+/** Usable as an event type's first segment, a permission key's first segment and a path segment. */
+export const SLUG_PATTERN = /^[a-z][a-z0-9_]{0,49}$/;
+const MODEL_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+const FIELD_NAME = /^[a-z][a-zA-Z0-9]{0,62}$/;
+/** The same grammar as the permissions table's CHECK constraint (migration 0010). */
+const PERMISSION_KEY = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$/;
+/** Columns every model has; the data layer manages them. */
+const IMPLICIT_FIELDS = ['id', 'tenantId', 'createdAt', 'updatedAt', 'deletedAt'];
+
+const field = Joi.object<FieldDefinition>({
+  type: Joi.string().valid(...FIELD_TYPES).required(),
+  nullable: Joi.boolean().default(true),
+  references: Joi.object({ model: Joi.string().pattern(MODEL_NAME).required(), field: Joi.string().required() }),
+});
+
+const model = Joi.object<ModelDefinition>({
+  autoApi: Joi.boolean().default(false),
+  fields: Joi.object().pattern(Joi.string().pattern(FIELD_NAME).invalid(...IMPLICIT_FIELDS), field).min(1).required(),
+});
+
+const manifestShape = Joi.object<ModuleManifest>({
+  slug: Joi.string().pattern(SLUG_PATTERN).invalid(...RESERVED_SLUGS).required(),
+  name: Joi.string().trim().min(1).max(100).required(),
+  version: Joi.string().pattern(SCHEMA_VERSION_PATTERN, 'semantic version').required(),
+  description: Joi.string().max(1000).allow('').default(''),
+  permissions: Joi.array().items(Joi.object<ModulePermission>({
+    key: Joi.string().max(200).pattern(PERMISSION_KEY, 'permission key').required(),
+    description: Joi.string().max(500).allow('').default(''),
+  })).unique('key').default([]),
+  models: Joi.object().pattern(Joi.string().pattern(MODEL_NAME), model).default({}),
+  hooks: Joi.array().items(Joi.object<ModuleHook>({
+    model: Joi.string().required(),
+    on: Joi.string().valid(...HOOK_EVENTS).required(),
+    handler: Joi.string().pattern(/^[A-Za-z][A-Za-z0-9_.-]{0,99}$/).required(),
+  })).default([]),
+  events: Joi.object({
+    publishes: Joi.array().items(Joi.string().pattern(EVENT_TYPE_PATTERN, 'event type')).unique().default([]),
+    subscribes: Joi.array().items(Joi.string().pattern(EVENT_TYPE_PATTERN, 'event type')).unique().default([]),
+  }).default({ publishes: [], subscribes: [] }),
+});
+
+/** The rules that relate one part of a manifest to another; every broken one is named. */
+function crossChecks(manifest: ModuleManifest): string[] {
+  const problems: string[] = [];
+  const prefix = `${manifest.slug}.`;
+  manifest.permissions.forEach(({ key }, index) => {
+    if (key.startsWith('system.') || key.startsWith('platform.')) problems.push(`permissions[${index}].key ${key} is reserved for the platform`);
+    else if (!key.startsWith(prefix)) problems.push(`permissions[${index}].key ${key} must start with ${prefix}`);
+  });
+  for (const [modelName, { fields }] of Object.entries(manifest.models)) {
+    for (const [fieldName, { type, references }] of Object.entries(fields)) {
+      if (!references) continue;
+      const where = `models.${modelName}.fields.${fieldName}.references`;
+      const target = manifest.models[references.model];
+      if (!target) problems.push(`${where}: model ${references.model} is not declared`);
+      else if (references.field === 'id' ? type !== 'uuid' : target.fields[references.field]?.type !== type) {
+        problems.push(`${where}: ${references.model}.${references.field} is not a ${type} field of the model`);
+      }
+    }
+  }
+  manifest.hooks.forEach((hook, index) => {
+    if (!manifest.models[hook.model]) problems.push(`hooks[${index}].model ${hook.model} is not declared`);
+  });
+  manifest.events.publishes.forEach((type, index) => {
+    if (!type.startsWith(prefix)) problems.push(`events.publishes[${index}] ${type} must start with ${prefix}`);
+  });
+  return problems;
+}
+
+/**
+ * Document 1, Permission keys 3: every autoApi model gets its data-layer keys registered; a key the
+ * manifest declares itself keeps its own description.
+ */
+function withDataPermissions(manifest: ModuleManifest): ModulePermission[] {
+  const declared = new Set(manifest.permissions.map((p) => p.key));
+  const derived = Object.entries(manifest.models)
+    .filter(([, definition]) => definition.autoApi)
+    .flatMap(([modelName]) => DATA_ACTIONS.map((action) => ({
+      key: `${manifest.slug}.${modelName}.${action}`, description: `${action} ${modelName}`,
+    })))
+    .filter((permission) => !declared.has(permission.key));
+  return [...manifest.permissions, ...derived];
+}
+
+export type ManifestCheck = { ok: true; manifest: ModuleManifest } | { ok: false; problems: string[] };
+
+/** Checks a parsed manifest; `slug` is the folder it came from, which the manifest's slug must equal. */
+export function checkManifest(input: unknown, folder: string): ManifestCheck {
+  const { value, error } = manifestShape.validate(input, { abortEarly: false, errors: { wrap: { label: false } } });
+  if (error) return { ok: false, problems: error.details.map((detail) => detail.message) };
+  const problems = crossChecks(value);
+  if (value.slug !== folder) problems.unshift(`slug ${value.slug} differs from its folder modules/${folder}`);
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, manifest: { ...value, permissions: withDataPermissions(value) } };
+}

@@ -1,0 +1,18 @@
+import type { TransactionRow } from '../../db/queries/money/transactions.queries';
+import { transactionView as apiTransactionView } from './views';
+import type { TransactionView } from '../../workflows/money/money.messages';
+
+/**
+ * A transaction as the hold and transfer workflows answer it (and as the idempotency key stores it):
+ * the API's view, with `transactionId` as document 2's operation answers name the id, and every
+ * optional field present (null when it does not apply), expiredAt included.
+ */
+export function transactionView(row: TransactionRow): TransactionView {
+  return {
+    ...apiTransactionView(row),
+    transactionId: row.id,
+    counterpartyWalletId: row.counterpartyWalletId,
+    expiresAt: row.expiresAt,
+    expiredAt: row.expiredAt,
+  };
+}

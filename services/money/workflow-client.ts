@@ -1,0 +1,194 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Config } from '../../common/config';
+import type { PlanLimitReader } from './plan-limits';
+import { Problem, problems, type ProblemType } from '../../common/problems';
+import { requestHash, storedAnswerFor } from './idempotent';
+import type { DatabasePool } from '../../db/pool';
+import { selectTransaction, type TransactionRow } from '../../db/queries/money/transactions.queries';
+import { withTenant } from '../../db/tenant';
+import type { moneyHold } from '../../workflows/money/hold.workflow';
+import {
+  holdPlaced, settleHold, transferDone, type IdempotencyUse, type TransactionView,
+} from '../../workflows/money/money.messages';
+import type { moneyTransfer } from '../../workflows/money/transfer.workflow';
+import type { TemporalHandle } from '../../common/temporal/client';
+
+/** Idempotency scopes: one per operation, so route sets A and B of one operation share their keys. */
+export const MONEY_FLOW_SCOPES = {
+  hold: 'POST /wallets/:id/hold',
+  confirm: 'POST /holds/:id/confirm',
+  cancel: 'POST /holds/:id/cancel',
+  transfer: 'POST /transfers',
+} as const;
+
+export interface MoneyFlowDeps {
+  config: Pick<Readonly<Config>, 'moneyFlows' | 'maintenance' | 'api'>;
+  /** The application pool (platform_app, under withTenant): hold lookups and stored answers. */
+  db: DatabasePool;
+  limits: PlanLimitReader;
+  temporal: () => TemporalHandle | undefined;
+}
+
+export interface HoldRequest {
+  walletId: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  ttlSeconds: number;
+}
+
+export interface TransferRequest {
+  fromWalletId: string;
+  toWalletId: string;
+  amount: number;
+  currency: string;
+  reason: string;
+}
+
+/** The refusals an activity or workflow may answer with (their ApplicationFailure type is the suffix). */
+const REFUSALS = new Set<string>([
+  'validation-error', 'not-found', 'insufficient-funds', 'invalid-amount', 'hold-limit-exceeded', 'hold-expired',
+  'hold-settled', 'idempotency-conflict', 'plan-limit-exceeded', 'billing-unavailable', 'forbidden',
+]);
+
+/**
+ * The gateway's side of holds and transfers (workflows/money). Each request is one round trip to
+ * Temporal: update-with-start creates the workflow (id `money.<kind>:<tenantId>:<Idempotency-Key>`)
+ * and its update answers the result as soon as the workflow's local activity committed it, with no
+ * polling. A retried request finds the running workflow (conflict policy USE_EXISTING) or, once it
+ * has finished, the stored answer; a workflow that refused its request failed, so the key may be
+ * used again (reuse policy ALLOW_DUPLICATE_FAILED_ONLY).
+ */
+export class MoneyFlows {
+  /** A hold's TTL when the request names none (MONEY_HOLD_TTL_HOURS). */
+  readonly defaultTtlSeconds: number;
+
+  constructor(private readonly deps: MoneyFlowDeps) {
+    this.defaultTtlSeconds = deps.config.moneyFlows.holdTtlHours * 3600;
+  }
+
+  async placeHold(tenantId: string, request: HoldRequest, key: string): Promise<TransactionView> {
+    const idempotency = this.use('hold', key, request);
+    const limits = await this.deps.limits.limitsFor(tenantId);
+    const start = new WithStartWorkflowOperation<typeof moneyHold>('moneyHold', {
+      ...this.startOptions(`money.hold:${tenantId}:${key}`),
+      args: [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }],
+    });
+    return this.withStart(tenantId, idempotency, async (client) =>
+      client.workflow.executeUpdateWithStart(holdPlaced, { args: [{ requestHash: idempotency.requestHash }], startWorkflowOperation: start }));
+  }
+
+  async transfer(tenantId: string, request: TransferRequest, key: string): Promise<TransactionView> {
+    if (request.fromWalletId === request.toWalletId) {
+      throw problems.validation([{ field: 'toWalletId', code: 'INVALID_VALUE', message: 'must differ from fromWalletId' }]);
+    }
+    const idempotency = this.use('transfer', key, request);
+    const limits = await this.deps.limits.limitsFor(tenantId);
+    const start = new WithStartWorkflowOperation<typeof moneyTransfer>('moneyTransfer', {
+      ...this.startOptions(`money.transfer:${tenantId}:${key}`),
+      args: [{ tenantId, ...request, limits, idempotency }],
+    });
+    return this.withStart(tenantId, idempotency, async (client) =>
+      client.workflow.executeUpdateWithStart(transferDone, { args: [{ requestHash: idempotency.requestHash }], startWorkflowOperation: start }));
+  }
+
+  /**
+   * Confirm or cancel through the hold's workflow (a Temporal Update answers the resulting
+   * transaction). The hold row names the workflow (its idempotency key). A stored answer for this
+   * key is replayed without asking Temporal; a finished workflow is answered from the hold's row.
+   */
+  async settle(tenantId: string, action: 'confirm' | 'cancel', holdId: string, key: string, walletId?: string): Promise<TransactionView> {
+    const idempotency = this.use(action, key, { holdId, action });
+    const { hold, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
+      hold: await selectTransaction(tx, holdId),
+      stored: await storedAnswerFor(tx, this.storedRequest(tenantId, idempotency)),
+    }));
+    if (!hold || hold.type !== 'hold' || (walletId !== undefined && hold.walletId !== walletId)) throw problems.notFound('hold');
+    if (stored) return stored.body as TransactionView;
+    const client = await this.client();
+    try {
+      return await client.workflow.getHandle(`money.hold:${tenantId}:${hold.idempotencyKey}`)
+        .executeUpdate(settleHold, { args: [{ action, idempotency }] });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return this.settledWithoutWorkflow(tenantId, hold, idempotency);
+      throw refusalOf(error);
+    }
+  }
+
+  /** The hold's workflow has finished: the hold's row says why this settlement cannot happen. */
+  private async settledWithoutWorkflow(tenantId: string, hold: TransactionRow, idempotency: IdempotencyUse): Promise<TransactionView> {
+    const { now, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
+      now: await selectTransaction(tx, hold.id),
+      stored: await storedAnswerFor(tx, this.storedRequest(tenantId, idempotency)),
+    }));
+    if (stored) return stored.body as TransactionView;
+    if (now?.expiredAt || (now?.expiresAt && Date.parse(now.expiresAt) <= Date.now())) throw problems.holdExpired(hold.id);
+    if (now && now.status !== 'held') throw problems.holdSettled(hold.id, now.status);
+    throw problems.unavailable('The hold\'s workflow is not running; the hold is released at its expiry');
+  }
+
+  private async withStart(
+    tenantId: string,
+    idempotency: IdempotencyUse,
+    run: (client: TemporalHandle['client']) => Promise<TransactionView>,
+  ): Promise<TransactionView> {
+    const client = await this.client();
+    try {
+      return await run(client);
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw refusalOf(error);
+    }
+    // The key's workflow ran to its end (a settled hold, a finished transfer): answer what it stored.
+    const stored = await withTenant(this.deps.db, tenantId, (tx) => storedAnswerFor(tx, this.storedRequest(tenantId, idempotency)));
+    if (!stored) throw problems.conflict('This Idempotency-Key was already used, and its answer is no longer kept');
+    return stored.body as TransactionView;
+  }
+
+  private startOptions(workflowId: string) {
+    return {
+      workflowId,
+      taskQueue: this.deps.config.moneyFlows.taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+    } as const;
+  }
+
+  private use(kind: keyof typeof MONEY_FLOW_SCOPES, key: string, request: object): IdempotencyUse {
+    return {
+      scope: MONEY_FLOW_SCOPES[kind], key, requestHash: requestHash(request), ttlHours: this.deps.config.maintenance.idempotencyKeyTtlHours,
+    };
+  }
+
+  private storedRequest(tenantId: string, use: IdempotencyUse) {
+    return { tenantId, scope: use.scope, key: use.key, hash: use.requestHash, ttlHours: use.ttlHours };
+  }
+
+  /** The gateway connects to Temporal in the background; an early request waits up to the downstream deadline. */
+  private async client(): Promise<TemporalHandle['client']> {
+    const deadline = Date.now() + this.deps.config.api.downstreamTimeoutMs;
+    for (let handle = this.deps.temporal(); ; handle = this.deps.temporal()) {
+      if (handle) return handle.client;
+      if (Date.now() >= deadline) throw problems.unavailable('Money operations are not available yet; try again shortly');
+      await sleep(50);
+    }
+  }
+}
+
+/**
+ * A refused update as the problem the activity refused with: the ApplicationFailure's type is the
+ * problem suffix and its first detail the problem's extensions. Anything else is passed on.
+ */
+function refusalOf(error: unknown): unknown {
+  if (!(error instanceof WorkflowUpdateFailedError)) return error;
+  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ApplicationFailure && cause.type && REFUSALS.has(cause.type)) {
+      const extensions = (cause.details?.[0] ?? {}) as Record<string, unknown>;
+      return new Problem(cause.type as ProblemType, cause.message, extensions);
+    }
+  }
+  return error;
+}
