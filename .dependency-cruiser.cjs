@@ -31,8 +31,8 @@ module.exports = {
     },
     {
       name: 'services-use-workflow-messages-only', severity: 'error',
-      comment: 'A service starts or signals workflows through their message definitions, never their code.',
-      from: { path: '^services/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$' },
+      comment: 'A service starts or signals workflows through their message definitions and the types of their functions, never their code.',
+      from: { path: '^services/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'activities-are-adapters', severity: 'error', comment: 'Activities translate failures and call services/; the work itself lives there.',
@@ -41,12 +41,15 @@ module.exports = {
     {
       name: 'activities-use-workflow-messages-only', severity: 'error',
       comment: 'Activities share message and failure types with workflows, never workflow code.',
-      from: { path: '^activities/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$' },
+      from: { path: '^activities/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'workflows-are-sandboxed', severity: 'error',
-      comment: 'Workflow code runs in Temporal\'s deterministic sandbox: only workflows/ and type-only imports from outside it.',
-      from: { path: '^workflows/' }, to: { path: '^(api|services|activities|workers|db|common|scripts)/', dependencyTypesNot: ['type-only'] },
+      comment: 'Workflow code runs in Temporal\'s deterministic sandbox: only workflows/ and type-only imports from outside it. '
+        + 'The one exception is the header codec of the request context, which the workflow interceptors share with the client and '
+        + 'activity interceptors; it imports nothing but @temporalio/common.',
+      from: { path: '^workflows/' },
+      to: { path: '^(api|services|activities|workers|db|common|scripts)/', pathNot: '^common/temporal/propagated-context\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'middleware-below-routes', severity: 'error', comment: 'Inside the gateway, routes use middleware and runtime; never the reverse.',

@@ -14,7 +14,7 @@ import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
 import { VerifiedTokens } from './runtime/verified-tokens';
 import { authorize, requireAdminRole } from './middleware/authorize';
-import type { InstalledModules } from '../services/modules/installed-modules';
+import type { InstalledModules } from './runtime/installed-modules';
 import { requireModule } from './middleware/require-module';
 import { rateLimit } from './middleware/rate-limit';
 import type { LimitEnforcement } from './middleware/billing-enforcement';
@@ -26,7 +26,7 @@ import { requestContext } from './middleware/request-context';
 import { routeFallback } from './middleware/route-fallback';
 import { buildOpenApiDocuments } from './openapi/document';
 import { mountDocs } from './routes/gateway/docs.routes';
-import { RouteRegistry, type AnyRoute } from './routes/registry';
+import { RouteRegistry, type AnyRoute } from './http/route-registry';
 import { buildApiRouter } from './routes/router';
 
 export interface AppDeps {

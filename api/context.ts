@@ -1,17 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../common/logger';
+import type { AuthState } from '../common/context';
 import { problems } from '../common/problems';
-
-/** Who a bearer route's request acts as, from the verified access token. */
-export interface AuthState {
-  userId: string;
-  tenantId: string;
-  email: string;
-  /** Role names only; permissions are resolved per request, never taken from the token. */
-  roles: string[];
-  /** Set only under an impersonation token: the Platform Owner acting as this user (`act.sub`). */
-  impersonatorId?: string;
-}
 
 /**
  * What every request carries once the request-context middleware has run: the ids that tie its

@@ -4,7 +4,7 @@ import { config as loadConfig, ConfigError, type Config } from '../common/config
 import { createLogger, type Logger } from '../common/logger';
 import { createApp } from './app';
 import { platformRoutes } from './routes';
-import { startGatewayRuntime } from './runtime/gateway-runtime';
+import { startGatewayRuntime } from './gateway-runtime';
 
 /**
  * The gateway process: validated configuration (a bad value stops it with exit code 1 and a

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { PermissionCache } from '../api/runtime/permission-cache';
 import { PermissionResolver } from '../api/runtime/permission-resolver';
 import { TenantVersionReader } from '../api/runtime/tenant-versions';
-import type { AuthState } from '../api/context';
+import type { AuthState } from '../common/context';
 import { newId } from '../common/ids';
 import { migrate } from '../db/migrate';
 import { createDbPool, sql, type DatabasePool } from '../db/pool';

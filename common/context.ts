@@ -26,3 +26,14 @@ export function runWithRequestContext<T>(context: RequestContext, fn: () => T): 
 export function currentRequestContext(): Readonly<RequestContext> | undefined {
   return storage.getStore();
 }
+
+/** Who a bearer route's request acts as, from the verified access token. */
+export interface AuthState {
+  userId: string;
+  tenantId: string;
+  email: string;
+  /** Role names only; permissions are resolved per request, never taken from the token. */
+  roles: string[];
+  /** Set only under an impersonation token: the Platform Owner acting as this user (`act.sub`). */
+  impersonatorId?: string;
+}

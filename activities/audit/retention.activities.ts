@@ -1,7 +1,8 @@
 import { pipeline, Readable, Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { heartbeat } from '@temporalio/activity';
-import { addToRuns, type ChainRun } from '../../services/audit/chain';
+import { addToRuns } from '../../services/audit/chain';
+import type { ChainRun } from '../../db/queries/audit/audit-retention.queries';
 import { coldObjectKeys, type ArchivedRecord, type ColdManifest } from '../../services/audit/cold-storage';
 import type { Logger } from '../../common/logger';
 import { measureObject, putStream, removeObjects, type ObjectStore, type StoredObject } from '../../common/object-store';

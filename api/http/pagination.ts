@@ -1,12 +1,11 @@
 import Joi from 'joi';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../common/pagination';
 
 /**
  * The page envelope of document 1: `page_size` (default 20, at most 100) and an opaque
  * `page_token`; some lists say `limit` and `cursor` with the same meaning and defaults. A size
  * above 100 is a validation error, never silently capped (DECISIONS.md), so callers learn the limit.
  */
-export const PAGE_SIZE_DEFAULT = 20;
-export const PAGE_SIZE_MAX = 100;
 
 const size = Joi.number().integer().min(1).max(PAGE_SIZE_MAX).default(PAGE_SIZE_DEFAULT);
 // Tokens are opaque to clients, but they are always base64 (standard or URL-safe) of bounded size.
@@ -23,8 +22,6 @@ export const cursorQuery = {
   cursor: token.description('Cursor of the previous page'),
 };
 
-export interface PageQuery { page_size: number; page_token?: string }
-export interface CursorQuery { limit: number; cursor?: string }
 
 /** The response envelope: `data` and `next_page_token` (absent or empty on the last page). */
 export function pageOf(item: Joi.Schema): Joi.ObjectSchema {

@@ -5,7 +5,7 @@ import type { DatabasePool } from '../../db/pool';
 import { selectUsageOf, type PlanState, type UsageMetric } from '../../db/queries/billing/usage.queries';
 import { withTenant } from '../../db/tenant';
 import { authOf, type AppMiddleware } from '../context';
-import type { AnyRoute } from '../routes/registry';
+import type { AnyRoute } from '../http/route-registry';
 import { checkCreationLimit, checkSubscriptionStatus, creationLimitOf } from '../../services/billing/limits';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 import { PlanCache } from '../runtime/plan-cache';

@@ -4,7 +4,7 @@ import { ADMIN_ROLE_NAMES } from '../../services/access/permissions';
 import { problems } from '../../common/problems';
 import type { RateLimitDecision, SlidingWindowLimiter } from '../runtime/rate-limiter';
 import type { AppMiddleware } from '../context';
-import type { RateLimitGroup } from '../routes/registry';
+import type { RateLimitGroup } from '../http/route-registry';
 
 
 export interface RateLimitOptions {

@@ -1,7 +1,7 @@
 import { problems } from '../../common/problems';
 import { authOf, type AppMiddleware } from '../context';
-import type { RouteModule } from '../routes/registry';
-import type { InstalledModules } from '../../services/modules/installed-modules';
+import type { RouteModule } from '../http/route-registry';
+import type { InstalledModules } from '../runtime/installed-modules';
 import { SLUG_PATTERN } from '../../services/modules/manifest';
 
 /**

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { Middleware } from 'koa';
 import { isProblem, problems, type FieldError } from '../../common/problems';
 import type { AppState } from '../context';
-import type { AnyRoute, Guard } from '../routes/registry';
+import type { AnyRoute, Guard } from '../http/route-registry';
 import { fieldErrorsOf } from '../http/field-errors';
 
 /** Unknown fields are refused everywhere (query, params, body), so a typo is an error, not a no-op. */

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type Joi from 'joi';
 import parse from 'joi-to-json';
-import { NAMESPACES, type AnyRoute, type Namespace, type RouteRegistry } from '../routes/registry';
+import { NAMESPACES, type AnyRoute, type Namespace, type RouteRegistry } from '../http/route-registry';
 import { problemSchema } from './problem.schema';
 
 /** A JSON Schema (OpenAPI 3.1 dialect) as joi-to-json produces it. */

@@ -3,7 +3,7 @@ import { TimeoutError, withTimeout } from '../../common/timeout';
 import { problems } from '../../common/problems';
 import { toProblem } from '../http/to-problem';
 import type { AppMiddleware } from '../context';
-import type { AnyRoute } from '../routes/registry';
+import type { AnyRoute } from '../http/route-registry';
 import { CircuitOpenError, type CircuitBreakers } from './circuit-breaker';
 import type { TenantBreakers } from './tenant-breaker';
 

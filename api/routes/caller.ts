@@ -1,6 +1,6 @@
 import type { Caller } from '../../services/access/roles';
 import { authOf } from '../context';
-import type { RouteContext } from './registry';
+import type { RouteContext } from '../http/route-registry';
 
 /** Who is acting, for domain operations that audit their changes: the verified tenant and user, with IP and agent. */
 export function callerOf(ctx: RouteContext<unknown, unknown, unknown>): Caller {

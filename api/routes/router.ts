@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { AppState } from '../context';
 import { bodyGuard, rawBodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
-import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteModule, type RouteRegistry } from './registry';
+import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteModule, type RouteRegistry } from '../http/route-registry';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 

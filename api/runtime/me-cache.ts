@@ -2,10 +2,8 @@ import type { ChannelSubscriber } from '../../db/pg-channel-listener';
 import type { DatabasePool } from '../../db/pool';
 import { selectMe } from '../../db/queries/identity/users.queries';
 import type { TenantVersionReader } from './tenant-versions';
-import { toUserView, type UserView } from '../../services/identity/user-view';
-
-/** GET /auth/me: the account in a tenant, with the roles it holds there and their permissions. */
-export type MeAnswer = UserView & { permissions: string[] };
+import type { MeAnswers } from '../../services/identity/deps';
+import { toUserView, type MeAnswer } from '../../services/identity/user-view';
 
 interface Kept {
   answer: MeAnswer;
@@ -38,7 +36,7 @@ export interface MeCacheOptions {
  * A read is kept only if nothing was announced or forgotten while it ran (the generation did not
  * change): its snapshot may predate the change.
  */
-export class MeCache implements ChannelSubscriber {
+export class MeCache implements ChannelSubscriber, MeAnswers {
   private readonly accounts = new Map<string, Map<string, Kept>>();
   private isListening = false;
   private generation = 0;

@@ -1,5 +1,5 @@
-import { permits } from '../../services/access/permissions';
-import type { AuthState } from '../context';
+import { permits, type PermissionCheck } from '../../services/access/permissions';
+import type { AuthState } from '../../common/context';
 import type { PermissionCache } from './permission-cache';
 
 /**
@@ -9,7 +9,7 @@ import type { PermissionCache } from './permission-cache';
  * `<module>.*`, then `*` (the owner's wildcard, rule 8); an archived key grants nothing, whichever
  * of these would match it (document 1, Module permissions).
  */
-export class PermissionResolver {
+export class PermissionResolver implements PermissionCheck {
   constructor(private readonly cache: PermissionCache) {}
 
   async allows(auth: AuthState, permission: string): Promise<boolean> {

@@ -1,3 +1,5 @@
+import type { AuthState } from '../../common/context';
+
 /**
  * The system permissions of document 1 (always registered), and the money keys. `system.*` keys are platform-only and
  * never assignable to a tenant role.
@@ -52,3 +54,16 @@ export function permits(held: ReadonlySet<string> | readonly string[], required:
  * limit): admin itself and the roles above it.
  */
 export const ADMIN_ROLE_NAMES: ReadonlySet<string> = new Set(['admin', 'owner', 'platform_owner']);
+
+/** Whether the caller's roles grant a permission now (the gateway's PermissionResolver answers it per request). */
+export interface PermissionCheck {
+  allows(auth: AuthState, permission: string): Promise<boolean>;
+}
+
+/**
+ * The RBAC versions this gateway keeps: a change made through it calls forget(tenant) as it commits,
+ * so its next request reads again without waiting for PostgreSQL's announcement.
+ */
+export interface LocalRbacVersions {
+  forget(tenantId: string): void;
+}

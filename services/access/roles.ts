@@ -11,8 +11,8 @@ import {
 import { effectivePermissions, type RoleGrants } from '../../db/queries/identity/roles.queries';
 import { retryTransient } from '../../db/retry';
 import { withTenant } from '../../db/tenant';
-import type { TenantVersionReader } from '../../api/runtime/tenant-versions';
-import { decodePageToken, encodePageToken } from '../../common/page-token';
+import type { LocalRbacVersions } from './permissions';
+import { decodePageToken, encodePageToken } from '../../common/pagination';
 import { checkPermissionCount, checkRolePermissions, OWNER_WILDCARD, stalePermissionsOf } from './permission-rules';
 import { recordRoleChange, type Actor } from './role-changes';
 
@@ -29,7 +29,7 @@ export interface RolesDeps {
   db: DatabasePool;
   config: Readonly<Pick<Config, 'rbac'>>;
   /** This gateway's RBAC versions: a change made here applies to its next request without waiting for the announcement. */
-  versions?: Pick<TenantVersionReader, 'forget'>;
+  versions?: LocalRbacVersions;
 }
 
 /** The caller of a route: the token's tenant and user, with what the audit record keeps of the request. */

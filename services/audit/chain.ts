@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ChainRun } from '../../db/queries/audit/audit-retention.queries';
 import type { AuditRecord } from './record';
 
 /**
@@ -109,19 +110,6 @@ export function checkLink(previous: { seq: number; hash: string }, stored: Chain
   if (stored.prevHash !== previous.hash) return { kind: 'prev-hash-mismatch', seq: stored.seq, id: stored.id };
   if (chainHash(stored, stored.seq, stored.prevHash) !== stored.hash) return { kind: 'hash-mismatch', seq: stored.seq, id: stored.id };
   return null;
-}
-
-/**
- * A stretch of consecutive seqs of one tenant's chain, with the two hashes that link it into the
- * chain around it: the prevHash of its first record and the hash of its last. The catalogue of
- * cold objects keeps the runs of each archive object (migration 0017), so a verifier can step over
- * archived records without reading them.
- */
-export interface ChainRun {
-  firstSeq: number;
-  lastSeq: number;
-  prevHash: string;
-  lastHash: string;
 }
 
 /** Adds a link (in seq order) to the runs it belongs to: it extends the last run or starts one. */

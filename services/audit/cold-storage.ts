@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { ChainedRecord, ChainRun } from './chain';
-import type { ExportFormat } from './export-format';
+import type { ChainedRecord } from './chain';
+import type { ChainRun } from '../../db/queries/audit/audit-retention.queries';
+import type { ExportFormat, ExportRange } from '../../db/queries/audit/audit-export.queries';
 
 /**
  * Where audit records go after AUDIT_HOT_DAYS, and where cold exports are written. Every key starts
@@ -53,11 +54,6 @@ export interface ColdManifest {
 
 export function exportObjectKey(tenantId: string, jobId: string, format: ExportFormat): string {
   return `${tenantId}/audit-exports/${jobId}.${format}`;
-}
-
-export interface ExportRange {
-  since: string;
-  until: string;
 }
 
 /**

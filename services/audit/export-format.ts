@@ -1,3 +1,4 @@
+import type { ExportFormat } from '../../db/queries/audit/audit-export.queries';
 import { Transform } from 'node:stream';
 import type { ChainedRecord } from './chain';
 
@@ -10,9 +11,6 @@ import type { ChainedRecord } from './chain';
  * with the same rule as `npm run audit:verify`, except for records whose personal fields an
  * anonymization has masked, which no longer match their hash by design.
  */
-
-export const EXPORT_FORMATS = ['json', 'csv'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   json: 'application/json; charset=utf-8',

@@ -5,7 +5,7 @@ import {
   selectAuditRecord, selectAuditRecords, type AuditKeyset, type AuditRecordFilter, type AuditRecordRow,
 } from '../../db/queries/audit/audit-read.queries';
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { decodePageToken, encodePageToken } from '../../common/page-token';
+import { decodePageToken, encodePageToken } from '../../common/pagination';
 import { anonymizationTiming, readAfterAnonymizations } from './anonymization-lock';
 import type { AuditDeps } from './deps';
 

@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { insertBufferedAuditEvents, type BufferedAuditEvent } from '../../db/queries/audit/audit-fallback.queries';
-import { encodeEvent, type EventEnvelope } from '../events/envelope';
+import { encodeEvent } from '../events/envelope';
+import type { EventEnvelope } from '../../common/event-envelope';
 import { topics } from '../events/topics';
 import { isUuid, newId } from '../../common/ids';
 import { ReconnectingProducer, type Kafka, type OutgoingRecord } from '../../common/kafka';

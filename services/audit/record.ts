@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventEnvelope } from '../events/envelope';
+import type { EventEnvelope } from '../../common/event-envelope';
 import { problems, type FieldError } from '../../common/problems';
 
 /**

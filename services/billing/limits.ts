@@ -3,7 +3,12 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import {
   METRIC_KEYS, selectPlanState, selectUsageOf, type PlanState, type UsageMetric, type UsageValues,
 } from '../../db/queries/billing/usage.queries';
-import type { RouteBilling } from '../../api/routes/registry';
+/**
+ * What billing's limit enforcement needs to know of a route (document 1, Limits): `creates` names the
+ * plan limit a new resource counts against; `money` marks the money operations (credit, debit,
+ * transfer, hold, confirm, cancel) that a suspension never blocks.
+ */
+export type RouteBilling = { creates: UsageMetric } | 'money';
 
 const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -5,7 +5,7 @@ import { selectTermination, type TerminationRecord } from '../../db/queries/bill
 import { isPlatformOwner } from '../../db/queries/identity/platform.queries';
 import { withTenant } from '../../db/tenant';
 import { recoverTenantUpdate, terminationWorkflowId } from '../../workflows/billing/termination.messages';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import type { BillingDeps } from './limits-deps';
 
 /** Termination status and recovery are the Platform Owner's (docs/decisions.md, Billing). */

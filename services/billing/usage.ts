@@ -5,10 +5,10 @@ import {
 } from '../../db/queries/billing/usage.queries';
 import { isPlatformOwner } from '../../db/queries/identity/platform.queries';
 import { withTenant } from '../../db/tenant';
-import { decodePageToken, encodePageToken } from '../../common/page-token';
-import type { PageQuery } from '../../api/http/pagination';
+import { decodePageToken, encodePageToken } from '../../common/pagination';
+import type { PageQuery } from '../../common/pagination';
 import Joi from 'joi';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import type { BillingDeps } from './limits-deps';
 import { creationLimitOf } from './limits';
 

@@ -4,7 +4,7 @@ import { withTenant } from '../../db/tenant';
 import { assignRoles, selectTenantName } from '../../db/queries/identity/security-flows.queries';
 import { insertMembership } from '../../db/queries/identity/tenants.queries';
 import { insertUser, selectUserProfile } from '../../db/queries/identity/users.queries';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
 import { enqueueAuthEvent } from './events';

@@ -6,8 +6,18 @@ import type { DatabasePool } from '../../db/pool';
 import type { Mailer } from '../notify/mailer';
 import type { SubscriptionWorkflows } from '../billing/subscription-workflows';
 import type { LoginThrottle } from './login-throttle';
-import type { MeCache } from '../../api/runtime/me-cache';
+import type { MeAnswer } from './user-view';
 import type { VerifyEmailLimit } from './verify-email-limit';
+
+/**
+ * GET /auth/me's answers as the gateway keeps them (api/runtime/me-cache.ts). Whatever changes an
+ * account or its memberships calls forget(account) once its transaction has ended, so the account's
+ * next request through this gateway reads again.
+ */
+export interface MeAnswers {
+  answer(tenantId: string, userId: string): Promise<MeAnswer | null>;
+  forget(userId: string): void;
+}
 
 /** What the identity flows work with; built once per gateway by createIdentityServices. */
 export interface IdentityDeps {
@@ -23,11 +33,7 @@ export interface IdentityDeps {
   verifyEmailLimit: VerifyEmailLimit;
   /** Starts the subscription workflow of every tenant registration creates. */
   subscriptions: SubscriptionWorkflows;
-  /**
-   * GET /auth/me's answers. Whatever changes an account or its memberships calls forget(account)
-   * once its transaction has ended, so the account's next request through this gateway reads again.
-   */
-  meAnswers: MeCache;
+  meAnswers: MeAnswers;
   logger: Logger;
 }
 

@@ -4,7 +4,7 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { markEmailVerified } from '../../db/queries/identity/security-flows.queries';
 import { selectUserProfile } from '../../db/queries/identity/users.queries';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import { changingAccounts } from './account-changes';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';

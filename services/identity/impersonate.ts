@@ -5,7 +5,7 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { selectMember } from '../../db/queries/identity/members.queries';
 import { isPlatformOwner, selectCurrentTenant, selectTenantOwner } from '../../db/queries/identity/platform.queries';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import type { IdentityDeps, TokenPair } from './deps';
 import { issuePair, publicPair } from './sessions';
 

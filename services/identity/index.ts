@@ -7,10 +7,8 @@ import type { DatabasePool } from '../../db/pool';
 import { Mailer } from '../notify/mailer';
 import { SubscriptionWorkflows } from '../billing/subscription-workflows';
 import type { TemporalHandle } from '../../common/temporal/client';
-import type { TenantVersionReader } from '../../api/runtime/tenant-versions';
-import type { IdentityDeps } from './deps';
+import type { IdentityDeps, MeAnswers } from './deps';
 import { LoginThrottle } from './login-throttle';
-import { MeCache } from '../../api/runtime/me-cache';
 import { VerifyEmailLimit } from './verify-email-limit';
 
 /**
@@ -19,7 +17,7 @@ import { VerifyEmailLimit } from './verify-email-limit';
  */
 export async function createIdentityServices(
   config: Readonly<Config>,
-  clients: { db: DatabasePool; redis: Redis; temporal: () => TemporalHandle | undefined; rbacVersions: TenantVersionReader },
+  clients: { db: DatabasePool; redis: Redis; temporal: () => TemporalHandle | undefined; meAnswers: MeAnswers },
   logger: Logger,
 ): Promise<IdentityDeps> {
   const keys = await loadSigningKeys(config.identity.jwt);
@@ -32,10 +30,7 @@ export async function createIdentityServices(
     mailer: new Mailer(clients.temporal, config.mail.taskQueue, config.api.downstreamTimeoutMs, logger),
     verifyEmailLimit: new VerifyEmailLimit(clients.redis, config.identity.verifyEmailRequests, logger),
     subscriptions: new SubscriptionWorkflows(clients.temporal, config),
-    // Bounded like the permission cache: an answer carries the same grants.
-    meAnswers: new MeCache({
-      db: clients.db, versions: clients.rbacVersions, ttlMs: config.rbac.cacheTtlMs, maxAccounts: config.rbac.cacheMaxEntries,
-    }),
+    meAnswers: clients.meAnswers,
     logger,
   };
 }

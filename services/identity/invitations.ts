@@ -10,7 +10,7 @@ import {
 } from '../../db/queries/identity/security-flows.queries';
 import { insertMembership, isActiveMember } from '../../db/queries/identity/tenants.queries';
 import { insertUser, selectUserForLogin, selectUserProfile } from '../../db/queries/identity/users.queries';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import { changingAccounts } from './account-changes';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';

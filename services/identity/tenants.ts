@@ -2,10 +2,10 @@ import { problems } from '../../common/problems';
 import { withTenant } from '../../db/tenant';
 import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/queries/identity/tenants.queries';
 import { selectUserProfile } from '../../db/queries/identity/users.queries';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import type { IdentityDeps, TokenPair } from './deps';
 import { issuePair, publicPair } from './sessions';
-import type { MeAnswer } from '../../api/runtime/me-cache';
+import type { MeAnswer } from './user-view';
 
 /**
  * GET /auth/me: the account in the token's tenant, with its roles and their permissions, as they are

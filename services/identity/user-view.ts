@@ -6,6 +6,9 @@ export interface UserView extends UserProfile {
   roles: string[];
 }
 
+/** GET /auth/me: the account in a tenant, with the roles it holds there and their permissions. */
+export type MeAnswer = UserView & { permissions: string[] };
+
 export function toUserView(profile: UserProfile, tenantId: string, roles: string[]): UserView {
   return { ...profile, tenantId, roles };
 }

@@ -11,9 +11,8 @@ import {
 import { retryTransient } from '../../db/retry';
 import { withTenant } from '../../db/tenant';
 import type { Caller } from '../access/roles';
-import type { TenantVersionReader } from '../../api/runtime/tenant-versions';
+import type { LocalRbacVersions } from '../access/permissions';
 import type { ModuleCatalogue } from './catalogue';
-import type { InstalledModules } from './installed-modules';
 import type { ModuleManifest } from './manifest';
 import { recordModuleChange } from './module-changes';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
@@ -33,11 +32,12 @@ import { checkCreationLimitIn } from '../billing/limits';
 export interface ModuleRegistryDeps {
   db: DatabasePool;
   catalogue: ModuleCatalogue;
-  installed: InstalledModules;
+  /** This gateway's installed-modules cache (api/runtime/installed-modules.ts): a change drops the tenant's set as it commits. */
+  installed: { invalidate(tenantId: string): void };
   /** Whether the plan's `modules` limit is enforced (BILLING_ENABLED); installs are counted either way. */
   enforcePlanLimits: boolean;
   /** This gateway's RBAC versions: archived or restored keys apply to its next request without waiting for the announcement. */
-  versions?: Pick<TenantVersionReader, 'forget'>;
+  versions?: LocalRbacVersions;
 }
 
 /** A module of the catalogue with the tenant's installation (null when never installed). */

@@ -6,9 +6,9 @@ import {
   selectTransaction, selectTransactionHistory, type HistoryKeyset, type TransactionStatus, type TransactionType,
 } from '../../db/queries/money/transactions.queries';
 import { selectWallet } from '../../db/queries/money/wallets.queries';
-import type { AuthState } from '../../api/context';
-import { decodePageToken, encodePageToken } from '../../common/page-token';
-import { PAGE_SIZE_DEFAULT } from '../../api/http/pagination';
+import type { AuthState } from '../../common/context';
+import { decodePageToken, encodePageToken } from '../../common/pagination';
+import { PAGE_SIZE_DEFAULT } from '../../common/pagination';
 import type { MoneyDeps } from './deps';
 
 export interface HistoryFilters {

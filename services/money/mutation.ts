@@ -4,7 +4,7 @@ import type { MoneyActor } from './movements';
 import { runIdempotent, requestHash, type Answer, type Outcome } from './idempotent';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { isEmailVerified } from '../../db/queries/money/wallets.queries';
-import type { AuthState } from '../../api/context';
+import type { AuthState } from '../../common/context';
 import type { MoneyDeps } from './deps';
 
 /** Keys are opaque to us; a UUID is what clients usually send. Visible ASCII, at most 255 characters. */

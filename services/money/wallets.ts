@@ -10,9 +10,9 @@ import { withTenant } from '../../db/tenant';
 import {
   insertWallet, isTenantMember, selectWallet, selectWallets, type Balances,
 } from '../../db/queries/money/wallets.queries';
-import type { AuthState } from '../../api/context';
-import { decodePageToken, encodePageToken } from '../../common/page-token';
-import type { PageQuery } from '../../api/http/pagination';
+import type { AuthState } from '../../common/context';
+import { decodePageToken, encodePageToken } from '../../common/pagination';
+import type { PageQuery } from '../../common/pagination';
 import type { MoneyDeps } from './deps';
 import { actorOf, runMoneyMutation } from './mutation';
 

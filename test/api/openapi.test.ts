@@ -1,4 +1,4 @@
-import { NAMESPACES } from '../../api/routes/registry';
+import { NAMESPACES } from '../../api/http/route-registry';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { call } from '../helpers/http';
 

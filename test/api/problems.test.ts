@@ -1,6 +1,7 @@
 import Joi from 'joi';
-import { defineRoute, type AnyRoute } from '../../api/routes/registry';
-import { pageOf, pageQuery, type PageQuery } from '../../api/http/pagination';
+import { defineRoute, type AnyRoute } from '../../api/http/route-registry';
+import { pageOf, pageQuery } from '../../api/http/pagination';
+import { type PageQuery } from '../../common/pagination';
 import { newId } from '../../common/ids';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { call } from '../helpers/http';

@@ -1,7 +1,7 @@
 import { createApp } from '../../api/app';
 import { platformRoutes } from '../../api/routes';
-import type { AnyRoute } from '../../api/routes/registry';
-import { startGatewayRuntime, type GatewayRuntime } from '../../api/runtime/gateway-runtime';
+import type { AnyRoute } from '../../api/http/route-registry';
+import { startGatewayRuntime, type GatewayRuntime } from '../../api/gateway-runtime';
 import { loadConfig, type Config } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { call, serve, waitFor } from './http';

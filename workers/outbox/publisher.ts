@@ -1,9 +1,12 @@
 import { encodeEvent, type OutgoingEvent } from '../../services/events/envelope';
 import { ReconnectingProducer, type Kafka } from '../../common/kafka';
 import type { PendingOutboxEvent } from '../../db/queries/events/outbox.queries';
+import { isTopicName } from '../../services/events/topics';
 
 /** The event an outbox row stands for: its topic, partition key and document 3 envelope. */
 export function outboxRowToEvent(row: PendingOutboxEvent): OutgoingEvent {
+  // Writers name topics from the catalogue; a row that does not is a bug, never something to publish.
+  if (!isTopicName(row.topic)) throw new Error(`outbox event ${row.id}: topic ${row.topic} is not in the catalogue`);
   return {
     topic: row.topic,
     key: row.partitionKey,

@@ -2,9 +2,9 @@ import {
   assignRole, createRole, deleteRole, getRole, listPermissions, listRoles, revokeRole, updateRole, userPermissions,
   type RolesDeps,
 } from '../../../services/access/roles';
-import type { PageQuery } from '../../http/pagination';
+import type { PageQuery } from '../../../common/pagination';
 import { callerOf } from '../caller';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   assignRoleA, assignRoleB, createRoleA, createRoleB, effectivePermissionsResponse, inputOfA, inputOfB, patchRoleA,
   permissionGroups, putRoleB, roleA, roleB, roleDetailsA, roleDetailsB, roleIdParams, rolePageA, rolePageB, rolePageQuery,

@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import type { RoleDetails, RoleInput } from '../../../services/access/roles';
 import type { RoleRow } from '../../../db/queries/access/roles.queries';
-import { pageOf, pageQuery, type PageQuery } from '../../http/pagination';
+import { pageOf, pageQuery } from '../../http/pagination';
+import { type PageQuery } from '../../../common/pagination';
 
 /**
  * Schemas of both RBAC route sets (document 1, Roles and permissions). Set A speaks snake_case and

@@ -4,7 +4,7 @@ import type { AuditExportDeps } from '../../../services/audit/export/deps';
 import { openHotExport } from '../../../services/audit/export/hot-export';
 import { exportFileName, planExport } from '../../../services/audit/export/plan';
 import { authOf } from '../../context';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   coldExportAccepted, exportJobParams, exportJobStatus, exportQuery, type ExportJobParams, type ExportQuery,
 } from './export.schemas';

@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { EXPORT_FORMATS, type ExportFormat } from '../../../services/audit/export-format';
+import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
+import { EXPORT_FORMATS } from '../../../db/queries/audit/audit-export.queries';
 import { EXPORT_JOB_STATUSES } from '../../../db/queries/audit/audit-export.queries';
 
 export interface ExportQuery {

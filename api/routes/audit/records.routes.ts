@@ -4,8 +4,8 @@ import type { AuditDeps } from '../../../services/audit/deps';
 import { acceptAuditRecords, type AuditRequestOrigin, type AuditWriteBody } from '../../../services/audit/intake';
 import { getAuditRecord, listAuditRecords, type PageRequest, type PageStyle } from '../../../services/audit/query';
 import { authOf } from '../../context';
-import { PAGE_SIZE_DEFAULT } from '../../http/pagination';
-import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import { PAGE_SIZE_DEFAULT } from '../../../common/pagination';
+import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   acceptedBatchResponse, anonymizeBody, anonymizeResponse, batchBody, entityParams, historyBQuery,
   historyQuery, recordIdParams, recordPageResponse, recordResponse, recordsQuery, writeOrBatchBody, writeOrBatchResponse,

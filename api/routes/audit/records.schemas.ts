@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { AuditWriteBody } from '../../../services/audit/intake';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, pageQuery, cursorQuery } from '../../http/pagination';
+import { pageQuery, cursorQuery } from '../../http/pagination';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 
 /**
  * Request and response schemas of the audit routes (document 2, Endpoints / Audit; both route

@@ -1,7 +1,7 @@
 import type { BillingDeps } from '../../../services/billing/limits-deps';
 import { readTerminationStatus, recoverTenant } from '../../../services/billing/termination';
 import { authOf } from '../../context';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { tenantIdParams, terminationStatus, type TenantIdParams } from './admin.schemas';
 
 /** Document 1, Billing: a terminated tenant's deletion, and its recovery by the Platform Owner. */

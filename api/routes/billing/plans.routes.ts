@@ -1,7 +1,7 @@
 import { problems } from '../../../common/problems';
 import { selectPlan, selectPlans } from '../../../db/queries/billing/plans.queries';
 import type { BillingDeps } from '../../../services/billing/deps';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { plan, planList, planParams, type PlanParams } from './plans.schemas';
 
 /** Document 1, Billing: the plan catalogue (seeded as in DECISIONS.md). */

@@ -4,7 +4,7 @@ import {
 } from '../../../services/billing/subscriptions';
 import type { BillingDeps } from '../../../services/billing/deps';
 import { authOf } from '../../context';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   cancelDowngradeBody, changePlanBody, selectPlanBody, subscription, subscriptionParams, subscriptionQuery,
   type CancelDowngradeBody, type ChangePlanBody, type SelectPlanBody, type SubscriptionParams, type SubscriptionQuery,

@@ -1,8 +1,8 @@
 import { readUsage, readUsageHistory, type UsageQuery } from '../../../services/billing/usage';
 import type { BillingDeps } from '../../../services/billing/limits-deps';
 import { authOf } from '../../context';
-import type { PageQuery } from '../../http/pagination';
-import { defineRoute, type AnyRoute } from '../registry';
+import type { PageQuery } from '../../../common/pagination';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { usage, usageHistory, usageHistoryQuery, usageQuery } from './usage.schemas';
 
 type NoParams = Record<string, never>;

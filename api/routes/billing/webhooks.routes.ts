@@ -3,7 +3,7 @@ import type { BillingDeps } from '../../../services/billing/deps';
 import { receiveWebhook, SIGNATURE_HEADERS } from '../../../services/billing/webhooks/receive';
 import { rawBodyOf } from '../../middleware/body-guard';
 import type { BillingProvider } from '../../../workflows/billing/billing.messages';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 
 const providerParams = Joi.object<{ provider: BillingProvider }>({ provider: Joi.string().valid('stripe', 'paddle').required() });
 

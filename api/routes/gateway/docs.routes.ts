@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type Router from '@koa/router';
 import { problems } from '../../../common/problems';
 import type { AppState } from '../../context';
-import { NAMESPACES, type Namespace } from '../registry';
+import { NAMESPACES, type Namespace } from '../../http/route-registry';
 import type { OpenApiDocument } from '../../openapi/document';
 
 /**

@@ -1,4 +1,4 @@
-import { defineRoute } from '../registry';
+import { defineRoute } from '../../http/route-registry';
 import { helloResponse } from './hello.schemas';
 
 const greeting = { message: 'Hello from the platform gateway' };

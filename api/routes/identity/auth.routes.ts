@@ -4,7 +4,7 @@ import { login, selectTenant, type Credentials } from '../../../services/identit
 import { logout, refresh } from '../../../services/identity/refresh';
 import { register, type Registration } from '../../../services/identity/register';
 import { listTenants, me, switchTenant } from '../../../services/identity/tenants';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   loginBody, loginResponse, meResponse, refreshTokenBody, registerBody, registerResponse, selectTenantBody,
   switchTenantBody, tenantList, tokenPair, type RefreshTokenBody, type SelectTenantBody, type SwitchTenantBody,

@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
 import type { IdentityDeps } from '../../../services/identity/deps';
 import { impersonate, type ImpersonationRequest } from '../../../services/identity/impersonate';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { tokenPair } from './auth.schemas';
 import { impersonationBody } from './impersonation.schemas';
 

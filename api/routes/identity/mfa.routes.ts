@@ -4,7 +4,7 @@ import { disableMfa, enableMfa, verifyMfa, type DisableRequest } from '../../../
 import { completeMfaChallenge, type MfaChallengeRequest } from '../../../services/identity/mfa/challenge';
 import { recover, type RecoveryRequest } from '../../../services/identity/mfa/recovery';
 import { regenerateRecoveryCodes, remainingRecoveryCodes } from '../../../services/identity/mfa/recovery-codes';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { loginResponse, tokenPair } from './auth.schemas';
 import {
   activatedResponse, disabledResponse, disableMfaBody, mfaChallengeBody, provisioningResponse, recoveryBody, regeneratedResponse,

@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../services/identity/deps';
 import { completeCallback } from '../../../services/identity/providers/callback';
 import { ExternalProviders, type CallbackQuery } from '../../../services/identity/providers/external-providers';
 import { listLinks, startLink, unlink, type LinkServices } from '../../../services/identity/providers/links';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   callbackQuery, callbackResponse, providerLinkList, providerList, providerParams, redirectResponse, userParams,
   userProviderParams, type ProviderParams, type UserParams, type UserProviderParams,

@@ -3,7 +3,7 @@ import type { IdentityDeps } from '../../../services/identity/deps';
 import { requestVerificationEmail, verifyEmail } from '../../../services/identity/email-verification';
 import { acceptInvite, invite, type AcceptInviteRequest, type InviteRequest } from '../../../services/identity/invitations';
 import { requestPasswordReset, resetPassword } from '../../../services/identity/password-reset';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   acceptInviteBody, acceptInviteResponse, emailVerifiedResponse, invitationResponse, inviteBody, requestResetBody,
   resetPasswordBody, resetPasswordResponse, tokenBody, type RequestResetBody, type ResetPasswordBody, type TokenBody,

@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
 import { createUser, type NewTenantUser } from '../../../services/identity/create-user';
 import type { IdentityDeps } from '../../../services/identity/deps';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { createUserBody, createdUserResponse } from './security.schemas';
 
 type NoParams = Record<string, never>;

@@ -3,7 +3,7 @@ import type { IdentityDeps } from '../../../services/identity/deps';
 import { getUser, getUserPermissions, listUsers, type UserListQuery } from '../../../services/identity/users/read';
 import { deleteUser, restoreUser } from '../../../services/identity/users/remove';
 import { updateUser, type UserPatch } from '../../../services/identity/users/update';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { user } from './auth.schemas';
 import {
   userDetails, userIdParams, userList, userListQuery, userPatchBody, userPermissions, type UserIdParams,

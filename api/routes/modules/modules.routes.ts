@@ -2,7 +2,7 @@ import {
   configureModule, installModule, listModules, uninstallModule, type ModuleRegistryDeps, type ModuleSettings,
 } from '../../../services/modules/module-registry';
 import { callerOf } from '../caller';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { moduleList, moduleView, patchModule, slugParams, toModuleView, type SlugParams } from './modules.schemas';
 
 type NoParams = Record<string, never>;

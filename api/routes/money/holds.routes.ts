@@ -3,7 +3,7 @@ import { authOf } from '../../context';
 import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { parseHoldTtl } from '../../../services/money/hold-ttl';
 import type { MoneyFlows } from '../../../services/money/workflow-client';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   holdBody, holdParams, settleBodyA, settleBodyB, transactionResponse, walletParams,
   type HoldBody, type HoldParams, type SettleBody, type WalletParams,

@@ -3,7 +3,7 @@ import { authOf } from '../../context';
 import type { MoneyDeps } from '../../../services/money/deps';
 import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { reverse } from '../../../services/money/operations';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { reversalABody, reversalBBody, type ReversalABody, type ReversalBBody } from './reversals.schemas';
 import { transaction, transactionIdParams, type TransactionIdParams } from './transactions.schemas';
 import { answer } from './wallets.routes';

@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
 import type { MoneyDeps } from '../../../services/money/deps';
 import { getTransaction, listHistory, type HistoryFilters, type HistoryPage } from '../../../services/money/history';
-import { defineRoute, type AnyRoute } from '../registry';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { walletIdParams, type WalletIdParams } from './wallets.schemas';
 import {
   historyAQuery, historyBQuery, historyResponse, transaction, transactionIdParams,

@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, cursorQuery, pageQuery } from '../../http/pagination';
+import { cursorQuery, pageQuery } from '../../http/pagination';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 import { balance, currency, transactionStatus, transactionType, walletId } from './wallets.schemas';
 
 /** Request and response schemas of the transaction routes (history, one transaction). */

@@ -1,6 +1,6 @@
 import { authOf } from '../../context';
 import type { MoneyFlows } from '../../../services/money/workflow-client';
-import { defineRoute, type AnyRoute, type RouteDefinition } from '../registry';
+import { defineRoute, type AnyRoute, type RouteDefinition } from '../../http/route-registry';
 import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { transactionResponse } from './holds.schemas';
 import { transferBody, type TransferBody } from './transfers.schemas';

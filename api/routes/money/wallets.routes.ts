@@ -3,7 +3,7 @@ import type { MoneyDeps } from '../../../services/money/deps';
 import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { moveMoney, type MoneyBody } from '../../../services/money/operations';
 import { createWallet, getBalance, getWallet, listWallets, type NewWalletBody, type WalletListQuery } from '../../../services/money/wallets';
-import { defineRoute, type AnyRoute, type RouteContext } from '../registry';
+import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   balance, moneyBody, newWalletBody, operationResult, wallet, walletIdParams, walletList, walletListQuery, type WalletIdParams,
 } from './wallets.schemas';

@@ -3,8 +3,6 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { rowsOf } from '../../stream-rows';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { ExportRange } from '../../../services/audit/cold-storage';
-import type { ExportFormat } from '../../../services/audit/export-format';
 import { chainedRecord } from './audit-records.queries';
 
 /**
@@ -131,3 +129,12 @@ export async function updateExportJob(db: CommonQueryMethods, tenantId: string, 
 export async function holdPartitionsSteady(tx: DatabaseTransactionConnection): Promise<void> {
   await tx.query(sql.unsafe`LOCK TABLE audit_records IN ACCESS SHARE MODE`);
 }
+
+export interface ExportRange {
+  since: string;
+  until: string;
+}
+
+export const EXPORT_FORMATS = ['json', 'csv'] as const;
+
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];

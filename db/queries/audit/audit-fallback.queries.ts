@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { EventEnvelope } from '../../../services/events/envelope';
+import type { EventEnvelope } from '../../../common/event-envelope';
 
 /**
  * The fallback buffer of the direct intake path (migration 0003): the gateway (platform_app) may

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { ChainedRecord } from '../../../services/audit/chain';
 import { auditRecordRow } from './audit-read.queries';
 
 /**
@@ -68,7 +67,7 @@ export async function selectStoredAuditIds(
 const json = (value: Record<string, unknown> | null) => (value === null ? null : JSON.stringify(value));
 
 /** One multi-row insert (unnest of column arrays): a batch costs one round trip. */
-export async function insertAuditRecords(tx: DatabaseTransactionConnection, records: readonly ChainedRecord[]): Promise<void> {
+export async function insertAuditRecords(tx: DatabaseTransactionConnection, records: readonly ChainedRecordRow[]): Promise<void> {
   const tuples = records.map((r) => [
     r.id, r.tenantId, r.seq, r.action, r.entityType, r.entityId, r.actorId, r.actorIp, r.actorUserAgent, r.impersonatorId,
     json(r.before), json(r.after), json(r.meta), r.traceId, r.timestamp, r.prevHash, r.hash,
@@ -92,13 +91,16 @@ export const chainedRecord = auditRecordRow.extend({
   hash: z.string(),
 });
 
+/** A stored record with its link in the tenant's chain (services/audit/chain.ts computes the links). */
+export type ChainedRecordRow = z.infer<typeof chainedRecord>;
+
 /**
  * One page of a tenant's chain in seq order, after `afterSeq` and up to `toSeq`: keyset pagination,
  * so a walk of millions of records holds one page at a time.
  */
 export function selectChainPage(
   db: CommonQueryMethods, tenantId: string, afterSeq: number, toSeq: number, limit: number,
-): Promise<readonly ChainedRecord[]> {
+): Promise<readonly ChainedRecordRow[]> {
   return db.any(sql.type(chainedRecord)`
     SELECT id, tenant_id AS "tenantId", seq, action, entity_type AS "entityType", entity_id AS "entityId",
            actor_id AS "actorId", actor_ip AS "actorIp", actor_user_agent AS "actorUserAgent",

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { rowsOf } from '../../stream-rows';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
-import type { ChainRun } from '../../../services/audit/chain';
 import { chainedRecord } from './audit-records.queries';
 
 /**
@@ -170,4 +169,17 @@ export async function markColdObjectDeleted(db: CommonQueryMethods, tenantId: st
     UPDATE audit_cold_objects SET state = 'deleted', deleted_at = now()
     WHERE tenant_id = ${tenantId} AND object_key = ${objectKey} AND state = 'live'
   `);
+}
+
+/**
+ * A stretch of consecutive seqs of one tenant's chain, with the two hashes that link it into the
+ * chain around it: the prevHash of its first record and the hash of its last. The catalogue of
+ * cold objects keeps the runs of each archive object (migration 0017), so a verifier can step over
+ * archived records without reading them.
+ */
+export interface ChainRun {
+  firstSeq: number;
+  lastSeq: number;
+  prevHash: string;
+  lastHash: string;
 }

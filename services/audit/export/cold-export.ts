@@ -1,10 +1,10 @@
 import { coldExportWorkflowId, exportJobId } from '../cold-storage';
-import type { ExportFormat } from '../export-format';
+import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
 import { problems } from '../../../common/problems';
 import { queueExportJob, selectExportJob, type ExportJob } from '../../../db/queries/audit/audit-export.queries';
 import { withTenant } from '../../../db/tenant';
 import type { auditColdExport } from '../../../workflows/audit/cold-export.workflow';
-import type { AuthState } from '../../../api/context';
+import type { AuthState } from '../../../common/context';
 import type { AuditExportDeps } from './deps';
 import { exportFileName, type ExportRequestRange } from './plan';
 

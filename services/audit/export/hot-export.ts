@@ -1,5 +1,6 @@
 import { pipeline, Transform, type Readable } from 'node:stream';
-import { createExportEncoder, type ExportFormat } from '../export-format';
+import { createExportEncoder } from '../export-format';
+import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
 import { allowLongStream, streamRecordsInRange } from '../../../db/queries/audit/audit-export.queries';
 import { withTenant } from '../../../db/tenant';
 import type { AuditExportDeps } from './deps';

@@ -1,6 +1,7 @@
 import type { Config } from '../../../common/config';
 import type { TemporalHandle } from '../../../common/temporal/client';
-import type { Connections } from '../../../api/runtime/connections';
+import type { Client as MinioClient } from 'minio';
+import type { DatabasePool } from '../../../db/pool';
 import { anonymizationTiming, awaitPendingAnonymizations } from '../anonymization-lock';
 import type { AuditExportDeps } from './deps';
 
@@ -9,7 +10,7 @@ import type { AuditExportDeps } from './deps';
  * anonymizations in progress (document 2: 100 ms polls, up to 5 s), then reads the masked view.
  */
 export function createAuditExportServices(
-  config: Readonly<Config>, connections: Connections, temporal: () => TemporalHandle | undefined,
+  config: Readonly<Config>, connections: { db: DatabasePool; analyticsDb: DatabasePool; s3: MinioClient }, temporal: () => TemporalHandle | undefined,
 ): AuditExportDeps {
   return {
     settings: config.auditStorage,

@@ -1,5 +1,5 @@
 import { problems } from '../../../common/problems';
-import type { ExportFormat } from '../export-format';
+import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -4,7 +4,7 @@ import type { DatabaseTransactionConnection } from '../../../db/pool';
 import {
   activateMfa, deactivateMfa, lockMfaState, storePendingSecret, type MfaState,
 } from '../../../db/queries/identity/mfa.queries';
-import type { AuthState } from '../../../api/context';
+import type { AuthState } from '../../../common/context';
 import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { recordAccountAudit } from './audit';

@@ -2,7 +2,7 @@ import type { Config } from '../../../common/config';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
 import { withTenant } from '../../../db/tenant';
 import { countRecoveryCodes, replaceRecoveryCodes } from '../../../db/queries/identity/recovery.queries';
-import type { AuthState } from '../../../api/context';
+import type { AuthState } from '../../../common/context';
 import type { IdentityDeps } from '../deps';
 import { recordAccountAudit } from './audit';
 import { mfaKeys } from './mfa-keys';

@@ -9,8 +9,8 @@ import { selectUserProfile } from '../../../db/queries/identity/users.queries';
 import {
   deleteProviderLink, insertProviderLink, lockSignInMethods, selectIdentityUser, selectProviderLinks, type ProviderLink,
 } from '../../../db/queries/identity/provider-links.queries';
-import type { PermissionResolver } from '../../../api/runtime/permission-resolver';
-import type { AuthState } from '../../../api/context';
+import type { PermissionCheck } from '../../access/permissions';
+import type { AuthState } from '../../../common/context';
 import type { IdentityDeps } from '../deps';
 import type { ExternalProviders, ProviderIdentity } from './external-providers';
 import type { LinkFlow } from './flow-store';
@@ -25,11 +25,11 @@ import type { LinkFlow } from './flow-store';
 export interface LinkServices {
   deps: IdentityDeps;
   providers: ExternalProviders;
-  permissions: PermissionResolver;
+  permissions: PermissionCheck;
 }
 
 /** The account holder, or someone whose role grants `permission` in the caller's tenant. */
-async function assertSelfOr(permissions: PermissionResolver, auth: AuthState, userId: string, permission: string): Promise<void> {
+async function assertSelfOr(permissions: PermissionCheck, auth: AuthState, userId: string, permission: string): Promise<void> {
   if (auth.userId === userId) return;
   if (!await permissions.allows(auth, permission)) throw problems.forbidden(`The permission ${permission} is required for another user's links`);
 }

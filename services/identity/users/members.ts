@@ -3,7 +3,7 @@ import { recordAudit } from '../../audit/writer';
 import { problems } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
 import { lockMembership, selectMember, type Member } from '../../../db/queries/identity/members.queries';
-import type { AuthState } from '../../../api/context';
+import type { AuthState } from '../../../common/context';
 import type { UserView } from '../user-view';
 
 /** Document 1, User, as the tenant sees its member (status and deletedAt are per tenant). */

@@ -1,8 +1,8 @@
 import { withTenant } from '../../../db/tenant';
 import { selectMembers, type MemberStatus } from '../../../db/queries/identity/members.queries';
 import { selectRoleGrants } from '../../../db/queries/identity/roles.queries';
-import type { AuthState } from '../../../api/context';
-import { decodePageToken, idPosition, pageFrom } from '../../../common/page-token';
+import type { AuthState } from '../../../common/context';
+import { decodePageToken, idPosition, pageFrom } from '../../../common/pagination';
 import type { IdentityDeps } from '../deps';
 import type { UserView } from '../user-view';
 import { memberOrNotFound, memberView } from './members';

@@ -2,7 +2,7 @@ import { problems } from '../../../common/problems';
 import {
   revokeMemberSessions, selectAccountReach, updateAccountDeleted, updateMembershipStatus,
 } from '../../../db/queries/identity/members.queries';
-import type { AuthState } from '../../../api/context';
+import type { AuthState } from '../../../common/context';
 import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { enqueueAuthEvent } from '../events';

@@ -4,7 +4,7 @@ import {
   revokeMemberSessions, selectAccountReach, updateAccountProfile, updateAccountStatus, updateMembershipStatus,
   type Member, type ProfileChange,
 } from '../../../db/queries/identity/members.queries';
-import type { AuthState } from '../../../api/context';
+import type { AuthState } from '../../../common/context';
 import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { enqueueAuthEvent } from '../events';

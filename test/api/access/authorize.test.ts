@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { defineRoute } from '../../../api/routes/registry';
+import { defineRoute } from '../../../api/http/route-registry';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';

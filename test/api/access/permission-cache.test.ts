@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { defineRoute } from '../../../api/routes/registry';
+import { defineRoute } from '../../../api/http/route-registry';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { archiveModulePermissions, restoreModulePermissions, upsertModulePermissions } from '../../../db/queries/access/permissions.queries';
 import { selectOutboxEventsOfTenant } from '../../../db/queries/events/outbox.queries';

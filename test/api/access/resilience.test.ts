@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Joi from 'joi';
-import { defineRoute, type AnyRoute } from '../../../api/routes/registry';
+import { defineRoute, type AnyRoute } from '../../../api/http/route-registry';
 import { problems } from '../../../common/problems';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { call } from '../../helpers/http';

@@ -5,7 +5,7 @@ import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { selectOutboxEventsOfTenant } from '../../../db/queries/events/outbox.queries';
 import { withTenant } from '../../../db/tenant';
 import { adjustUsage } from '../../../db/queries/billing/usage.queries';
-import { defineRoute, type AnyRoute } from '../../../api/routes/registry';
+import { defineRoute, type AnyRoute } from '../../../api/http/route-registry';
 import { OutboxPublisher } from '../../../workers/outbox/publisher';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { setSubscription } from '../../helpers/billing';

@@ -28,7 +28,7 @@ afterAll(async () => {
   await owner?.end();
 });
 
-const answers = () => gateway.runtime.identity.meAnswers;
+const answers = () => gateway.runtime.meAnswers;
 const me = async (token: string) => (await get<{ firstName: string; roles: string[]; mfaEnabled: boolean }>(gateway, '/auth/me', token)).body;
 
 /** The value of a line of /metrics, by its name and labels as printed. */

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { installModule as installThroughService } from '../../../services/modules/module-registry';
-import { InstalledModules } from '../../../services/modules/installed-modules';
-import { defineRoute } from '../../../api/routes/registry';
+import { InstalledModules } from '../../../api/runtime/installed-modules';
+import { defineRoute } from '../../../api/http/route-registry';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../../helpers/db';

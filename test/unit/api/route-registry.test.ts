@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { defineRoute, RouteConfigurationError, RouteRegistry, type AnyRoute } from '../../../api/routes/registry';
+import { defineRoute, RouteConfigurationError, RouteRegistry, type AnyRoute } from '../../../api/http/route-registry';
 
 const ok = Joi.object({ ok: Joi.boolean() });
 

@@ -1,6 +1,5 @@
-import {
-  addToRuns, type ChainRun, canonicalJson, chainHash, chainText, checkLink, extendChain, GENESIS_HASH, CanonicalJsonError,
-} from '../../../services/audit/chain';
+import { addToRuns, canonicalJson, chainHash, chainText, checkLink, extendChain, GENESIS_HASH, CanonicalJsonError } from '../../../services/audit/chain';
+import type { ChainRun } from '../../../db/queries/audit/audit-retention.queries';
 import { auditRecordFromEnvelope, checkAuditPayload, type AuditRecord } from '../../../services/audit/record';
 
 /** The canonical serialization the audit hash chain is computed over, and the chain rules. */

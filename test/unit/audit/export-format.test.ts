@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import type { ChainedRecord } from '../../../services/audit/chain';
-import { createExportEncoder, csvCell, EXPORT_COLUMNS, type ExportFormat } from '../../../services/audit/export-format';
+import { createExportEncoder, csvCell, EXPORT_COLUMNS } from '../../../services/audit/export-format';
+import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
 import { mergeBySeq } from '../../../activities/audit/merge-by-seq';
 import { exportFileName, planExport } from '../../../services/audit/export/plan';
 import { Problem } from '../../../common/problems';

@@ -1,4 +1,4 @@
-import { InstalledModules } from '../../../services/modules/installed-modules';
+import { InstalledModules } from '../../../api/runtime/installed-modules';
 import type { DatabasePool } from '../../../db/pool';
 
 /**

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { defineRoute, RouteConfigurationError, RouteRegistry } from '../../../api/routes/registry';
+import { defineRoute, RouteConfigurationError, RouteRegistry } from '../../../api/http/route-registry';
 
 describe('a route\'s module', () => {
   const route = (auth: 'public' | 'bearer') => defineRoute({

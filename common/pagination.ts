@@ -1,6 +1,14 @@
 import Joi from 'joi';
 import { problems } from './problems';
 
+/** Document 1, Page envelope: `page_size` defaults to 20 and may not exceed 100. */
+export const PAGE_SIZE_DEFAULT = 20;
+export const PAGE_SIZE_MAX = 100;
+
+/** A list's page request, validated at the edge: `page_size`/`page_token`, or `limit`/`cursor` where the documents say so. */
+export interface PageQuery { page_size: number; page_token?: string }
+export interface CursorQuery { limit: number; cursor?: string }
+
 /**
  * Page tokens of keyset pagination: the sort key of the last item of a page, as URL-safe base64 of
  * JSON. Clients never parse them (document 1, Page envelope); the server checks a token it is handed

@@ -1,38 +1,39 @@
-import type { Config } from '../../common/config';
-import type { Logger } from '../../common/logger';
-import { FeatureFlagCache } from './flag-cache';
-import { componentChecks } from '../health/components';
-import { pingDatabase } from '../../db/queries/gateway/health.queries';
-import { EventLoopMonitor } from '../health/event-loop';
-import { createHealthReporter } from '../health/health-report';
-import type { ReadinessCondition } from '../health/readiness';
-import { createAccessControl, type AccessControl } from './access-control';
-import { SlidingWindowLimiter } from './rate-limiter';
-import { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { AppDeps } from '../app';
-import { createAuditServices } from '../../services/audit';
-import type { AuditDeps } from '../../services/audit/deps';
-import { RequestAuditor } from '../middleware/request-audit';
-import { createIdentityServices } from '../../services/identity';
-import { createAuditExportServices } from '../../services/audit/export';
-import type { AuditExportDeps } from '../../services/audit/export/deps';
-import type { IdentityDeps } from '../../services/identity/deps';
-import { createMoneyServices } from '../../services/money';
-import type { MoneyDeps } from '../../services/money/deps';
-import { createModuleServices, type ModuleServices } from '../../services/modules';
-import { loadModuleCatalogue } from '../../services/modules/catalogue';
-import { CircuitBreakers } from '../resilience/circuit-breaker';
-import { TenantBreakers } from '../resilience/tenant-breaker';
-import { connectTemporal, type TemporalHandle } from '../../common/temporal/client';
-import { createLimitEnforcement } from '../middleware/billing-enforcement';
-import type { BillingDeps } from '../../services/billing/limits-deps';
-import { ensureBucket } from './bucket';
-import { closeConnections, openConnections, type Connections } from './connections';
-import { retryUntilDone } from './retry';
-import { MoneyFlows } from '../../services/money/workflow-client';
-import { PgChannelListener } from '../../db/pg-channel-listener';
-import { RBAC_VERSIONS_CHANNEL } from '../../db/queries/access/roles.queries';
-import { ACCOUNT_CHANGES_CHANNEL } from '../../db/queries/identity/users.queries';
+import type { Config } from '../common/config';
+import type { Logger } from '../common/logger';
+import { FeatureFlagCache } from './runtime/flag-cache';
+import { componentChecks } from './health/components';
+import { pingDatabase } from '../db/queries/gateway/health.queries';
+import { EventLoopMonitor } from './health/event-loop';
+import { createHealthReporter } from './health/health-report';
+import type { ReadinessCondition } from './health/readiness';
+import { createAccessControl, type AccessControl } from './runtime/access-control';
+import { SlidingWindowLimiter } from './runtime/rate-limiter';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import type { AppDeps } from './app';
+import { createAuditServices } from '../services/audit';
+import type { AuditDeps } from '../services/audit/deps';
+import { RequestAuditor } from './middleware/request-audit';
+import { createIdentityServices } from '../services/identity';
+import { MeCache } from './runtime/me-cache';
+import { createAuditExportServices } from '../services/audit/export';
+import type { AuditExportDeps } from '../services/audit/export/deps';
+import type { IdentityDeps } from '../services/identity/deps';
+import { createMoneyServices } from '../services/money';
+import type { MoneyDeps } from '../services/money/deps';
+import { createModuleServices, type ModuleServices } from './runtime/module-cache';
+import { loadModuleCatalogue } from '../services/modules/catalogue';
+import { CircuitBreakers } from './resilience/circuit-breaker';
+import { TenantBreakers } from './resilience/tenant-breaker';
+import { connectTemporal, type TemporalHandle } from '../common/temporal/client';
+import { createLimitEnforcement } from './middleware/billing-enforcement';
+import type { BillingDeps } from '../services/billing/limits-deps';
+import { ensureBucket } from './runtime/bucket';
+import { closeConnections, openConnections, type Connections } from './runtime/connections';
+import { retryUntilDone } from './runtime/retry';
+import { MoneyFlows } from '../services/money/workflow-client';
+import { PgChannelListener } from '../db/pg-channel-listener';
+import { RBAC_VERSIONS_CHANNEL } from '../db/queries/access/roles.queries';
+import { ACCOUNT_CHANGES_CHANNEL } from '../db/queries/identity/users.queries';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -43,6 +44,8 @@ export interface GatewayRuntime {
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
+  /** GET /auth/me's answers, kept per account and tenant while PostgreSQL announces their changes. */
+  meAnswers: MeCache;
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
   /**
@@ -89,10 +92,14 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
   let temporal: TemporalHandle | undefined;
   const access = createAccessControl(config, connections.db, logger);
-  const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal, rbacVersions: access.versions }, logger);
+  // Bounded like the permission cache: an answer carries the same grants.
+  const meAnswers = new MeCache({
+    db: connections.db, versions: access.versions, ttlMs: config.rbac.cacheTtlMs, maxAccounts: config.rbac.cacheMaxEntries,
+  });
+  const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal, meAnswers }, logger);
   const announcements = new PgChannelListener({
     url: config.db.url, name: 'announcements', applicationName: `gateway-announcements-${process.pid}`, timeoutMs: config.health.checkTimeoutMs,
-  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: identity.meAnswers }, logger);
+  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: meAnswers }, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
@@ -156,6 +163,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     breakers,
     flags,
     identity,
+    meAnswers,
     access,
     announcements,
     modules,
@@ -164,7 +172,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       permissions: access.resolver,
       limiter: new SlidingWindowLimiter(connections.redis),
       metrics: new GatewayMetrics(breakers, tenantBreakers, {
-        lookups: { permissions: access.cache.stats, me: identity.meAnswers.stats }, isListening: () => announcements.isListening,
+        lookups: { permissions: access.cache.stats, me: meAnswers.stats }, isListening: () => announcements.isListening,
       }),
       breakers,
       tenantBreakers,

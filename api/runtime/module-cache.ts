@@ -1,15 +1,16 @@
 import type { Config } from '../../common/config';
-import { topics } from '../events/topics';
+import { topics } from '../../services/events/topics';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
-import type { ModuleCatalogue } from './catalogue';
+import type { ModuleCatalogue } from '../../services/modules/catalogue';
 import { InstalledModules } from './installed-modules';
-import { createTenantEventListener, type TenantEventListener } from '../../api/runtime/tenant-event-listener';
-import { MODULE_EVENT_PREFIX } from './module-changes';
-import type { ModuleRegistryDeps } from './module-registry';
+import { createTenantEventListener, type TenantEventListener } from './tenant-event-listener';
+import { MODULE_EVENT_PREFIX } from '../../services/modules/module-changes';
+import type { ModuleRegistryDeps } from '../../services/modules/module-registry';
 
 /** The module registry of the gateway: the catalogue, the installed-modules cache and the cache's Kafka invalidation. */
 export interface ModuleServices extends ModuleRegistryDeps {
+  installed: InstalledModules;
   /**
    * Drops a tenant's cached installed modules on module.registry.*, so a change made through another
    * gateway process takes effect here at once rather than after the cache's TTL.

@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../context';
-import type { UsageMetric } from '../../db/queries/billing/usage.queries';
+import type { RouteBilling } from '../../services/billing/limits';
 
 /**
  * The one list of routes: the router mounts it and the OpenAPI generator documents it, so a
@@ -16,13 +16,6 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 /** Whose counter a request is charged to (document 1, Limits: IP, user, tenant or API key). */
 export const RATE_LIMIT_GROUPS = ['ip', 'user', 'tenant', 'apiKey'] as const;
 export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
-
-/**
- * What billing's limit enforcement needs to know of a route (document 1, Limits): `creates` names the
- * plan limit a new resource counts against; `money` marks the money operations (credit, debit,
- * transfer, hold, confirm, cancel) that a suspension never blocks.
- */
-export type RouteBilling = { creates: UsageMetric } | 'money';
 
 /**
  * The module a route belongs to: its slug, or, when the module is a path parameter
