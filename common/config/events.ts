@@ -1,0 +1,27 @@
+import Joi from 'joi';
+import { setting } from './setting';
+
+/** Kafka and the outbox relay that publishes to it. */
+export const eventsSettings = {
+  kafka: {
+    brokers: setting('KAFKA_BROKERS', Joi.string().pattern(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/).default('127.0.0.1:9092'), (list) => list.split(',')),
+    clientId: setting('KAFKA_CLIENT_ID', Joi.string().default('platform')),
+    retentionHours: setting('BROKER_RETENTION_HOURS', Joi.number().integer().min(1).default(168)),
+    auditRetentionHours: setting('BROKER_AUDIT_RETENTION_HOURS', Joi.number().integer().min(1).default(720)),
+    partitions: setting('BROKER_PARTITIONS', Joi.number().integer().min(1).max(128).default(6)),
+  },
+  /**
+   * The relay: rows per batch, idle poll (LISTEN wakes it sooner), the linger (least time between batches),
+   * bounded backoff while Kafka is down, how often it logs its status and deletes published rows
+   * older than retentionHours.
+   */
+  outbox: {
+    batchSize: setting('OUTBOX_BATCH_SIZE', Joi.number().integer().min(1).max(5000).default(500)),
+    idlePollMs: setting('OUTBOX_IDLE_POLL_MS', Joi.number().integer().min(10).max(60_000).default(1000)),
+    lingerMs: setting('OUTBOX_LINGER_MS', Joi.number().integer().min(0).max(1000).default(100)),
+    backoffInitialMs: setting('OUTBOX_BACKOFF_INITIAL_MS', Joi.number().integer().min(10).max(60_000).default(250)),
+    backoffMaxMs: setting('OUTBOX_BACKOFF_MAX_MS', Joi.number().integer().min(10).max(600_000).default(30_000)),
+    statusIntervalMs: setting('OUTBOX_STATUS_INTERVAL_MS', Joi.number().integer().min(100).max(3_600_000).default(30_000)),
+    retentionHours: setting('OUTBOX_RETENTION_HOURS', Joi.number().integer().min(1).default(168)),
+  },
+};

@@ -1,0 +1,22 @@
+import Joi from 'joi';
+import { taskQueues } from '../temporal/task-queues';
+import { setting } from './setting';
+
+/** Money (document 2, Limits / Money). */
+export const moneySettings = {
+  money: {
+    reversalMaxAgeDays: setting('MONEY_REVERSAL_MAX_AGE_DAYS', Joi.number().integer().min(1).max(3650).default(365)),
+    planLimitsCacheMs: setting('MONEY_PLAN_LIMITS_CACHE_SECONDS', Joi.number().integer().min(0).max(86_400).default(300), (seconds) => seconds * 1000),
+  },
+  /**
+   * Workflow-backed money (holds, transfers): the task queue the gateway starts them on (tests point
+   * it at their own worker), a hold's default TTL, open holds per wallet, and the safety-net sweep of
+   * holds whose own timer did not expire them.
+   */
+  moneyFlows: {
+    taskQueue: setting('MONEY_TASK_QUEUE', Joi.string().default(taskQueues.money)),
+    holdTtlHours: setting('MONEY_HOLD_TTL_HOURS', Joi.number().integer().min(1).max(168).default(72)),
+    maxHoldsPerWallet: setting('MONEY_MAX_HOLDS_PER_WALLET', Joi.number().integer().min(1).default(100)),
+    holdCleanupIntervalSec: setting('MONEY_HOLD_CLEANUP_INTERVAL_SEC', Joi.number().integer().min(1).default(60)),
+  },
+};
