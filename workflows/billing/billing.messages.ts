@@ -95,4 +95,3 @@ export const UPDATE_REFUSALS = ['optimistic-lock-conflict', 'plan-change-in-prog
 export type UpdateRefusal = (typeof UPDATE_REFUSALS)[number];
 
 export const subscriptionWorkflowId = (tenantId: string): string => `subscription:${tenantId}`;
-export const terminationWorkflowId = (tenantId: string): string => `tenant-termination:${tenantId}`;

@@ -1,18 +1,16 @@
 import {
-  ActivityFailure, ApplicationFailure, ParentClosePolicy,
-  allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, startChild, upsertMemo, workflowInfo,
+  ActivityFailure, allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, upsertMemo, workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BillingActivities, MirrorChange } from '../../activities/billing/subscription.activities';
-import type { sendEmail } from '../notify/send-email.workflow';
 import {
   cancelDowngradeUpdate, cancelSubscriptionUpdate, changePlanUpdate, providerEventSignal, selectPlanUpdate,
-  subscriptionStateQuery, tenantRecoveredSignal, terminationWorkflowId,
-  type CarriedState, type ChangePlanRequest, type ProviderEvent, type SubscriptionInput, type SubscriptionView,
-  type UpdateRefusal,
+  subscriptionStateQuery, tenantRecoveredSignal, type CarriedState, type ChangePlanRequest, type ProviderEvent, type SubscriptionInput, type SubscriptionView,
 } from './billing.messages';
 import { addInterval } from './periods';
+import { checkCancel, checkCancelDowngrade, checkChangePlan, checkSelectPlan } from './subscription-refusals';
+import { advance, INVALID_TRANSITION, transition, type SubscriptionEvent } from './subscription-transitions';
 import { canceledNotice, dunningNotice, terminatedNotice, trialEndingNotice, type Notice } from './notices';
+import { mailNotice, startTermination } from './subscription-children';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Provider event ids remembered across runs: enough for any redelivery burst, small enough to carry. */
@@ -35,23 +33,20 @@ const loader = proxyActivities<BillingActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-function refuse(type: UpdateRefusal, message: string, details: unknown[] = []): never {
-  throw ApplicationFailure.create({ message, type, nonRetryable: true, details });
-}
-
 const iso = (ms: number): string => new Date(ms).toISOString();
 const ms = (at: string): number => new Date(at).getTime();
 
 /**
- * The subscription of one tenant (document 1, States and transitions / Subscription), workflow id
- * `subscription:<tenantId>`: trialing → active on payment; past_due on a failed payment, on a trial
- * ending unpaid or on a downgrade still over its limits after the grace period; suspended after
- * `suspendAfterDays` unpaid, terminated from `terminateAfterDays` (starting the tenant's termination
- * workflow), with the dunning notices in between; a payment before termination makes it active with
- * data untouched; the provider's cancellation makes it canceled, where the workflow ends (a later
- * payment starts a new one). Webhooks arrive as the providerEvent signal, plan changes as Updates
- * whose result the caller answers with. Every change is mirrored to PostgreSQL by an activity, in
- * version order; each billing cycle continues as new, so a history holds one cycle.
+ * The subscription of one tenant (document 1, States and transitions / Subscription; the table of
+ * moves is ./subscription-transitions.ts), workflow id `subscription:<tenantId>`: trialing → active
+ * on payment; past_due on a failed payment, on a trial ending unpaid or on a downgrade still over its
+ * limits after the grace period; suspended after `suspendAfterDays` unpaid, terminated from
+ * `terminateAfterDays` (starting the tenant's termination workflow), with the dunning notices in
+ * between; a payment before termination makes it active with data untouched; the provider's
+ * cancellation makes it canceled, where the workflow ends (a later payment starts a new one).
+ * Webhooks arrive as the providerEvent signal, plan changes as Updates whose result the caller
+ * answers with. Every change is mirrored to PostgreSQL by an activity, in version order; each
+ * billing cycle continues as new, so a history holds one cycle.
  */
 export async function subscriptionLifecycle(input: SubscriptionInput): Promise<SubscriptionView | null> {
   const { tenantId, settings } = input;
@@ -104,28 +99,14 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     return change;
   }
 
-  function startDunning(): void {
-    current().subscription.status = 'past_due';
+  function startDunning(event: SubscriptionEvent): void {
+    current().subscription.status = advance(current().subscription.status, event);
     current().dunning = { since: iso(Date.now()), noticesSent: 0 };
   }
 
   // --- Notices to the tenant's owners, through the mail workflow -----------------------------------
   async function notify(notice: Notice): Promise<void> {
-    for (const to of await billing.ownerEmails(tenantId)) {
-      const idempotencyKey = `billing:${tenantId}:${notice.key}:${to}`;
-      try {
-        await startChild<typeof sendEmail>('sendEmail', {
-          workflowId: `notify.email:${idempotencyKey}`,
-          taskQueue: settings.notifyTaskQueue,
-          args: [{ message: { to, template: 'notice', data: { subject: notice.subject, text: notice.text } }, idempotencyKey }],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        });
-      } catch (error) {
-        // Sent before (a notice is never sent twice under one key).
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      }
-    }
+    await mailNotice(tenantId, await billing.ownerEmails(tenantId), settings.notifyTaskQueue, notice);
   }
 
   // --- Provider events (webhooks) ------------------------------------------------------------------
@@ -133,7 +114,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     const s = current().subscription;
     const planChange = applyPendingChange();
     const terms = await billing.planTerms(s.planId);
-    s.status = 'active';
+    s.status = advance(s.status, 'payment_succeeded');
     s.cancelAtPeriodEnd = false;
     s.currentPeriodStart = periodStart;
     s.currentPeriodEnd = periodEnd ?? addInterval(periodStart, terms.interval);
@@ -150,7 +131,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     const previous = before();
     switch (event.kind) {
       case 'payment_succeeded':
-        if (s.status === 'terminated') {
+        if (transition(s.status, 'payment_succeeded') === INVALID_TRANSITION) {
           // Document 1: terminated → active is refused; the gateway answers 422 before signalling.
           log.warn('payment ignored: the subscription is terminated', { eventId: event.eventId });
           return;
@@ -162,19 +143,21 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
         }
         return;
       case 'payment_failed':
-        if (s.status !== 'active' && s.status !== 'trialing') return;
-        startDunning();
+        if (transition(s.status, 'payment_failed') === INVALID_TRANSITION) return;
+        startDunning('payment_failed');
         return commit(previous, 'payment_failed');
-      case 'canceled':
-        if (s.status === 'canceled' || s.status === 'terminated') return;
-        s.status = 'canceled';
+      case 'canceled': {
+        const to = transition(s.status, 'provider_canceled');
+        if (to === INVALID_TRANSITION) return;
+        s.status = to;
         s.pendingChange = null;
         current().dunning = null;
         current().downgradeCheck = null;
         await commit(previous, 'provider_canceled');
         return notify(canceledNotice(iso(Date.now())));
+      }
       case 'updated':
-        if (!event.planId || event.planId === s.planId || s.status === 'canceled' || s.status === 'terminated') return;
+        if (!event.planId || event.planId === s.planId || transition(s.status, 'plan_change_requested') === INVALID_TRANSITION) return;
         // The provider is authoritative for what is billed: its plan replaces ours and any pending change.
         s.planId = event.planId;
         s.pendingChange = null;
@@ -193,7 +176,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     const previous = before();
     cycleEnded = true;
     if (s.cancelAtPeriodEnd) {
-      s.status = 'canceled';
+      s.status = advance(s.status, 'canceled_at_period_end');
       s.pendingChange = null;
       current().downgradeCheck = null;
       await commit(previous, 'canceled_at_period_end');
@@ -203,11 +186,11 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     const terms = await billing.planTerms(s.planId);
     if (reason === 'trial_ended' && terms.price > 0) {
       // Document 1: a trial ending without payment goes past_due (the dunning notices follow).
-      startDunning();
+      startDunning('trial_ended_unpaid');
       return commit(previous, 'trial_ended_unpaid', { planChange });
     }
     const start = reason === 'trial_ended' ? iso(Date.now()) : s.currentPeriodEnd;
-    s.status = 'active';
+    s.status = advance(s.status, reason);
     s.currentPeriodStart = start;
     s.currentPeriodEnd = addInterval(start, terms.interval);
     return commit(previous, reason, { planChange });
@@ -218,28 +201,18 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     current().downgradeCheck = null;
     if (!(await billing.isOverPlanLimits(tenantId, check.planId))) return;
     const s = current().subscription;
-    if (s.status !== 'active' && s.status !== 'trialing') return;
+    if (transition(s.status, 'downgrade_over_limits') === INVALID_TRANSITION) return;
     const previous = before();
-    startDunning();
+    startDunning('downgrade_over_limits');
     return commit(previous, 'downgrade_over_limits');
   }
 
   async function terminate(): Promise<void> {
     const previous = before();
-    current().subscription.status = 'terminated';
+    current().subscription.status = advance(current().subscription.status, 'dunning_terminated');
     current().dunning = null;
     await commit(previous, 'dunning_terminated');
-    try {
-      // The termination workflow (soft delete over 24-48 h) outlives this one's runs: ABANDON.
-      await startChild('tenantTermination', {
-        workflowId: terminationWorkflowId(tenantId),
-        taskQueue: workflowInfo().taskQueue,
-        args: [{ tenantId }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+    await startTermination(tenantId);
     await notify(terminatedNotice(iso(Date.now())));
   }
 
@@ -269,7 +242,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
           at: since + settings.suspendAfterDays * DAY_MS,
           fire: () => {
             const previous = before();
-            current().subscription.status = 'suspended';
+            current().subscription.status = advance(current().subscription.status, 'dunning_suspended');
             return commit(previous, 'dunning_suspended');
           },
         });
@@ -299,19 +272,9 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
   /** Updates that arrive while the first run is still loading wait for it. */
   const loaded = () => condition(() => state !== undefined);
 
-  function checkChangePlan(request: ChangePlanRequest): void {
-    const s = current().subscription;
-    if (s.status === 'terminated' || s.status === 'canceled') refuse('invalid-transition', `A ${s.status} subscription cannot change plans`);
-    if (request.version !== s.version) {
-      refuse('optimistic-lock-conflict', `Version ${request.version} is not the current version ${s.version}`, [s.version]);
-    }
-    if (s.pendingChange) refuse('plan-change-in-progress', `A change to ${s.pendingChange.planId} is already pending`);
-    if (request.planId === s.planId) refuse('invalid-transition', `The subscription is already on plan ${s.planId}`);
-  }
-
   setHandler(changePlanUpdate, async (request) => {
     await loaded();
-    checkChangePlan(request);
+    checkChangePlan(current().subscription, request);
     const s = current().subscription;
     const previous = before();
     const now = iso(Date.now());
@@ -328,35 +291,21 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
       });
     }
     return view();
-  }, { validator: (request) => { if (state) checkChangePlan(request); } });
-
-  function checkSelectPlan(planId: string): void {
-    const s = current().subscription;
-    if (s.status === 'terminated') refuse('invalid-transition', 'A terminated subscription cannot select a plan');
-    if (s.status !== 'trialing') refuse('conflict', `The subscription is ${s.status}; change its plan with PATCH`);
-    if (s.pendingChange) refuse('plan-change-in-progress', `A change to ${s.pendingChange.planId} is already pending`);
-    if (planId === s.planId) refuse('invalid-transition', `The subscription is already on plan ${planId}`);
-  }
+  }, { validator: (request: ChangePlanRequest) => { if (state) checkChangePlan(state.subscription, request); } });
 
   setHandler(selectPlanUpdate, async ({ planId }) => {
     await loaded();
-    checkSelectPlan(planId);
+    checkSelectPlan(current().subscription, planId);
     const previous = before();
     current().subscription.planId = planId;
     current().downgradeCheck = null;
     await commit(previous, 'plan_selected', { planChange: { kind: 'selected', fromPlanId: previous.planId, toPlanId: planId, effectiveAt: iso(Date.now()) } });
     return view();
-  }, { validator: ({ planId }) => { if (state) checkSelectPlan(planId); } });
-
-  function checkCancelDowngrade(): void {
-    const s = current().subscription;
-    if (s.status === 'terminated' || s.status === 'canceled') refuse('invalid-transition', `The subscription is ${s.status}`);
-    if (!s.pendingChange) refuse('conflict', 'There is no pending downgrade to cancel');
-  }
+  }, { validator: ({ planId }: { planId: string }) => { if (state) checkSelectPlan(state.subscription, planId); } });
 
   setHandler(cancelDowngradeUpdate, async ({ reason }) => {
     await loaded();
-    checkCancelDowngrade();
+    checkCancelDowngrade(current().subscription);
     const s = current().subscription;
     const previous = before();
     const pending = s.pendingChange!;
@@ -367,22 +316,18 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
       note: reason,
     });
     return view();
-  }, { validator: (_request: { reason: string }) => { if (state) checkCancelDowngrade(); } });
-
-  function checkCancel(): void {
-    const { status } = current().subscription;
-    if (status === 'terminated' || status === 'canceled') refuse('invalid-transition', `The subscription is already ${status}`);
-  }
+  }, { validator: (_request: { reason: string }) => { if (state) checkCancelDowngrade(state.subscription); } });
 
   setHandler(cancelSubscriptionUpdate, async () => {
     await loaded();
-    checkCancel();
+    checkCancel(current().subscription);
     const s = current().subscription;
     if (s.cancelAtPeriodEnd) return view();
     const previous = before();
-    if (s.status === 'past_due' || s.status === 'suspended') {
+    const next = advance(s.status, 'cancel_requested');
+    if (next === 'canceled') {
       // Nothing paid is running: the cancellation takes effect at once.
-      s.status = 'canceled';
+      s.status = next;
       s.pendingChange = null;
       current().dunning = null;
       current().downgradeCheck = null;
@@ -393,7 +338,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     s.cancelAtPeriodEnd = true;
     await commit(previous, 'cancel_at_period_end');
     return view();
-  }, { validator: () => { if (state) checkCancel(); } });
+  }, { validator: () => { if (state) checkCancel(state.subscription); } });
 
   // --- Main loop ---------------------------------------------------------------------------------------
   if (!state) {
@@ -418,10 +363,11 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     }
     if (recovered) {
       recovered = false;
-      if (state.subscription.status === 'terminated') {
+      const next = transition(state.subscription.status, 'tenant_recovered');
+      if (next !== INVALID_TRANSITION) {
         // The Platform Owner recovered the tenant: awaiting payment again, with a fresh dunning clock.
         const previous = before();
-        state.subscription.status = 'suspended';
+        state.subscription.status = next;
         state.dunning = { since: iso(Date.now()), noticesSent: 0 };
         await commit(previous, 'tenant_recovered');
       }

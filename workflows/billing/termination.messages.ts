@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { TerminationPhase, TerminationStatus } from '../../db/queries/billing/termination.queries';
 
 /**
@@ -20,11 +20,8 @@ export interface TerminationState {
 /** The Platform Owner's recovery (POST /admin/tenants/:id/recover); refused once completed. */
 export const recoverTenantUpdate = defineUpdate<TerminationState>('recoverTenant');
 export const terminationStateQuery = defineQuery<TerminationState>('terminationState');
-/** Sent to the subscription workflow after a recovery, so it goes back to suspended. */
-export const tenantRecoveredSignal = defineSignal('tenantRecovered');
 
 export const terminationWorkflowId = (tenantId: string): string => `tenant-termination:${tenantId}`;
-export const subscriptionWorkflowId = (tenantId: string): string => `subscription:${tenantId}`;
 /** The failure type of a recovery that came too late. */
 export const TERMINATION_COMPLETED = 'TerminationCompleted';
 

@@ -4,9 +4,9 @@ import {
 } from '@temporalio/workflow';
 import type { TerminationActivities } from '../../activities/billing/termination.activities';
 import type { TerminationPhase } from '../../db/queries/billing/termination.queries';
+import { subscriptionWorkflowId, tenantRecoveredSignal } from './billing.messages';
 import {
-  recoverTenantUpdate, subscriptionWorkflowId, TERMINATION_COMPLETED, tenantRecoveredSignal, terminationStateQuery,
-  type TenantTerminationInput, type TerminationState,
+  recoverTenantUpdate, TERMINATION_COMPLETED, terminationStateQuery, type TenantTerminationInput, type TerminationState,
 } from './termination.messages';
 
 const short = proxyActivities<TerminationActivities>({
