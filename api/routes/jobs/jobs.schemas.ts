@@ -1,0 +1,27 @@
+import Joi from 'joi';
+import { JOB_STATUSES } from '../../../services/jobs/job';
+import { JOB_ID_PATTERN } from '../../../services/jobs/job-id';
+import { problemSchema } from '../../openapi/problem.schema';
+import { coldExportResult } from '../audit/export.schemas';
+
+export interface JobParams {
+  jobId: string;
+}
+
+export const jobParams = Joi.object<JobParams>({
+  jobId: Joi.string().pattern(JOB_ID_PATTERN).required()
+    .description('<kind>.<id>, as the 202 that started the job answered it')
+    .messages({ 'string.pattern.base': 'jobId is not a job id' }),
+});
+
+const instant = Joi.string().isoDate();
+
+export const jobView = Joi.object({
+  jobId: Joi.string().required(),
+  kind: Joi.string().required().example('audit-cold-export'),
+  status: Joi.string().valid(...JOB_STATUSES).required(),
+  startedAt: instant.required(),
+  completedAt: instant.allow(null).required().description('When the work was done; null while it runs'),
+  result: Joi.alternatives().try(coldExportResult).description('completed jobs only; its shape is the kind\'s'),
+  error: problemSchema.description('failed jobs only: why, as an RFC 9457 problem'),
+});

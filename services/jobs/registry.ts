@@ -1,0 +1,30 @@
+import { problems } from '../../common/problems';
+import { coldExportJobKind } from '../audit/export/job';
+import type { AuditExportDeps } from '../audit/export/deps';
+import type { JobKind } from './job';
+import { parseJobId } from './job-id';
+
+/** Every kind of job the gateway answers 202 for; a new kind (file processing, replays…) joins here. */
+export interface JobKindDeps {
+  auditExport: AuditExportDeps;
+}
+
+export type JobKinds = ReadonlyMap<string, JobKind>;
+
+export function jobKinds(deps: JobKindDeps): JobKinds {
+  return new Map([coldExportJobKind(deps.auditExport)].map((kind) => [kind.name, kind]));
+}
+
+export interface ResolvedJob {
+  jobId: string;
+  kind: JobKind;
+  localId: string;
+}
+
+/** The kind of a well-formed job id; 404 not-found for a kind that does not exist or an id it never issues. */
+export function resolveJob(kinds: JobKinds, jobId: string): ResolvedJob {
+  const { kind: name, localId } = parseJobId(jobId);
+  const kind = kinds.get(name);
+  if (!kind || !kind.localId.test(localId)) throw problems.notFound('job');
+  return { jobId, kind, localId };
+}
