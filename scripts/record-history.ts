@@ -19,7 +19,7 @@ const usage = `Records the history of one workflow run for the replay tests (STY
 
   npm run build && node dist/scripts/record-history.js <workflowType> <out.json> [--args '<JSON array>'] [--workflows <path>]
 
-Runs the workflow to completion on the local Temporal dev server, with the real activities and
+Runs the workflow to its end (completed or failed) on the local Temporal dev server, with the real activities and
 database, on a task queue of its own, and writes its history as JSON (the form the Temporal CLI
 and UI export). Save it under test/replay/histories/<workflowType>/. --workflows bundles another
 workflows module instead of the platform's (how test/replay/broken/ was recorded). --time-skipping
@@ -45,7 +45,8 @@ async function main(): Promise<void> {
   const cfg = config();
   const logger = createLogger('record-history', cfg.logLevel);
   installRuntimeLogger(logger);
-  const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'record-history', maxPoolSize: 2 });
+  const appPool = await createDbPool(cfg.db.url, { name: 'record-history-app', maxPoolSize: 2 });
+  const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: 'record-history-fleet', maxPoolSize: 2 });
   const testServer = values['time-skipping']
     ? await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: cfg.temporal.testServerPath } } })
     : undefined;
@@ -59,14 +60,17 @@ async function main(): Promise<void> {
       taskQueue,
       workflowBundle: await bundleWorkflows(values.workflows ? resolve(values.workflows) : workflowsPath),
       // Every domain's activities on the one queue: the recorded run may call any of them.
-      activities: Object.assign({}, ...Object.values(createActivities({ ownerPool, logger, objectStore: createObjectStore(cfg.s3), smtp }))),
+      activities: Object.fromEntries(Object.values(createActivities({ appPool, fleetPool, logger, objectStore: createObjectStore(cfg.s3), smtp }))
+        .flatMap((domain) => Object.entries(domain))),
       // No encryption: a committed history must replay anywhere, without this machine's payload key.
       dataConverter: {},
     });
     const client = testServer?.client ?? new Client({ connection, namespace: cfg.temporal.namespace });
     const history = await worker.runUntil(async () => {
       const handle = await client.workflow.start(workflowType, { taskQueue, workflowId: `record-history.${workflowType}.${newId()}`, args });
-      await handle.result();
+      // A run that fails is recorded as it ended too: the replay tests keep such histories (the
+      // money workflows' refusals before they completed with them, STYLE rule 11).
+      await handle.result().catch((err: unknown) => logger.warn({ err }, 'the workflow failed; its history is recorded'));
       return handle.fetchHistory();
     });
     mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -76,7 +80,7 @@ async function main(): Promise<void> {
     if (testServer) await testServer.teardown();
     else await connection.close();
     smtp.close();
-    await ownerPool.end();
+    await Promise.all([appPool.end(), fleetPool.end()]);
   }
 }
 

@@ -14,7 +14,7 @@ import { createDbPool } from '../../db/pool';
 import { changePlanUpdate, providerEventSignal, subscriptionWorkflowId, tenantRecoveredSignal } from '../../workflows/billing/billing.messages';
 import { subscriptionLifecycle } from '../../workflows/billing/subscription.workflow';
 import { billingTestBundle, capturedMail, lifecycleSettings, seedBillingTenant } from '../helpers/billing';
-import { migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 const DAY = 86_400_000;
@@ -23,11 +23,12 @@ const out = join(__dirname, 'histories', 'subscriptionLifecycle');
 async function main(): Promise<void> {
   await migrateSharedDatabase();
   const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'record-subscription' });
+  const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'record-subscription-app' });
   const env = await createTimeSkippingEnv();
   const taskQueue = uniqueTaskQueue('record-billing');
   const worker = await createTestWorker(env, {
     taskQueue, workflowBundle: await billingTestBundle(),
-    activities: { ...createBillingActivities({ ownerPool: owner, logger: createLogger('record', 'silent') }), ...capturedMail().activities },
+    activities: { ...createBillingActivities({ appPool: app, logger: createLogger('record', 'silent') }), ...capturedMail().activities },
   });
   const event = (kind: 'payment_succeeded' | 'payment_failed' | 'canceled') => ({ provider: 'stripe' as const, eventId: `evt_${newId()}`, kind });
   const settle = () => env.sleep(1000);
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
   }
   await env.teardown();
   await owner.end();
+  await app.end();
 }
 
 main().catch((err: unknown) => {

@@ -18,7 +18,7 @@ import { createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
  * The hold workflow under the time-skipping server, with the real activities and PostgreSQL: a hold
  * of the longest TTL (168 h) is still held an hour before it and expires at it, returning the funds.
  * (Confirm and cancel arrive as Updates, tested against the dev server in test/api/money/holds.test.ts:
- * the Java test server drops update headers, docs/decisions.md, Temporal.)
+ * the Java test server drops update headers, docs/decisions/testing.md.)
  */
 jest.setTimeout(90_000);
 
@@ -36,12 +36,12 @@ beforeAll(async () => {
   [env, gateway, app, owner] = await Promise.all([
     createTimeSkippingEnv(),
     startTestGateway(),
-    createDbPool(appUrl(), { maxPoolSize: 2, name: 'money-hold-workflow' }),
+    createDbPool(appUrl(), { maxPoolSize: 4, name: 'money-hold-workflow' }),
     createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: 'money-hold-workflow-owner' }),
   ]);
   account = await registerAccount(gateway);
   await verifyEmail(owner, account.user.id);
-  worker = await moneyWorker(env, taskQueue, owner);
+  worker = await moneyWorker(env, taskQueue, app, owner);
   running = worker.run();
 });
 
@@ -74,8 +74,7 @@ describe('moneyHold workflow', () => {
     await env.sleep('167 hours');
     expect(await walletOf(app, account.tenant.id, walletId)).toMatchObject({ available: 400, frozen: 600 });
 
-    const result = await handle.result();
-    expect(result.outcome).toBe('expired');
+    expect(await handle.result()).toMatchObject({ ok: true, outcome: 'expired' });
     expect(await walletOf(app, account.tenant.id, walletId)).toMatchObject({ available: 1000, frozen: 0 });
 
     // The timer is the hold's own TTL (exact to the second), not a polling interval.
@@ -86,12 +85,15 @@ describe('moneyHold workflow', () => {
     await expectLedgerConsistent();
   });
 
-  it('fails a hold the wallet cannot cover, writing nothing', async () => {
+  it('completes with the refusal of a hold the wallet cannot cover, writing nothing', async () => {
     const walletId = await fundedWallet(app, account.tenant.id, account.user.id, 100);
     const handle = await env.client.workflow.start(moneyHold, {
       taskQueue, workflowId: `money.hold:${account.tenant.id}:${newId()}`, args: [holdInput(walletId, 600, 60)],
     });
-    await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'insufficient-funds' } });
+    expect(await handle.result()).toEqual({
+      ok: false, problem: { type: 'insufficient-funds', detail: 'Available balance 100 is below 600', extensions: { available: 100, requested: 600 } },
+    });
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
     expect(await walletOf(app, account.tenant.id, walletId)).toMatchObject({ available: 100, frozen: 0 });
   });
 });

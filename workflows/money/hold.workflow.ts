@@ -1,20 +1,17 @@
 import { ApplicationFailure, allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
-import { holdPlaced, settleHold, type HoldInput, type HoldOutcome, type TransactionView } from './money.messages';
-import { background, checkSameRequest, refusalOf, requested } from './local-activities';
-
-export interface HoldResult {
-  holdTransactionId: string;
-  outcome: HoldOutcome;
-}
+import { holdPlaced, settleHold, type HoldInput, type HoldOutcome, type HoldResult, type TransactionView } from './money.messages';
+import { background, checkSameRequest, refusalOf, refusedOrThrow, requested } from './local-activities';
 
 /**
  * One hold (document 2, States and transitions / Money transaction), started by the gateway with
  * update-with-start under the workflow id `money.hold:<tenantId>:<Idempotency-Key>`:
  *
  *   placed   the first local activity moves available → frozen; the holdPlaced update answers it
- *            (or its refusal, which also fails the workflow, so the key may be tried again).
+ *            (or fails with its refusal, which is also the result the workflow completes with: a
+ *            refusal stores nothing, so the gateway lets the key be tried again).
  *   held     a timer runs to the hold's expiresAt; confirm and cancel arrive as settleHold updates,
- *            one at a time, and answer their transaction.
+ *            one at a time, and answer their transaction; a refused one (hold-settled, hold-expired)
+ *            fails its update only, never the workflow.
  *   expired  the timer fired with nobody settling: frozen → available, money.hold.expired, audit.
  *
  * The database decides every transition under the wallet's lock (a confirm whose hold is past its
@@ -58,7 +55,7 @@ export async function moneyHold(input: HoldInput): Promise<HoldResult> {
   } catch (error) {
     refusal = refusalOf(error);
     await condition(allHandlersFinished);
-    throw refusal;
+    return refusedOrThrow(refusal);
   }
 
   const expiresAt = Date.parse(placed.expiresAt ?? '');
@@ -76,7 +73,7 @@ export async function moneyHold(input: HoldInput): Promise<HoldResult> {
     }
   }
   await condition(allHandlersFinished);
-  return { holdTransactionId: placed.id, outcome };
+  return { ok: true, holdTransactionId: placed.id, outcome };
 }
 
 function holdExpired(holdId: string): ApplicationFailure {

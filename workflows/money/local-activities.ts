@@ -1,5 +1,6 @@
-import { ActivityFailure, ApplicationFailure, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyLocalActivities } from '@temporalio/workflow';
 import type { MoneyActivities } from '../../activities/money';
+import type { Refused } from './money.messages';
 
 /**
  * Every money operation is one database transaction, run as a local activity: it executes in the
@@ -8,7 +9,7 @@ import type { MoneyActivities } from '../../activities/money';
  *
  * A caller waits on these, so they retry exactly as document 2 says for deadlocks (Money rule 3: 3
  * retries at 100, 200 and 400 ms) and then give up; business refusals are non-retryable failures
- * typed with their problem suffix (activities/money/failures.ts) and fail at once.
+ * typed with their problem suffix (activities/failures.ts) and fail at once.
  */
 export const requested = proxyLocalActivities<MoneyActivities>({
   startToCloseTimeout: '10 seconds',
@@ -28,6 +29,20 @@ export const background = proxyLocalActivities<MoneyActivities>({
 export function refusalOf(error: unknown): unknown {
   if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) return error.cause;
   return error;
+}
+
+/**
+ * How a money workflow ends when its operation failed: a business refusal (a non-retryable
+ * ApplicationFailure typed with its problem suffix, STYLE rule 12) is its result, and the workflow
+ * completes; a real fault (retries exhausted, a bug) is thrown and fails it. Before the patch every
+ * refusal failed the workflow; the histories of that code replay through the throw (STYLE rule 11).
+ */
+export function refusedOrThrow(failure: unknown): Refused {
+  if (failure instanceof ApplicationFailure && failure.nonRetryable && failure.type && patched('money-refusal-as-result')) {
+    const extensions = (failure.details?.[0] ?? {}) as Record<string, unknown>;
+    return { ok: false, problem: { type: failure.type, detail: failure.message, extensions } };
+  }
+  throw failure;
 }
 
 /** The idempotency-conflict refusal (document 2, Money rule 1) of a key reused with another body. */

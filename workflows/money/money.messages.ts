@@ -79,6 +79,23 @@ export interface TransferInput {
   idempotency: IdempotencyUse;
 }
 
+/**
+ * A business refusal (insufficient funds, a plan limit, an unknown or another tenant's wallet ...) as
+ * a money workflow completes with it: the problem its activity refused with (type = the problem
+ * suffix, STYLE rule 12). It is an answer, not a fault, so the workflow ends completed, not failed;
+ * only a real fault (the database still down after the retries, a bug) fails a workflow.
+ */
+export interface Refused {
+  ok: false;
+  problem: { type: string; detail: string; extensions: Record<string, unknown> };
+}
+
+/** How a transfer's workflow ends: the outgoing transaction, or its refusal. */
+export type TransferResult = { ok: true; transaction: TransactionView } | Refused;
+
+/** How a hold's workflow ends: the hold and what became of it, or the refusal of its placement. */
+export type HoldResult = { ok: true; holdTransactionId: string; outcome: HoldOutcome } | Refused;
+
 /** The request hash a caller sends along, so a reused key with another body is told apart (409). */
 export interface SameRequest {
   requestHash: string;

@@ -1,16 +1,17 @@
 import { allHandlersFinished, condition, setHandler } from '@temporalio/workflow';
-import { transferDone, type TransactionView, type TransferInput } from './money.messages';
-import { checkSameRequest, refusalOf, requested } from './local-activities';
+import { transferDone, type TransactionView, type TransferInput, type TransferResult } from './money.messages';
+import { checkSameRequest, refusalOf, refusedOrThrow, requested } from './local-activities';
 
 /**
  * One transfer, started by the gateway with update-with-start under the workflow id
  * `money.transfer:<tenantId>:<Idempotency-Key>`; the transferDone update answers the outgoing
  * transaction in the same round trip. The work is one local activity: both wallets locked in
  * ascending id order in one database transaction, a deadlock or serialization failure retried 3
- * times at 100, 200 and 400 ms (document 2, Money rule 3). A refusal fails the workflow, so the
- * same key may be used again once the cause is gone (a topped-up wallet).
+ * times at 100, 200 and 400 ms (document 2, Money rule 3). A refusal is the update's failure and
+ * the workflow's result (it completes: a 4xx is no fault); it stores nothing, so the gateway lets the
+ * same key be tried again once the cause is gone (a topped-up wallet).
  */
-export async function moneyTransfer(input: TransferInput): Promise<TransactionView> {
+export async function moneyTransfer(input: TransferInput): Promise<TransferResult> {
   let result: TransactionView | undefined;
   let refusal: unknown;
 
@@ -27,6 +28,5 @@ export async function moneyTransfer(input: TransferInput): Promise<TransactionVi
     refusal = refusalOf(error);
   }
   await condition(allHandlersFinished);
-  if (!result) throw refusal;
-  return result;
+  return result ? { ok: true, transaction: result } : refusedOrThrow(refusal);
 }
