@@ -15,13 +15,21 @@ import { createBillingActivities } from './billing/subscription.activities';
 import { createWebhookRedeliveryActivities } from './billing/webhook-redelivery.activities';
 
 export interface ActivityDeps {
-  /** The owner role's pool, for system work across tenants (see MaintenanceDeps). */
-  ownerPool: DatabasePool;
+  /**
+   * The application role's pool (no BYPASSRLS): every activity that works for one tenant runs in
+   * that tenant's transaction (withTenant) and names the tenant in its queries, as the gateway does.
+   */
+  appPool: DatabasePool;
+  /**
+   * The owner role's pool, which row-level security does not filter: only the fleet-wide sweeps of
+   * the Schedules (maintenance, audit retention, usage snapshots, hold sweep, webhook redelivery) use it.
+   */
+  fleetPool: DatabasePool;
   /** Bound to the running activity's context by the worker (contextBoundLogger). */
   logger: Logger;
   /** The platform's bucket: audit cold storage and cold exports. */
   objectStore: ObjectStore;
-  /** Mail delivery of the notify activities (common/notify/smtp.ts). */
+  /** Mail delivery of the notify activities (services/notify/smtp.ts). */
   smtp: SmtpSender;
   /** Pace and batch size of tenant terminations; the process configuration when absent. */
   billingLimits?: Config['billingLimits'];

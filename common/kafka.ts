@@ -121,7 +121,7 @@ export interface CommittingConsumerOptions {
   partitionsConcurrently: number;
   /** The most messages handed to `handle` at once; a fetched batch is cut into chunks of this size. */
   chunkSize: number;
-  handle(chunk: MessageChunk): Promise<void>;
+  handle: (chunk: MessageChunk) => Promise<void>;
 }
 
 /**
@@ -136,17 +136,18 @@ export async function runCommittingConsumer(consumer: Consumer, options: Committ
     autoCommit: false,
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: partitionsConcurrently,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+    eachBatch: async (run) => {
+      const { batch } = run;
       for (let start = 0; start < batch.messages.length; start += chunkSize) {
         // After a rebalance the partition may belong to another member: leave the rest to it.
-        if (!isRunning() || isStale()) return;
+        if (!run.isRunning() || run.isStale()) return;
         const messages = batch.messages.slice(start, start + chunkSize);
         await handle({ topic: batch.topic, partition: batch.partition, messages });
         const last = messages.at(-1)!.offset;
-        resolveOffset(last);
+        run.resolveOffset(last);
         // The committed offset is the next one to read.
         await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
-        await heartbeat();
+        await run.heartbeat();
       }
     },
   });

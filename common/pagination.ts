@@ -26,11 +26,11 @@ export function decodePageToken<T>(token: string | undefined, shape: Joi.ObjectS
   } catch {
     position = undefined;
   }
-  const { error, value } = shape.validate(position, { presence: 'required', allowUnknown: false });
-  if (position === undefined || error) {
+  const checked = shape.validate(position, { presence: 'required', allowUnknown: false });
+  if (position === undefined || checked.error) {
     throw problems.validation([{ field, message: 'is not a page token of this list', code: 'INVALID_FORMAT' }]);
   }
-  return value;
+  return checked.value;
 }
 
 /** The position of lists ordered by a UUID v7 id alone. */

@@ -23,6 +23,13 @@ export interface ProblemExtensions {
   retryAfter?: number;
   limit?: PlanLimit;
   code?: string;
+  // The standard members are the builder's own (STANDARD_MEMBERS below).
+  type?: never;
+  title?: never;
+  status?: never;
+  detail?: never;
+  instance?: never;
+  traceId?: never;
   [member: string]: unknown;
 }
 
@@ -81,6 +88,13 @@ const registry = {
 
 export type ProblemType = keyof typeof registry;
 
+/**
+ * The members every problem body has (RFC 9457's five, and the trace id the handler adds). An
+ * extension may never overwrite one: a body whose `status` is not the HTTP status misleads every
+ * client that reads it, so such an extension is named for what it is (`holdStatus`).
+ */
+const STANDARD_MEMBERS: ReadonlySet<string> = new Set(['type', 'title', 'status', 'detail', 'instance', 'traceId']);
+
 export class Problem extends Error {
   readonly status: number;
   readonly title: string;
@@ -92,6 +106,8 @@ export class Problem extends Error {
     options?: { cause?: unknown },
   ) {
     super(detail, options);
+    const clash = Object.keys(extensions).filter((member) => STANDARD_MEMBERS.has(member));
+    if (clash.length > 0) throw new TypeError(`problem ${type}: extension members ${clash.join(', ')} would overwrite standard members`);
     this.name = 'Problem';
     this.status = registry[type].status;
     this.title = registry[type].title;
@@ -149,6 +165,8 @@ export const problems = {
   rateLimited: (retryAfter: number) =>
     new Problem('rate-limit-exceeded', `Too many requests; retry after ${retryAfter} s`, { retryAfter }),
   internal: (cause?: unknown) => new Problem('internal-error', 'An unexpected error occurred', {}, { cause }),
+  /** The error of a job (GET /v1/jobs/{jobId}) whose workflow failed; its own message stays in Temporal. */
+  jobFailed: (what: string) => new Problem('internal-error', `The ${what} did not complete; start it again`),
   badGateway: (detail: string) => new Problem('bad-gateway', detail),
   unavailable: (detail: string) => new Problem('service-unavailable', detail),
   timeout: (detail: string) => new Problem('gateway-timeout', detail),
@@ -165,8 +183,8 @@ export const problems = {
   holdLimitExceeded: (max: number) =>
     new Problem('hold-limit-exceeded', `A wallet can have at most ${max} open holds`, { retryAfter: 60 }),
   holdExpired: (holdId: string) => new Problem('hold-expired', `Hold ${holdId} expired and its funds were released`),
-  holdSettled: (holdId: string, status: string) =>
-    new Problem('hold-settled', `Hold ${holdId} is already ${status}`, { status }),
+  holdSettled: (holdId: string, holdStatus: string) =>
+    new Problem('hold-settled', `Hold ${holdId} is already ${holdStatus}`, { holdStatus }),
   holdNotReversible: () => new Problem('hold-not-reversible', 'A held transaction is released by cancel, not reversed'),
   doubleReversal: (id: string) => new Problem('double-reversal', `Transaction ${id} is already reversed`),
   reversalWindowExpired: (maxDays: number) =>

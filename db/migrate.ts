@@ -57,11 +57,11 @@ export function readMigrations(dir: string = migrationsDir): Migration[] {
     const match = FILE_NAME.exec(file);
     if (!match) throw new MigrationError(`${file}: migration files are named NNNN_<slug>.sql (slug in a-z, 0-9, _)`);
     const sql = readFileSync(join(dir, file), 'utf8');
-    return { version: match[1]!, name: file.slice(0, -'.sql'.length), checksum: checksum(sql), sql };
+    return { version: match[1], name: file.slice(0, -'.sql'.length), checksum: checksum(sql), sql };
   });
   for (let i = 1; i < migrations.length; i += 1) {
-    if (migrations[i]!.version === migrations[i - 1]!.version) {
-      throw new MigrationError(`${migrations[i - 1]!.name} and ${migrations[i]!.name} share the number ${migrations[i]!.version}`);
+    if (migrations[i].version === migrations[i - 1].version) {
+      throw new MigrationError(`${migrations[i - 1].name} and ${migrations[i].name} share the number ${migrations[i].version}`);
     }
   }
   return migrations;

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const pool = await createDbPool(cfg.db.ownerUrl, { maxPoolSize: settings.partitionsConcurrently + 2, name: 'audit-consumer' });
   const kafka = createKafka(cfg.kafka, logger);
   const store = new AuditStore(pool);
-  // This month and the next exist before the first record of either arrives (see docs/decisions.md).
+  // This month and the next exist before the first record of either arrives (see docs/decisions/audit.md).
   const now = new Date();
   await store.ensurePartitions([now, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))]
     .map((date) => ({ timestamp: date.toISOString() })));

@@ -23,14 +23,17 @@ async function main(): Promise<void> {
   const logger = createLogger('worker', cfg.logLevel);
   installRuntimeLogger(logger);
 
-  const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-owner', maxPoolSize: cfg.db.poolSize });
+  // Activities work for one tenant on the application role, under row-level security like the
+  // gateway; only the Schedules' fleet-wide sweeps get the owner role, on a small pool of their own.
+  const appPool = await createDbPool(cfg.db.url, { name: 'worker-app', maxPoolSize: cfg.db.poolSize });
+  const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-fleet', maxPoolSize: 2 });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const workflowBundle = await bundleWorkflows();
   // Every payload the workers and the Schedules client write is encrypted (common/temporal/payload-codec.ts).
   const dataConverter = await platformDataConverter(cfg.temporalCodec);
   const smtp = createSmtpSender(cfg.mail);
   const activitiesByDomain = createActivities({
-    ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
+    appPool, fleetPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
     billingLimits: cfg.billingLimits,
   });
 
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
   })));
   await connection.close();
   smtp.close();
-  await ownerPool.end();
+  await Promise.all([appPool.end(), fleetPool.end()]);
   logger.info('worker stopped');
   if (runs.some((run) => run.status === 'rejected')) process.exitCode = 1;
 }

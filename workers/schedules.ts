@@ -158,7 +158,7 @@ export interface WebhookRedeliveryScheduleSettings {
 
 /**
  * Delivers webhook receipts the gateway recorded but did not hand to their subscription workflow
- * (docs/decisions.md, Billing: webhook delivery). Every BILLING_WEBHOOK_REDELIVERY_INTERVAL_SEC it takes receipts at
+ * (docs/decisions/billing.md, Webhook delivery). Every BILLING_WEBHOOK_REDELIVERY_INTERVAL_SEC it takes receipts at
  * least one interval old, so it never races a delivery still in the receiving gateway's hands.
  * Overlapping runs are skipped; missed runs are not caught up (the next one covers them).
  */

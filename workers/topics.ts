@@ -55,7 +55,7 @@ export async function ensureTopics(admin: Admin, specs: readonly TopicSpec[]): P
     const retention = configs.get(spec.name)?.[RETENTION] ?? '';
     if (retention !== spec.configs[RETENTION]) {
       await alterTopicConfigs(admin, spec.name, spec.configs);
-      outcome.retentionChanged = { from: retention, to: spec.configs[RETENTION]! };
+      outcome.retentionChanged = { from: retention, to: spec.configs[RETENTION] };
     }
     const actual = partitions.get(spec.name) ?? 0;
     if (actual !== spec.partitions) outcome.partitionsDiffer = { actual, configured: spec.partitions };

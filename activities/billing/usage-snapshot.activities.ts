@@ -1,52 +1,13 @@
 import { heartbeat } from '@temporalio/activity';
-import type { Logger } from '../../common/logger';
-import type { DatabasePool } from '../../db/pool';
-import { deleteDailyEventsBefore, insertUsageSnapshots } from '../../db/queries/billing/usage.queries';
+import { snapshotUsage, type UsageSnapshotDeps, type UsageSnapshotResult } from '../../services/billing/usage-snapshot';
 
-export interface UsageSnapshotDeps {
-  /** The owner role: a snapshot covers every tenant. */
-  ownerPool: DatabasePool;
-  logger: Logger;
-}
+export type { UsageSnapshotResult };
 
-export interface UsageSnapshotResult {
-  day: string;
-  tenants: number;
-  /** Snapshots written by this run; tenants already snapshotted for the day are skipped. */
-  inserted: number;
-  /** Per-day event counters dropped (older than DAILY_EVENTS_KEPT_DAYS before the day). */
-  purgedDailyEvents: number;
-}
-
-/** Per-day event counters kept behind the snapshotted day, for late or repeated snapshots. */
-export const DAILY_EVENTS_KEPT_DAYS = 7;
-const TENANTS_PER_BATCH = 500;
-
-function daysBefore(day: string, days: number): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
-}
-
-export function createUsageSnapshotActivities({ ownerPool, logger }: UsageSnapshotDeps) {
+/** The usage snapshot Schedule's activity: services/billing/usage-snapshot.ts, heartbeating each batch. */
+export function createUsageSnapshotActivities(deps: UsageSnapshotDeps) {
   return {
-    /**
-     * Snapshots every tenant's usage for `day` (UTC), in batches of tenants in id order. Idempotent
-     * per day: a tenant that has the day's snapshot keeps it, so a retried or repeated run only fills
-     * in what is missing.
-     */
     async snapshotUsage(day: string): Promise<UsageSnapshotResult> {
-      let after: string | null = null;
-      const result: UsageSnapshotResult = { day, tenants: 0, inserted: 0, purgedDailyEvents: 0 };
-      for (;;) {
-        const batch = await insertUsageSnapshots(ownerPool, day, after, TENANTS_PER_BATCH);
-        result.tenants += batch.tenants;
-        result.inserted += batch.inserted;
-        heartbeat(result);
-        if (batch.tenants < TENANTS_PER_BATCH || !batch.lastTenantId) break;
-        after = batch.lastTenantId;
-      }
-      result.purgedDailyEvents = await deleteDailyEventsBefore(ownerPool, daysBefore(day, DAILY_EVENTS_KEPT_DAYS));
-      logger.info(result, 'usage snapshot taken');
-      return result;
+      return snapshotUsage(deps, day, heartbeat);
     },
   };
 }

@@ -16,6 +16,12 @@ export function activityContext(): Readonly<PropagatedContext> {
   return context;
 }
 
+/** The person behind the running activity (the sender of the request the workflow carried), and its trace. */
+export function requestActor(): { actorId: string | null; traceId: string | undefined } {
+  const context = activityContext();
+  return { actorId: context.actorId ?? null, traceId: context.traceId };
+}
+
 /**
  * Restores the propagated context around each activity, and adds it to the attributes of Temporal's
  * own activity log lines ("Activity failed", retries).

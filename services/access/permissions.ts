@@ -12,7 +12,7 @@ export const SYSTEM_PERMISSIONS = [
   'audit.read', 'audit.export', 'audit.delete',
   'billing.view', 'billing.change', 'billing.export', 'billing.plan.change', 'billing.payment.manage', 'billing.info.update',
   'settings.read', 'settings.update',
-  // Money (document 2 names no keys; docs/decisions.md, Money).
+  // Money (document 2 names no keys; docs/decisions/money.md).
   'money.read', 'money.write', 'money.reverse',
   'system.shutdown', 'system.backup', 'system.restore',
 ] as const;

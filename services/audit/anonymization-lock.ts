@@ -77,5 +77,5 @@ export async function readAfterAnonymizations<T>(
 export async function awaitPendingAnonymizations(
   db: DatabasePool, tenantId: string, timing: AnonymizationTiming = anonymizationTiming(),
 ): Promise<boolean> {
-  return (await readAfterAnonymizations(db, tenantId, async () => undefined, timing)).settled;
+  return (await readAfterAnonymizations(db, tenantId, () => Promise.resolve(undefined), timing)).settled;
 }

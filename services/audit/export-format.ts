@@ -36,7 +36,7 @@ export function exportRecord(record: ChainedRecord): Record<string, unknown> {
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** One CSV cell (RFC 4180): objects as JSON, null as empty, quoted when it holds a quote, comma or line break. */
-export function csvCell(value: unknown): string {
+export function csvCell(value: string | number | boolean | object | null | undefined): string {
   if (value === null || value === undefined) return '';
   let text = typeof value === 'object' ? JSON.stringify(value) : String(value);
   if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;

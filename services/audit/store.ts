@@ -40,7 +40,7 @@ export class AuditStore {
     const stored = await retryTransient(() => this.pool.transaction(async (tx) => {
       const heads = await lockChainHeads(tx, [...new Set(unique.map((record) => record.tenantId))]);
       const timestamps = unique.map((record) => record.timestamp).sort();
-      const already = await selectStoredAuditIds(tx, unique.map((record) => record.id), timestamps[0]!, timestamps.at(-1)!);
+      const already = await selectStoredAuditIds(tx, unique.map((record) => record.id), timestamps[0], timestamps.at(-1)!);
       const fresh = unique.filter((record) => !already.has(record.id));
       if (fresh.length === 0) return 0;
       const chained = [...heads.values()].flatMap((head) => {

@@ -1,17 +1,13 @@
 import { problems } from '../../common/problems';
 import { selectPlan, type PlanRow } from '../../db/queries/billing/plans.queries';
-import { selectSubscription, type SubscriptionRow } from '../../db/queries/billing/subscriptions.queries';
+import { selectSubscription } from '../../db/queries/billing/subscriptions.queries';
 import { withTenant } from '../../db/tenant';
 import {
   cancelDowngradeUpdate, cancelSubscriptionUpdate, changePlanUpdate, selectPlanUpdate,
   type ChangePlanRequest, type SubscriptionView,
 } from '../../workflows/billing/billing.messages';
 import type { BillingDeps } from './deps';
-
-/** Document 1, Subscription: the mirror row without the bookkeeping column. */
-export function toSubscriptionView({ statusChangedAt: _statusChangedAt, ...view }: SubscriptionRow): SubscriptionView {
-  return view;
-}
+import { toSubscriptionView } from './subscription-mirror';
 
 /** The tenant's subscription (every tenant has one from registration on). */
 export async function currentSubscription(deps: BillingDeps, tenantId: string): Promise<SubscriptionView> {

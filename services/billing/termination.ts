@@ -6,22 +6,22 @@ import { isPlatformOwner } from '../../db/queries/identity/platform.queries';
 import { withTenant } from '../../db/tenant';
 import { recoverTenantUpdate, terminationWorkflowId } from '../../workflows/billing/termination.messages';
 import type { AuthState } from '../../common/context';
-import type { BillingDeps } from './limits-deps';
+import type { BillingStateDeps } from './state-deps';
 
-/** Termination status and recovery are the Platform Owner's (docs/decisions.md, Billing). */
-async function requirePlatformOwner(deps: BillingDeps, auth: AuthState): Promise<void> {
+/** Termination status and recovery are the Platform Owner's (docs/decisions/billing.md). */
+async function requirePlatformOwner(deps: BillingStateDeps, auth: AuthState): Promise<void> {
   const allowed = !auth.impersonatorId && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
   if (!allowed) throw problems.forbidden('Only the Platform Owner can see or recover tenant terminations');
 }
 
-async function terminationOf(deps: BillingDeps, tenantId: string): Promise<TerminationRecord> {
+async function terminationOf(deps: BillingStateDeps, tenantId: string): Promise<TerminationRecord> {
   const termination = await withTenant(deps.db, tenantId, selectTermination);
   if (!termination) throw problems.notFound('termination');
   return termination;
 }
 
 /** GET /admin/tenants/:id/termination-status (document 1, Termination status), from the workflow's read model. */
-export async function readTerminationStatus(deps: BillingDeps, auth: AuthState, tenantId: string): Promise<TerminationRecord> {
+export async function readTerminationStatus(deps: BillingStateDeps, auth: AuthState, tenantId: string): Promise<TerminationRecord> {
   await requirePlatformOwner(deps, auth);
   return terminationOf(deps, tenantId);
 }
@@ -31,7 +31,7 @@ export async function readTerminationStatus(deps: BillingDeps, auth: AuthState, 
  * stops the deleting phase, restores the tenant and tells the subscription workflow; answered once
  * done. A termination that has completed (or was recovered already) is 409 conflict.
  */
-export async function recoverTenant(deps: BillingDeps, auth: AuthState, tenantId: string): Promise<TerminationRecord> {
+export async function recoverTenant(deps: BillingStateDeps, auth: AuthState, tenantId: string): Promise<TerminationRecord> {
   await requirePlatformOwner(deps, auth);
   const termination = await terminationOf(deps, tenantId);
   if (termination.status !== 'in_progress') throw problems.conflict(`The termination is ${termination.status}; only one in progress can be recovered`);

@@ -9,7 +9,7 @@ import { decodePageToken, encodePageToken } from '../../common/pagination';
 import type { PageQuery } from '../../common/pagination';
 import Joi from 'joi';
 import type { AuthState } from '../../common/context';
-import type { BillingDeps } from './limits-deps';
+import type { BillingStateDeps } from './state-deps';
 import { creationLimitOf } from './limits';
 
 export type UsageShape = 'period' | 'limits';
@@ -55,7 +55,7 @@ const currentMonth = (): string => new Date().toISOString().slice(0, 7);
  * read another tenant's usage. For anyone else another tenant's usage is answered as not existing
  * (404, the platform rule for every other tenant's resource), so tenant ids cannot be probed.
  */
-async function usageTenant(deps: BillingDeps, auth: AuthState, tenantId: string | undefined): Promise<string> {
+async function usageTenant(deps: BillingStateDeps, auth: AuthState, tenantId: string | undefined): Promise<string> {
   if (tenantId === undefined || tenantId === auth.tenantId) return auth.tenantId;
   const platformOwner = !auth.impersonatorId && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
   if (!platformOwner) throw problems.notFound('tenant');
@@ -63,11 +63,11 @@ async function usageTenant(deps: BillingDeps, auth: AuthState, tenantId: string 
 }
 
 /**
- * GET /billing/usage in the shape the caller asks for (docs/decisions.md, Billing): shape 1 when
+ * GET /billing/usage in the shape the caller asks for (docs/decisions/billing.md): shape 1 when
  * `period` or `shape=period` is given, else shape 2. Live values are read now; a past period is
  * answered from the last snapshot of that month (404 when there is none).
  */
-export async function readUsage(deps: BillingDeps, auth: AuthState, query: UsageQuery): Promise<PeriodUsage | PlanUsage> {
+export async function readUsage(deps: BillingStateDeps, auth: AuthState, query: UsageQuery): Promise<PeriodUsage | PlanUsage> {
   const tenantId = await usageTenant(deps, auth, query.tenant_id);
   const shape = query.shape ?? (query.period ? 'period' : 'limits');
   const period = query.period ?? currentMonth();
@@ -80,7 +80,8 @@ export async function readUsage(deps: BillingDeps, auth: AuthState, query: Usage
   if (!plan) throw problems.notFound('subscription');
   const limits = effectiveLimits(plan);
   if (shape === 'period') return { tenantId, period, usage, limits };
-  const metrics = Object.fromEntries(Object.entries(usage).map(([key, current]) => {
+  // Every member of UsageValues is a number (Object.entries types an interface's values as any).
+  const metrics = Object.fromEntries(Object.entries(usage).map(([key, current]: [string, number]) => {
     const limit = limits[key as keyof UsageValues];
     return [key, { current, limit, percentage: limit > 0 ? Math.round((current / limit) * 10_000) / 100 : null }];
   })) as PlanUsage['usage'];
@@ -95,7 +96,7 @@ function effectiveLimits(plan: NonNullable<Awaited<ReturnType<typeof selectPlanS
 const datePosition = Joi.object<{ date: string }>({ date: Joi.string().isoDate() });
 
 /** GET /billing/usage/history: the tenant's daily snapshots, newest first, from the reporting pool. */
-export async function readUsageHistory(deps: BillingDeps, auth: AuthState, query: PageQuery): Promise<{ data: UsageSnapshot[]; next_page_token?: string }> {
+export async function readUsageHistory(deps: BillingStateDeps, auth: AuthState, query: PageQuery): Promise<{ data: UsageSnapshot[]; next_page_token?: string }> {
   const position = decodePageToken(query.page_token, datePosition);
   const rows = await withTenant(deps.analyticsDb, auth.tenantId, (tx) => selectUsageSnapshots(tx, position?.date ?? null, query.page_size + 1));
   const data = rows.slice(0, query.page_size);

@@ -29,7 +29,7 @@ export interface EventInput {
  */
 export async function enqueueEvent(tx: DatabaseTransactionConnection, input: EventInput): Promise<string> {
   const [id] = await enqueueEvents(tx, [input]);
-  return id!;
+  return id;
 }
 
 /**

@@ -19,13 +19,13 @@ export interface ImpersonationRequest {
 }
 
 /** The user an impersonation acts as: the one named (a live, active member), else the tenant's owner. */
-async function targetOf(tx: DatabaseTransactionConnection, userId: string | undefined): Promise<{ id: string; email: string }> {
+async function targetOf(tx: DatabaseTransactionConnection, tenantId: string, userId: string | undefined): Promise<{ id: string; email: string }> {
   if (userId === undefined) {
     const owner = await selectTenantOwner(tx);
     if (!owner) throw problems.notFound('tenant owner');
     return owner;
   }
-  const member = await selectMember(tx, userId);
+  const member = await selectMember(tx, tenantId, userId);
   if (!member || member.membershipStatus !== 'active' || member.accountStatus !== 'active' || member.deletedAt !== null) {
     throw problems.notFound('user');
   }
@@ -50,7 +50,7 @@ export async function impersonate(deps: IdentityDeps, auth: AuthState, request: 
     const tenant = await selectCurrentTenant(tx);
     if (!tenant || tenant.deleted) throw problems.notFound('tenant');
     if (tenant.kind === 'platform') throw problems.forbidden('Impersonation enters customer tenants only');
-    const target = await targetOf(tx, request.userId);
+    const target = await targetOf(tx, request.tenantId, request.userId);
 
     const startedAt = Math.floor(Date.now() / 1000);
     const endsAt = new Date((startedAt + deps.config.identity.ttl.impersonation) * 1000).toISOString();

@@ -85,7 +85,7 @@ export async function createAccount(
     await assignRole(tx, tenant.id, userId, owner.id);
     await insertTrialSubscription(tx, { id: newId(), tenantId: tenant.id, planId: TRIAL_PLAN, trialDays: deps.config.billing.trialDays });
     await alsoInTransaction?.(tx, { userId, tenantId: tenant.id });
-    const recoveryCodes = await issueRecoveryCodes(deps.config, tx, userId);
+    const recoveryCodes = await issueRecoveryCodes(deps.config, tx, tenant.id, userId);
 
     const profile = (await selectUserProfile(tx, userId))!;
     await enqueueAuthEvent(tx, 'auth.user.created', tenant.id, userId, {

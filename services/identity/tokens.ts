@@ -27,7 +27,7 @@ export interface VerifiedAccess extends AccessClaims {
 const ACCESS_CLAIMS = new Set(['sub', 'email', 'tenantId', 'roles', 'iat', 'exp', 'iss', 'aud', 'act']);
 
 /** `act` is exactly `{sub: <uuid>}`: one actor, no nested delegation chain. */
-function actorOf(act: unknown): string | null {
+function impersonatorOf(act: unknown): string | null {
   if (typeof act !== 'object' || act === null || Array.isArray(act)) return null;
   const { sub, ...rest } = act as Record<string, unknown>;
   return typeof sub === 'string' && isUuid(sub) && Object.keys(rest).length === 0 ? sub : null;
@@ -106,13 +106,13 @@ export class TokenService {
   async verifyAccessToken(token: string): Promise<VerifiedAccess> {
     const payload = await this.verify(token, ACCESS_TYP);
     const { sub, email, tenantId, roles, iat, exp, act } = payload;
-    const impersonatorId = act === undefined ? undefined : actorOf(act);
+    const impersonatorId = act === undefined ? undefined : impersonatorOf(act);
     const valid = typeof sub === 'string' && isUuid(sub) && typeof email === 'string' && typeof tenantId === 'string'
       && isUuid(tenantId) && Array.isArray(roles) && roles.every((role) => typeof role === 'string')
       && typeof iat === 'number' && typeof exp === 'number' && impersonatorId !== null
       && Object.keys(payload).every((claim) => ACCESS_CLAIMS.has(claim));
     if (!valid) throw problems.unauthorized('The access token is not valid');
-    return { sub, email, tenantId, roles: roles as string[], iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
+    return { sub, email, tenantId, roles: roles, iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
   }
 
   /**

@@ -151,8 +151,9 @@ export type ManifestCheck = { ok: true; manifest: ModuleManifest } | { ok: false
 
 /** Checks a parsed manifest; `slug` is the folder it came from, which the manifest's slug must equal. */
 export function checkManifest(input: unknown, folder: string): ManifestCheck {
-  const { value, error } = manifestShape.validate(input, { abortEarly: false, errors: { wrap: { label: false } } });
-  if (error) return { ok: false, problems: error.details.map((detail) => detail.message) };
+  const checked = manifestShape.validate(input, { abortEarly: false, errors: { wrap: { label: false } } });
+  if (checked.error) return { ok: false, problems: checked.error.details.map((detail) => detail.message) };
+  const { value } = checked;
   const problems = crossChecks(value);
   if (value.slug !== folder) problems.unshift(`slug ${value.slug} differs from its folder modules/${folder}`);
   if (problems.length > 0) return { ok: false, problems };

@@ -1,13 +1,12 @@
 import { problems } from '../../common/problems';
 import type { MoneyActor } from './movements';
-import { activityContext } from '../../common/temporal/activity-context';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { isEmailVerified, type WalletRow } from '../../db/queries/money/wallets.queries';
 
 /**
- * Activities connect as the owner role, which row-level security does not filter, so a wallet
- * found by id is checked against the workflow's tenant here: another tenant's wallet is as absent as
- * an unknown one (404), exactly as the gateway's own reads see it.
+ * A wallet the operation asked for, or 404. Another tenant's wallet never gets here (the lock query
+ * names the workflow's tenant and row-level security checks it again on the application role), so
+ * it is as absent as an unknown one; the tenant is compared once more for the wallet in hand.
  */
 export function walletOfTenant(wallet: WalletRow | undefined, tenantId: string): WalletRow {
   if (!wallet || wallet.tenantId !== tenantId) throw problems.notFound('wallet');
@@ -19,13 +18,21 @@ export function checkFunds(wallet: WalletRow, amount: number): void {
 }
 
 /**
- * Who an operation runs for: the workflow's tenant, and the actor and trace of the request that the
- * workflow carried to this activity (common/temporal/activity-context.ts). `system`: nobody asked
- * (a hold's timer, the sweep), so no actor is named.
+ * The person behind the request a workflow carried to its activity, and the request's trace: the
+ * activity reads them from its propagated context (common/temporal/activity-context.ts, requestActor)
+ * and hands them in, so the money services know nothing of Temporal.
  */
-export function actorOf(tenantId: string, system = false): MoneyActor {
-  const context = activityContext();
-  return { tenantId, actorId: system ? null : context.actorId ?? null, traceId: context.traceId };
+export interface WorkflowCaller {
+  actorId: string | null;
+  traceId: string | undefined;
+}
+
+/**
+ * Who an operation runs for: the workflow's tenant, and the caller and trace of the request that the
+ * workflow carried. `system`: nobody asked (a hold's timer, the sweep), so no actor is named.
+ */
+export function workflowActor(tenantId: string, caller: WorkflowCaller, system = false): MoneyActor {
+  return { tenantId, actorId: system ? null : caller.actorId, traceId: caller.traceId };
 }
 
 /** Moving money needs a verified e-mail (document 1, security flows rule 2), checked in the operation's transaction. */

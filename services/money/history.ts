@@ -40,7 +40,7 @@ export async function listHistory(
   const size = page.size ?? PAGE_SIZE_DEFAULT;
   const after = decodePageToken(page.token, historyPosition, page.style === 'page' ? 'page_token' : 'cursor') ?? undefined;
   const rows = await withTenant(deps.db, auth.tenantId, async (tx) => {
-    if (!await selectWallet(tx, walletId)) throw problems.notFound('wallet');
+    if (!await selectWallet(tx, auth.tenantId, walletId)) throw problems.notFound('wallet');
     // One row more than the page tells whether another page exists.
     return selectTransactionHistory(tx, { walletId, ...filters, after, limit: size + 1 });
   });
@@ -54,7 +54,7 @@ export async function listHistory(
 
 /** GET /transactions/:id; 404 for an unknown or another tenant's id. */
 export async function getTransaction(deps: MoneyDeps, auth: AuthState, id: string): Promise<TransactionView> {
-  const row = await withTenant(deps.db, auth.tenantId, (tx) => selectTransaction(tx, id));
+  const row = await withTenant(deps.db, auth.tenantId, (tx) => selectTransaction(tx, auth.tenantId, id));
   if (!row) throw problems.notFound('transaction');
   return transactionView(row);
 }

@@ -7,25 +7,7 @@ import { isEmailVerified } from '../../db/queries/money/wallets.queries';
 import type { AuthState } from '../../common/context';
 import type { MoneyDeps } from './deps';
 
-/** Keys are opaque to us; a UUID is what clients usually send. Visible ASCII, at most 255 characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
-
-/**
- * The Idempotency-Key header of a money mutation (document 2, Authentication 5): required; a missing
- * or malformed key is 400 validation-error (DECISIONS.md, Money).
- */
-export function idempotencyKeyOf(header: string | string[] | undefined): string {
-  const key = Array.isArray(header) ? header[0] : header;
-  if (key === undefined || key === '') {
-    throw problems.validation([{ field: 'Idempotency-Key', code: 'REQUIRED', message: 'the Idempotency-Key header is required on money mutations' }]);
-  }
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    throw problems.validation([{ field: 'Idempotency-Key', code: 'INVALID_FORMAT', message: 'must be 1 to 255 visible ASCII characters' }]);
-  }
-  return key;
-}
-
-export function actorOf(auth: AuthState): MoneyActor {
+export function callerActor(auth: AuthState): MoneyActor {
   return { tenantId: auth.tenantId, actorId: auth.userId, traceId: currentRequestContext()?.traceId };
 }
 
@@ -51,7 +33,7 @@ export function runMoneyMutation<T>(
   mutation: MoneyMutation,
   operation: (tx: DatabaseTransactionConnection, actor: MoneyActor) => Promise<Outcome<T>>,
 ): Promise<Answer<T>> {
-  const actor = actorOf(auth);
+  const actor = callerActor(auth);
   const request = {
     tenantId: auth.tenantId, scope: mutation.scope, key: mutation.key,
     hash: requestHash(mutation.request), ttlHours: deps.config.maintenance.idempotencyKeyTtlHours,

@@ -7,7 +7,7 @@ import type { TransactionView } from '../../workflows/money/money.messages';
  * the API's view, with `transactionId` as document 2's operation answers name the id, and every
  * optional field present (null when it does not apply), expiredAt included.
  */
-export function transactionView(row: TransactionRow): TransactionView {
+export function operationView(row: TransactionRow): TransactionView {
   return {
     ...apiTransactionView(row),
     transactionId: row.id,

@@ -63,7 +63,7 @@ export class PlanLimitReader {
 /** The reader over PostgreSQL: the tenant's subscription plan; no subscription reads as billing unavailable. */
 export function createPlanLimitReader(db: DatabasePool, options: { ttlMs: number; logger?: Logger }): PlanLimitReader {
   return new PlanLimitReader(async (tenantId) => {
-    const limits = await withTenant(db, tenantId, selectMoneyLimits);
+    const limits = await withTenant(db, tenantId, (tx) => selectMoneyLimits(tx, tenantId));
     if (!limits) throw new Error(`tenant ${tenantId} has no subscription`);
     return limits;
   }, options);

@@ -44,10 +44,10 @@ export function reversalRefusal(original: TransactionRow, maxAgeDays: number, no
 export async function reverseTransaction(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: ReversalRequest, rules: { maxAgeDays: number },
 ): Promise<MoneyChange> {
-  const seen = await selectTransaction(tx, request.originalTransactionId);
+  const seen = await selectTransaction(tx, actor.tenantId, request.originalTransactionId);
   if (!seen || (request.walletId !== undefined && seen.walletId !== request.walletId)) throw problems.notFound('transaction');
-  const before = await lockWallet(tx, seen.walletId);
-  const original = await lockTransaction(tx, seen.id);
+  const before = await lockWallet(tx, actor.tenantId, seen.walletId);
+  const original = await lockTransaction(tx, actor.tenantId, seen.id);
   if (!original) throw problems.notFound('transaction');
   const refusal = reversalRefusal(original, rules.maxAgeDays);
   if (refusal) throw refusal;
@@ -61,7 +61,7 @@ export async function reverseTransaction(
     },
     postings: postings.credit(before.id, original.amount),
   });
-  await markReversed(tx, original.id);
+  await markReversed(tx, actor.tenantId, original.id);
   return {
     transaction,
     events: [

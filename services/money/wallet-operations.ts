@@ -29,8 +29,8 @@ export interface WalletMoneyRequest {
 }
 
 /** A wallet of the tenant locked for the rest of the transaction; 404 for an unknown or another tenant's id. */
-export async function lockWallet(tx: DatabaseTransactionConnection, walletId: string): Promise<WalletRow> {
-  const [wallet] = await lockWallets(tx, [walletId]);
+export async function lockWallet(tx: DatabaseTransactionConnection, tenantId: string, walletId: string): Promise<WalletRow> {
+  const [wallet] = await lockWallets(tx, tenantId, [walletId]);
   if (!wallet) throw problems.notFound('wallet');
   return wallet;
 }
@@ -39,12 +39,12 @@ export async function lockWallet(tx: DatabaseTransactionConnection, walletId: st
  * Wallets locked (lockWallets: ascending id order) for a caller who must have a verified e-mail
  * (document 1, security flows rule 2), read in the same round trip; the platform itself (actorId
  * null) is exempt. 403 email-not-verified comes before any 404, whether or not the wallets exist.
- * The rows come back in id order; an unknown id (another tenant's, under row-level security) is missing.
+ * The rows come back in id order; an unknown id (another tenant's: the query names the actor's tenant) is missing.
  */
 export async function lockWalletsOfVerifiedCaller(
   tx: DatabaseTransactionConnection, actor: MoneyActor, ids: readonly string[],
 ): Promise<WalletRow[]> {
-  const { wallets, callerVerified } = await lockWalletsForCaller(tx, ids, actor.actorId);
+  const { wallets, callerVerified } = await lockWalletsForCaller(tx, actor.tenantId, ids, actor.actorId);
   if (actor.actorId !== null && !(callerVerified ?? await isEmailVerified(tx, actor.actorId))) throw problems.emailNotVerified();
   return wallets;
 }

@@ -14,7 +14,7 @@ import type { AuthState } from '../../common/context';
 import { decodePageToken, encodePageToken } from '../../common/pagination';
 import type { PageQuery } from '../../common/pagination';
 import type { MoneyDeps } from './deps';
-import { actorOf, runMoneyMutation } from './mutation';
+import { callerActor, runMoneyMutation } from './mutation';
 
 export interface NewWalletBody {
   userId: string;
@@ -29,9 +29,9 @@ export interface NewWalletBody {
  */
 export async function createWallet(deps: MoneyDeps, auth: AuthState, body: NewWalletBody, key: string | undefined): Promise<Answer<WalletView>> {
   const create = async (tx: DatabaseTransactionConnection): Promise<Answer<WalletView>> => {
-    if (!await isTenantMember(tx, body.userId)) throw problems.notFound('user');
+    if (!await isTenantMember(tx, auth.tenantId, body.userId)) throw problems.notFound('user');
     const wallet = await insertWallet(tx, { id: newWalletId(), tenantId: auth.tenantId, ...body });
-    await enqueueEvent(tx, moneyAudit(actorOf(auth), 'money.wallet.created', { before: null, after: wallet }));
+    await enqueueEvent(tx, moneyAudit(callerActor(auth), 'money.wallet.created', { before: null, after: wallet }));
     return { statusCode: 201, body: walletView(wallet) };
   };
   if (key === undefined) return withTenant(deps.db, auth.tenantId, create);
@@ -57,7 +57,7 @@ export async function listWallets(deps: MoneyDeps, auth: AuthState, query: Walle
 
 /** One wallet of the tenant; 404 for an unknown or another tenant's id. */
 export async function getWallet(deps: MoneyDeps, auth: AuthState, walletId: string): Promise<WalletView> {
-  const wallet = await withTenant(deps.db, auth.tenantId, (tx) => selectWallet(tx, walletId));
+  const wallet = await withTenant(deps.db, auth.tenantId, (tx) => selectWallet(tx, auth.tenantId, walletId));
   if (!wallet) throw problems.notFound('wallet');
   return walletView(wallet);
 }

@@ -6,13 +6,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../../common/config';
 import type { PlanLimitReader } from './plan-limits';
 import { Problem, problems, type ProblemType } from '../../common/problems';
+import { idempotentRequestOf } from './flow-operation';
 import { requestHash, storedAnswerFor } from './idempotent';
 import type { DatabasePool } from '../../db/pool';
 import { selectTransaction, type TransactionRow } from '../../db/queries/money/transactions.queries';
 import { withTenant } from '../../db/tenant';
 import type { moneyHold } from '../../workflows/money/hold.workflow';
 import {
-  holdPlaced, settleHold, transferDone, type IdempotencyUse, type TransactionView,
+  holdPlaced, settleHold, transferDone, type IdempotencyUse, type Refused, type TransactionView,
 } from '../../workflows/money/money.messages';
 import type { moneyTransfer } from '../../workflows/money/transfer.workflow';
 import type { TemporalHandle } from '../../common/temporal/client';
@@ -60,8 +61,10 @@ const REFUSALS = new Set<string>([
  * Temporal: update-with-start creates the workflow (id `money.<kind>:<tenantId>:<Idempotency-Key>`)
  * and its update answers the result as soon as the workflow's local activity committed it, with no
  * polling. A retried request finds the running workflow (conflict policy USE_EXISTING) or, once it
- * has finished, the stored answer; a workflow that refused its request failed, so the key may be
- * used again (reuse policy ALLOW_DUPLICATE_FAILED_ONLY).
+ * has finished, the stored answer. A refused request stores nothing and its workflow completes with
+ * the refusal as its result (a 4xx is no fault): a retry with its key then starts a new run, which
+ * evaluates the request again (withStart); a run that failed (a real fault) may be replaced at once
+ * (reuse policy ALLOW_DUPLICATE_FAILED_ONLY).
  */
 export class MoneyFlows {
   /** A hold's TTL when the request names none (MONEY_HOLD_TTL_HOURS). */
@@ -74,12 +77,12 @@ export class MoneyFlows {
   async placeHold(tenantId: string, request: HoldRequest, key: string): Promise<TransactionView> {
     const idempotency = this.use('hold', key, request);
     const limits = await this.deps.limits.limitsFor(tenantId);
-    const start = new WithStartWorkflowOperation<typeof moneyHold>('moneyHold', {
-      ...this.startOptions(`money.hold:${tenantId}:${key}`),
-      args: [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }],
-    });
-    return this.withStart(tenantId, idempotency, async (client) =>
-      client.workflow.executeUpdateWithStart(holdPlaced, { args: [{ requestHash: idempotency.requestHash }], startWorkflowOperation: start }));
+    const args = [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }] as const;
+    return this.withStart(tenantId, idempotency, `money.hold:${tenantId}:${key}`, async (client, options) =>
+      client.workflow.executeUpdateWithStart(holdPlaced, {
+        args: [{ requestHash: idempotency.requestHash }],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyHold>('moneyHold', { ...options, args }),
+      }));
   }
 
   async transfer(tenantId: string, request: TransferRequest, key: string): Promise<TransactionView> {
@@ -88,12 +91,12 @@ export class MoneyFlows {
     }
     const idempotency = this.use('transfer', key, request);
     const limits = await this.deps.limits.limitsFor(tenantId);
-    const start = new WithStartWorkflowOperation<typeof moneyTransfer>('moneyTransfer', {
-      ...this.startOptions(`money.transfer:${tenantId}:${key}`),
-      args: [{ tenantId, ...request, limits, idempotency }],
-    });
-    return this.withStart(tenantId, idempotency, async (client) =>
-      client.workflow.executeUpdateWithStart(transferDone, { args: [{ requestHash: idempotency.requestHash }], startWorkflowOperation: start }));
+    const args = [{ tenantId, ...request, limits, idempotency }] as const;
+    return this.withStart(tenantId, idempotency, `money.transfer:${tenantId}:${key}`, async (client, options) =>
+      client.workflow.executeUpdateWithStart(transferDone, {
+        args: [{ requestHash: idempotency.requestHash }],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyTransfer>('moneyTransfer', { ...options, args }),
+      }));
   }
 
   /**
@@ -104,8 +107,8 @@ export class MoneyFlows {
   async settle(tenantId: string, action: 'confirm' | 'cancel', holdId: string, key: string, walletId?: string): Promise<TransactionView> {
     const idempotency = this.use(action, key, { holdId, action });
     const { hold, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
-      hold: await selectTransaction(tx, holdId),
-      stored: await storedAnswerFor(tx, this.storedRequest(tenantId, idempotency)),
+      hold: await selectTransaction(tx, tenantId, holdId),
+      stored: await storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)),
     }));
     if (!hold || hold.type !== 'hold' || (walletId !== undefined && hold.walletId !== walletId)) throw problems.notFound('hold');
     if (stored) return stored.body as TransactionView;
@@ -122,8 +125,8 @@ export class MoneyFlows {
   /** The hold's workflow has finished: the hold's row says why this settlement cannot happen. */
   private async settledWithoutWorkflow(tenantId: string, hold: TransactionRow, idempotency: IdempotencyUse): Promise<TransactionView> {
     const { now, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
-      now: await selectTransaction(tx, hold.id),
-      stored: await storedAnswerFor(tx, this.storedRequest(tenantId, idempotency)),
+      now: await selectTransaction(tx, tenantId, hold.id),
+      stored: await storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)),
     }));
     if (stored) return stored.body as TransactionView;
     if (now?.expiredAt || (now?.expiresAt && Date.parse(now.expiresAt) <= Date.now())) throw problems.holdExpired(hold.id);
@@ -134,37 +137,36 @@ export class MoneyFlows {
   private async withStart(
     tenantId: string,
     idempotency: IdempotencyUse,
-    run: (client: TemporalHandle['client']) => Promise<TransactionView>,
+    workflowId: string,
+    run: (client: TemporalHandle['client'], options: StartOptions) => Promise<TransactionView>,
   ): Promise<TransactionView> {
     const client = await this.client();
     try {
-      return await run(client);
+      return await run(client, this.startOptions(workflowId, 'ALLOW_DUPLICATE_FAILED_ONLY'));
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw refusalOf(error);
     }
     // The key's workflow ran to its end (a settled hold, a finished transfer): answer what it stored.
-    const stored = await withTenant(this.deps.db, tenantId, (tx) => storedAnswerFor(tx, this.storedRequest(tenantId, idempotency)));
-    if (!stored) throw problems.conflict('This Idempotency-Key was already used, and its answer is no longer kept');
-    return stored.body as TransactionView;
+    const stored = await withTenant(this.deps.db, tenantId, (tx) => storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)));
+    if (stored) return stored.body as TransactionView;
+    // Nothing stored: a run that refused the request (a refusal stores nothing) leaves the key free for a
+    // new run that evaluates it again; a run that answered, whose stored answer expired, does not.
+    if (!await mayRunAgain(client, workflowId)) throw problems.conflict('This Idempotency-Key was already used, and its answer is no longer kept');
+    try {
+      return await run(client, this.startOptions(workflowId, 'ALLOW_DUPLICATE'));
+    } catch (error) {
+      throw refusalOf(error);
+    }
   }
 
-  private startOptions(workflowId: string) {
-    return {
-      workflowId,
-      taskQueue: this.deps.config.moneyFlows.taskQueue,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-    } as const;
+  private startOptions(workflowId: string, workflowIdReusePolicy: StartOptions['workflowIdReusePolicy']): StartOptions {
+    return { workflowId, taskQueue: this.deps.config.moneyFlows.taskQueue, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy };
   }
 
   private use(kind: keyof typeof MONEY_FLOW_SCOPES, key: string, request: object): IdempotencyUse {
     return {
       scope: MONEY_FLOW_SCOPES[kind], key, requestHash: requestHash(request), ttlHours: this.deps.config.maintenance.idempotencyKeyTtlHours,
     };
-  }
-
-  private storedRequest(tenantId: string, use: IdempotencyUse) {
-    return { tenantId, scope: use.scope, key: use.key, hash: use.requestHash, ttlHours: use.ttlHours };
   }
 
   /** The gateway connects to Temporal in the background; an early request waits up to the downstream deadline. */
@@ -176,6 +178,28 @@ export class MoneyFlows {
       await sleep(50);
     }
   }
+}
+
+/** How a money workflow is started: under its key's id, attached to a run of it still running. */
+interface StartOptions {
+  workflowId: string;
+  taskQueue: string;
+  workflowIdConflictPolicy: 'USE_EXISTING';
+  workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'ALLOW_DUPLICATE';
+}
+
+/**
+ * Whether a key whose last run stored no answer may start a new one: that run completed with a
+ * refusal (workflows/money: the result `{ ok: false }`), or a concurrent retry of the same refused
+ * request has just started a new run (USE_EXISTING attaches to it). A run that completed with its
+ * answer, whose stored copy has expired, may not (409: the key was used).
+ */
+async function mayRunAgain(client: TemporalHandle['client'], workflowId: string): Promise<boolean> {
+  const { runId, status } = await client.workflow.getHandle(workflowId).describe();
+  if (status.name === 'RUNNING') return true;
+  if (status.name !== 'COMPLETED') return false;
+  const result: unknown = await client.workflow.getHandle(workflowId, runId).result();
+  return (result as Partial<Refused> | null)?.ok === false;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The e-mails the platform sends, as data: a flow names a template and gives its fields, and the
- * mail activity renders it just before sending. Workflow histories therefore hold the template's
- * fields, not whole messages, and one change of wording reaches every queued mail.
+ * mail activity renders it (services/notify/deliver.ts) just before sending. Workflow histories
+ * therefore hold the template's fields, not whole messages, and one change of wording reaches every
+ * queued mail.
  */
 export interface EmailTemplates {
   /** Registration and POST /auth/request-verify-email. */

@@ -45,7 +45,9 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const runtime = await startGatewayRuntime(config, logger);
   const routes = [...platformRoutes(runtime), ...(options.routes ?? [])];
   const app = createApp({ config, logger, routes, ...runtime.gateway, ...runtime.probes });
-  const server = await serve(app.callback());
+  const handle = app.callback();
+  // Koa's handler answers its own errors (ctx.onerror), so its promise never rejects.
+  const server = await serve((request, response) => void handle(request, response));
   if (options.waitUntilReady) {
     await waitFor('the gateway to be ready', async () => (await call(`${server.baseUrl}/ready`)).status === 200);
   }

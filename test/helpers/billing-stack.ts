@@ -4,7 +4,7 @@ import type { Logger } from '../../common/logger';
 import { createLogger } from '../../common/logger';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { startTestGateway, type TestGateway } from './app';
-import { migrateSharedDatabase, ownerUrl } from './db';
+import { appUrl, migrateSharedDatabase, ownerUrl } from './db';
 import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from './temporal';
 
 export interface BillingStack {
@@ -21,12 +21,15 @@ export interface BillingStack {
  * (and the verification mail) sent to a worker of this test on a queue of its own, on the dev server.
  * `activities` adds to the billing activities (the mail capture, the redelivery sweep).
  */
-export async function startBillingStack(name: string, activities: (deps: { ownerPool: DatabasePool; logger: Logger }) => object): Promise<BillingStack> {
+export async function startBillingStack(
+  name: string, activities: (deps: { appPool: DatabasePool; fleetPool: DatabasePool; logger: Logger }) => object,
+): Promise<BillingStack> {
   await migrateSharedDatabase();
   const taskQueue = uniqueTaskQueue(name);
   const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: `${name}-test-owner` });
+  const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: `${name}-test-app` });
   const server = await connectDevServer();
-  const deps = { ownerPool: owner, logger: createLogger('test', 'silent') };
+  const deps = { appPool: app, fleetPool: owner, logger: createLogger('test', 'silent') };
   const worker: Worker = await createTestWorker(server, {
     taskQueue,
     activities: { ...createBillingActivities(deps), ...activities(deps) },
@@ -40,7 +43,7 @@ export async function startBillingStack(name: string, activities: (deps: { owner
       worker.shutdown();
       await running;
       await server.close();
-      await owner.end();
+      await Promise.all([owner.end(), app.end()]);
     },
   };
 }

@@ -40,14 +40,17 @@ export async function fundedWallet(app: DatabasePool, tenantId: string, userId: 
 }
 
 export function walletOf(app: DatabasePool, tenantId: string, id: string): Promise<WalletRow> {
-  return withTenant(app, tenantId, async (tx) => (await selectWallet(tx, id))!);
+  return withTenant(app, tenantId, async (tx) => (await selectWallet(tx, tenantId, id))!);
 }
 
-/** A worker of the money task queue as workers/main.ts builds it (the money activities on the owner pool). */
-export function moneyWorker(target: WorkerTarget, taskQueue: string, ownerPool: DatabasePool): Promise<Worker> {
+/**
+ * A worker of the money task queue as workers/main.ts builds it: the money activities on the
+ * application role's pool, the hold sweep's cross-tenant query on the owner's.
+ */
+export function moneyWorker(target: WorkerTarget, taskQueue: string, appPool: DatabasePool, fleetPool: DatabasePool): Promise<Worker> {
   const cfg = config();
   const { money } = createActivities({
-    ownerPool, logger: createLogger('money-test', 'silent'), objectStore: createObjectStore(cfg.s3), smtp: createSmtpSender(cfg.mail),
+    appPool, fleetPool, logger: createLogger('money-test', 'silent'), objectStore: createObjectStore(cfg.s3), smtp: createSmtpSender(cfg.mail),
   });
   return createTestWorker(target, { taskQueue, activities: money });
 }
@@ -76,7 +79,7 @@ export async function startMoneyFlowsFixture(name: string, env: Record<string, s
     createDbPool(appUrl(), { maxPoolSize: 4, name: `${name}-test` }),
     createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: `${name}-owner` }),
   ]);
-  const worker = await moneyWorker(server, taskQueue, owner);
+  const worker = await moneyWorker(server, taskQueue, app, owner);
   const running = worker.run();
   const account = await registerAccount(gateway);
   await verifyEmail(owner, account.user.id);

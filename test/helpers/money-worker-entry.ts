@@ -21,10 +21,11 @@ async function main(): Promise<void> {
   const logger = createLogger('money-worker', cfg.logLevel);
   installRuntimeLogger(logger);
 
-  const ownerPool = await createDbPool(cfg.db.ownerUrl, { name: 'money-worker-owner', maxPoolSize: cfg.db.poolSize });
+  const appPool = await createDbPool(cfg.db.url, { name: 'money-worker-app', maxPoolSize: cfg.db.poolSize });
+  const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: 'money-worker-fleet', maxPoolSize: 2 });
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const smtp = createSmtpSender(cfg.mail);
-  const { money } = createActivities({ ownerPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp });
+  const { money } = createActivities({ appPool, fleetPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp });
   const taskQueue = cfg.moneyFlows.taskQueue;
   const worker = await createDomainWorker({
     connection, namespace: cfg.temporal.namespace, taskQueue, workflowBundle: await bundleWorkflows(), activities: money,
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   } finally {
     await connection.close();
     smtp.close();
-    await ownerPool.end();
+    await Promise.all([appPool.end(), fleetPool.end()]);
   }
 }
 

@@ -41,11 +41,11 @@ export function startWorkerProcess(entry: string, readyMessage: string, args: st
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString();
       if (!buffered.includes(`"${readyMessage}"`)) return;
-      child.stdout!.off('data', onData);
-      child.stdout!.resume(); // the worker's log is drained, not read
+      child.stdout.off('data', onData);
+      child.stdout.resume(); // the worker's log is drained, not read
       resolve({ child, pid: child.pid!, exited, stop });
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     void exited.then((how) => reject(new Error(`${entry} exited (${how}) before polling`)));
   });
 }

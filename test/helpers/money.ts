@@ -19,6 +19,10 @@ export interface Wallet {
   [field: string]: unknown;
 }
 
+/** An answer the test reads member by member, as the route's own schema already checked it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- loose on purpose: tests assert the values, not the types
+type LooseBody = Record<string, any>;
+
 export interface MoneyAccount extends RegisteredAccount {
   wallet: Wallet;
 }
@@ -37,7 +41,7 @@ export async function moneyAccount(gateway: TestGateway, owner: DatabasePool, cu
   return { ...account, wallet: wallet.body };
 }
 
-export function send<T = Record<string, any>>(
+export function send<T = LooseBody>(
   gateway: TestGateway, method: string, path: string, token: string | undefined, body?: unknown, headers: Record<string, string> = {},
 ): Promise<JsonResponse<T>> {
   return call<T>(`${gateway.baseUrl}/v1${path}`, {
@@ -52,7 +56,7 @@ export function createWallet(gateway: TestGateway, token: string, body: Record<s
 }
 
 /** A money mutation with an Idempotency-Key (a fresh one unless given). */
-export function mutate<T = Record<string, any>>(
+export function mutate<T = LooseBody>(
   gateway: TestGateway, token: string, path: string, body: unknown, key: string = newId(),
 ): Promise<JsonResponse<T>> {
   return send<T>(gateway, 'POST', path, token, body, { 'idempotency-key': key });

@@ -80,10 +80,10 @@ describe('direct intake through Kafka', () => {
         actorIp: z.string(), traceId: z.string(), occurredAt: z.string(), after: z.unknown(),
       }))`
         SELECT actor_ip AS "actorIp", trace_id AS "traceId", occurred_at AS "occurredAt", after
-        FROM audit_records WHERE id = ${accepted[0]!.auditId}
+        FROM audit_records WHERE id = ${accepted[0].auditId}
       `);
       expect(first).toEqual({
-        actorIp: '192.0.2.1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', occurredAt: accepted[0]!.createdAt, after: { plan: 'pro' },
+        actorIp: '192.0.2.1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', occurredAt: accepted[0].createdAt, after: { plan: 'pro' },
       });
       expect(await bufferedCount()).toBe(0);
       expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 40, archived: 0, archivesRead: 0 });
@@ -106,16 +106,16 @@ describe('redelivery and foreign messages', () => {
     const draft = draftOf(tenantId, 1);
     const [accepted] = await intake.publishAuditRecords([draft]);
     await intake.close();
-    await untilStored(tenantId, [accepted!.auditId]);
+    await untilStored(tenantId, [accepted.auditId]);
 
     // The same event again (a relay that crashed before marking it), on the same key, then garbage
     // on that partition, then a new record behind both.
     const same = await db.owner.one(sql.type(z.object({ entityId: z.string(), timestamp: z.string() }))`
-      SELECT entity_id AS "entityId", occurred_at AS "timestamp" FROM audit_records WHERE id = ${accepted!.auditId}
+      SELECT entity_id AS "entityId", occurred_at AS "timestamp" FROM audit_records WHERE id = ${accepted.auditId}
     `);
     const { tenantId: _tenant, source, traceId, ...data } = draft;
     const envelope = {
-      id: accepted!.auditId, type: 'audit.record.created', source, tenantId, data: { ...data, impersonatorId: null },
+      id: accepted.auditId, type: 'audit.record.created', source, tenantId, data: { ...data, impersonatorId: null },
       schemaVersion: '1.0.0', timestamp: same.timestamp, traceId: traceId ?? null,
     };
     const later = newId();

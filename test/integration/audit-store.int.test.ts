@@ -74,7 +74,7 @@ describe('the hash chain', () => {
     // Twelve batches at once, each touching two of the three tenants, as consumers of several
     // partitions would.
     const batches = Array.from({ length: 12 }, (_, i) => [
-      ...recordsOf(tenants[i % 3]!, 25), ...recordsOf(tenants[(i + 1) % 3]!, 25),
+      ...recordsOf(tenants[i % 3], 25), ...recordsOf(tenants[(i + 1) % 3], 25),
     ]);
     const results = await Promise.all(batches.map((batch) => store.append(batch)));
     expect(results.reduce((sum, r) => sum + r.stored, 0)).toBe(600);
@@ -90,7 +90,7 @@ describe('the hash chain', () => {
     expect(await store.append(batch)).toEqual({ stored: 5, duplicates: 0 });
     // Redelivery: the same events again, mixed with a new one and a repeat within the batch.
     const next = recordOf(tenantId);
-    expect(await store.append([batch[3]!, next, batch[0]!, next])).toEqual({ stored: 1, duplicates: 3 });
+    expect(await store.append([batch[3], next, batch[0], next])).toEqual({ stored: 1, duplicates: 3 });
     expect(await seqsOf(tenantId)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(await verifyTenantChain(db.app, tenantId)).toEqual({ ok: true, tenantId, records: 6, archived: 0, archivesRead: 0 });
   });
@@ -166,12 +166,12 @@ describe('tampering with the trigger switched off is detected', () => {
     const tenantId = newId();
     const records = recordsOf(tenantId, 5);
     await store.append(records);
-    await forge(sql.unsafe`UPDATE audit_records SET after = '{"name":"Mallory"}' WHERE id = ${records[2]!.id}`);
+    await forge(sql.unsafe`UPDATE audit_records SET after = '{"name":"Mallory"}' WHERE id = ${records[2].id}`);
     expect(await verifyTenantChain(db.app, tenantId)).toEqual({
-      ok: false, tenantId, records: 2, broken: { kind: 'hash-mismatch', seq: 3, id: records[2]!.id },
+      ok: false, tenantId, records: 2, broken: { kind: 'hash-mismatch', seq: 3, id: records[2].id },
     });
     const { status, out } = verifyCli(tenantId);
-    expect(out).toContain(`BROKEN at seq 3 (record ${records[2]!.id}): the record was changed after it was stored`);
+    expect(out).toContain(`BROKEN at seq 3 (record ${records[2].id}): the record was changed after it was stored`);
     expect(status).toBe(1);
   });
 
@@ -179,7 +179,7 @@ describe('tampering with the trigger switched off is detected', () => {
     const tenantId = newId();
     const records = recordsOf(tenantId, 4);
     await store.append(records);
-    await forge(sql.unsafe`UPDATE audit_records SET hash = decode(repeat('ab', 32), 'hex') WHERE id = ${records[1]!.id}`);
+    await forge(sql.unsafe`UPDATE audit_records SET hash = decode(repeat('ab', 32), 'hex') WHERE id = ${records[1].id}`);
     // The changed record fails its own hash first; were it recomputed correctly, record 3 would fail.
     expect(await verifyTenantChain(db.app, tenantId)).toMatchObject({ ok: false, broken: { kind: 'hash-mismatch', seq: 2 } });
   });
@@ -188,7 +188,7 @@ describe('tampering with the trigger switched off is detected', () => {
     const tenantId = newId();
     const records = recordsOf(tenantId, 4);
     await store.append(records);
-    await forge(sql.unsafe`DELETE FROM audit_records WHERE id = ${records[1]!.id}`);
+    await forge(sql.unsafe`DELETE FROM audit_records WHERE id = ${records[1].id}`);
     expect(await verifyTenantChain(db.app, tenantId)).toMatchObject({
       ok: false, records: 1, broken: { kind: 'seq-gap', expectedSeq: 2, foundSeq: 3 },
     });
@@ -198,7 +198,7 @@ describe('tampering with the trigger switched off is detected', () => {
     const tenantId = newId();
     const records = recordsOf(tenantId, 4);
     await store.append(records);
-    await forge(sql.unsafe`DELETE FROM audit_records WHERE id = ${records[3]!.id}`);
+    await forge(sql.unsafe`DELETE FROM audit_records WHERE id = ${records[3].id}`);
     expect(await verifyTenantChain(db.app, tenantId)).toMatchObject({
       ok: false, records: 3, broken: { kind: 'head-mismatch', headSeq: 4, lastSeq: 3 },
     });

@@ -51,7 +51,7 @@ async function tenantWithArchivedMonths(): Promise<{ tenantId: string; stored: C
     auditRecord(tenantId, daysAgo(300, now + 2)),
     auditRecord(tenantId, daysAgo(10, now)),
   ]);
-  const retention = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+  const retention = createAuditRetentionActivities({ fleetPool: db.owner, objectStore: bucket, logger: quietLogger() });
   for (const partition of await retention.listArchivablePartitions(daysAgo(90, now).toISOString())) {
     await new MockActivityEnvironment().run(retention.archivePartition, partition);
     expect(await retention.dropArchivedPartition(partition)).toMatchObject({ dropped: true });
@@ -98,19 +98,19 @@ it('verifies the whole chain after its old months were archived and dropped, and
 
 it('finds a hot row forged after retention (exit 1)', async () => {
   const { tenantId, stored } = await tenantWithArchivedMonths();
-  await forge(sql.unsafe`UPDATE audit_records SET after = '{"name":"Mallory"}' WHERE id = ${stored[5]!.id}`);
+  await forge(sql.unsafe`UPDATE audit_records SET after = '{"name":"Mallory"}' WHERE id = ${stored[5].id}`);
 
   expect(await verifyTenantChain(db.app, tenantId)).toEqual({
-    ok: false, tenantId, records: 5, broken: { kind: 'hash-mismatch', seq: 6, id: stored[5]!.id },
+    ok: false, tenantId, records: 5, broken: { kind: 'hash-mismatch', seq: 6, id: stored[5].id },
   });
   const { status, out } = verifyCli(tenantId);
-  expect(out).toContain(`BROKEN at seq 6 (record ${stored[5]!.id}): the record was changed after it was stored`);
+  expect(out).toContain(`BROKEN at seq 6 (record ${stored[5].id}): the record was changed after it was stored`);
   expect(status).toBe(1);
 });
 
 it('finds a hot row forged with a recomputed hash: the archived record after it no longer follows', async () => {
   const { tenantId, stored } = await tenantWithArchivedMonths();
-  const hot = stored[3]!;
+  const hot = stored[3];
   const forged = { ...hot, after: { name: 'Mallory' } };
   const hash = chainHash(forged, hot.seq, hot.prevHash);
   await forge(sql.unsafe`
@@ -125,11 +125,11 @@ it('finds a hot row forged with a recomputed hash: the archived record after it 
 it('finds a changed archive object with --archives (without it, the catalogue\'s hashes still link)', async () => {
   const { tenantId } = await tenantWithArchivedMonths();
   const [objectKey] = await archiveObjects(tenantId);
-  const lines = (await text((await bucket.s3.getObject(bucket.bucket, objectKey!)).pipe(createGunzip()))).trimEnd().split('\n');
-  const first = JSON.parse(lines[0]!) as ChainedRecord;
+  const lines = (await text((await bucket.s3.getObject(bucket.bucket, objectKey)).pipe(createGunzip()))).trimEnd().split('\n');
+  const first = JSON.parse(lines[0]) as ChainedRecord;
   lines[0] = JSON.stringify({ ...first, after: { name: 'Mallory' } });
   const body = gzipSync(`${lines.join('\n')}\n`);
-  await bucket.s3.putObject(bucket.bucket, objectKey!, Readable.from([body]), body.length);
+  await bucket.s3.putObject(bucket.bucket, objectKey, Readable.from([body]), body.length);
 
   expect(await verifyTenantChain(db.app, tenantId)).toMatchObject({ ok: true, records: 6 });
   expect(await verifyTenantChain(db.app, tenantId, { objectStore: bucket, checkArchives: true })).toMatchObject({

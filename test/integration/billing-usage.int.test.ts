@@ -82,12 +82,12 @@ describe('usage counters (migration 0014)', () => {
     const day = utcDay(-1);
     await owner.query(sql.unsafe`INSERT INTO usage_daily_events (tenant_id, day, value) VALUES (${tenantId}, ${day}::date, 17)`);
     await withTenant(app, tenantId, (tx) => adjustUsage(tx, 'records', 12));
-    const { snapshotUsage } = createUsageSnapshotActivities({ ownerPool: owner, logger: createLogger('test', 'silent') });
+    const { snapshotUsage } = createUsageSnapshotActivities({ fleetPool: owner, logger: createLogger('test', 'silent') });
 
-    const first = await new MockActivityEnvironment().run(snapshotUsage, day) as UsageSnapshotResult;
+    const first: UsageSnapshotResult = await new MockActivityEnvironment().run(snapshotUsage, day);
     expect(first.inserted).toBeGreaterThanOrEqual(1);
     await withTenant(app, tenantId, (tx) => adjustUsage(tx, 'records', 100));
-    const second = await new MockActivityEnvironment().run(snapshotUsage, day) as UsageSnapshotResult;
+    const second: UsageSnapshotResult = await new MockActivityEnvironment().run(snapshotUsage, day);
     expect(second.inserted).toBe(0);
 
     const row = await owner.one(sql.type(z.object({ records: z.number(), eventsPerDay: z.number(), planId: z.string(), limits: z.unknown() }))`

@@ -31,7 +31,7 @@ beforeAll(async () => {
   const actor = { tenantId, actorId: null };
   for (const [type, amount] of [['credit', 500], ['debit', 120]] as const) {
     await withTenant(owner, tenantId, async (tx) => recordMovement(tx, actor, {
-      wallet: await lockWallet(tx, walletId),
+      wallet: await lockWallet(tx, tenantId, walletId),
       delta: { available: type === 'credit' ? amount : -amount },
       transaction: { type, status: 'completed', amount, reason: '', meta: {}, idempotencyKey: null },
       postings: postings[type](walletId, amount),

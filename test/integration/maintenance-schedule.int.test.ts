@@ -1,10 +1,8 @@
 import { ScheduleOverlapPolicy, type ScheduleHandle } from '@temporalio/client';
-import { createActivities } from '../../activities';
+import { createMaintenanceActivities } from '../../activities/maintenance/expire-stale-records.activities';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
-import { createObjectStore } from '../../common/object-store';
-import { createSmtpSender } from '../../services/notify/smtp';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { ensureSchedule, expireStaleRecordsSchedule } from '../../workers/schedules';
 import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
@@ -68,9 +66,7 @@ describe('maintenance.expire-stale-records schedule', () => {
   it('runs the sweep to completion when triggered', async () => {
     const tenantId = newId();
     await seedRecords(ownerPool, tenantId, { expiredKeys: 2, liveKeys: 1, expiredTokens: 1, liveTokens: 1, expiredFamilies: 1, graceFamilies: 1, liveFamilies: 1 });
-    const { maintenance } = createActivities({
-      ownerPool, logger: createLogger('test', 'silent'), objectStore: createObjectStore(config().s3), smtp: createSmtpSender(config().mail),
-    });
+    const maintenance = createMaintenanceActivities({ fleetPool: ownerPool, logger: createLogger('test', 'silent') });
     const worker = await createTestWorker(server, { taskQueue, activities: maintenance });
     await ensureSchedule(server.client, expireStaleRecordsSchedule(settings));
 

@@ -118,7 +118,7 @@ async function killWhen(ready: () => Promise<boolean>): Promise<void> {
   expect(await worker.stop('SIGKILL')).toBe('SIGKILL');
 }
 
-const countOf = async (query: ReturnType<typeof sql.unsafe>) => Number((await owner.oneFirst(query)) as number | string);
+const countOf = async (query: ReturnType<typeof sql.unsafe>) => Number((await owner.oneFirst(query)));
 
 describe('SIGKILL of the money worker', () => {
   it('completes every transfer and hold in flight exactly once after the restart, with the ledger intact', async () => {
@@ -226,7 +226,7 @@ describe('SIGKILL of the money worker', () => {
 
     worker = await startMoneyWorkerProcess(taskQueue);
     const result = await server.client.workflow.getHandle(`money.hold:${tenantId}:${op.key}`).result();
-    expect(result).toEqual({ holdTransactionId: holdId, outcome: 'expired' });
+    expect(result).toEqual({ ok: true, holdTransactionId: holdId, outcome: 'expired' });
 
     expect(await walletOf(app, tenantId, walletId)).toMatchObject({ available: 1000, frozen: 0 });
     const releases = await owner.any(sql.type(z.object({ type: z.string(), expired: z.boolean().nullable() }))`

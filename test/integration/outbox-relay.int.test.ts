@@ -209,7 +209,7 @@ describe('relay', () => {
     for (let t = 0; t < 8; t += 1) {
       written.push(...await write(Array.from({ length: 25 }, (_, i) => {
         const n = t * 25 + i;
-        return { tenantId, type: 'crm.contact.updated', source: 'crm', key: keys[n % keys.length]!, data: { n } };
+        return { tenantId, type: 'crm.contact.updated', source: 'crm', key: keys[n % keys.length], data: { n } };
       })));
     }
 
@@ -299,7 +299,7 @@ describe('relay while Kafka is unavailable', () => {
       const healthy = await startRelay();
       try {
         const events = await consumeTenantEvents({ tenantId, topics: [topics.data.name], until: hasAll([id]) });
-        expect(events[0]!.envelope.id).toBe(id);
+        expect(events[0].envelope.id).toBe(id);
       } finally {
         await healthy.stop();
       }
@@ -358,8 +358,8 @@ describe('relay processes', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => log.feed(chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => process.stderr.write(chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => log.feed(chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => process.stderr.write(chunk));
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     return { child, log, exited };
   }

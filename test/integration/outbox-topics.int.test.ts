@@ -57,6 +57,6 @@ describe('topics', () => {
     expect(outcomes.find((outcome) => outcome.topic === notify.name)).toEqual({
       topic: notify.name, created: false, retentionChanged: { from: String(HOUR_MS), to: notify.configs['retention.ms'] },
     });
-    await retentionBecomes(notify.name, notify.configs['retention.ms']!);
+    await retentionBecomes(notify.name, notify.configs['retention.ms']);
   });
 });

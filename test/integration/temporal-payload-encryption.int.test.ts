@@ -60,7 +60,7 @@ it('keeps the token of a verification link out of the sendEmail workflow history
   const started = history.events?.find((event) => event.workflowExecutionStartedEventAttributes)?.workflowExecutionStartedEventAttributes;
   const input = started?.input?.payloads as Payload[];
   expect(input).toHaveLength(1);
-  expect(Buffer.from(input[0].metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
+  expect(Buffer.from(input[0].metadata!.encoding).toString()).toBe(ENCRYPTED_ENCODING);
 
   // The platform's codec opens it: this is the mail's argument, token included.
   const [decoded] = await (await platformDataConverter(config().temporalCodec)).payloadCodecs![0].decode(input);

@@ -51,7 +51,7 @@ describe('auditColdExport workflow', () => {
       auditRecord(tenantId, daysAgo(250, now), { action: 'cold.late' }),
       auditRecord(tenantId, daysAgo(10, now), { action: 'after.range' }),
     ]);
-    const retention = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const retention = createAuditRetentionActivities({ fleetPool: db.owner, objectStore: bucket, logger: quietLogger() });
     for (const partition of await retention.listArchivablePartitions(daysAgo(90, now).toISOString())) {
       await new MockActivityEnvironment().run(retention.archivePartition, partition);
       expect(await retention.dropArchivedPartition(partition)).toMatchObject({ dropped: true });
@@ -61,7 +61,7 @@ describe('auditColdExport workflow', () => {
     const jobId = exportJobId(tenantId, range, 'json');
     await queueExportJob(db.owner, { tenantId, id: jobId, format: 'json', range, requestedBy: null });
     const taskQueue = uniqueTaskQueue('audit-cold-export');
-    const activities = createAuditColdExportActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const activities = createAuditColdExportActivities({ appPool: db.app, objectStore: bucket, logger: quietLogger() });
     const worker = await createTestWorker(env, { taskQueue, activities });
 
     const outcome = await worker.runUntil(async () => {
@@ -107,7 +107,7 @@ describe('auditColdExport workflow', () => {
     const hotView = (await readThroughView(db.app, tenantId, range)).map(exportRecord);
     expect(hotView.filter((record) => record.actorId === 'anonymized')).toHaveLength(2);
 
-    const retention = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const retention = createAuditRetentionActivities({ fleetPool: db.owner, objectStore: bucket, logger: quietLogger() });
     for (const partition of await retention.listArchivablePartitions(daysAgo(90, now).toISOString())) {
       await new MockActivityEnvironment().run(retention.archivePartition, partition);
       expect(await retention.dropArchivedPartition(partition)).toMatchObject({ dropped: true });
@@ -115,7 +115,7 @@ describe('auditColdExport workflow', () => {
     const jobId = exportJobId(tenantId, range, 'json');
     await queueExportJob(db.owner, { tenantId, id: jobId, format: 'json', range, requestedBy: null });
     const taskQueue = uniqueTaskQueue('audit-cold-export');
-    const activities = createAuditColdExportActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const activities = createAuditColdExportActivities({ appPool: db.app, objectStore: bucket, logger: quietLogger() });
     const worker = await createTestWorker(env, { taskQueue, activities });
 
     const file = await worker.runUntil(async () => {
@@ -142,7 +142,7 @@ describe('auditColdExport workflow', () => {
     await queueExportJob(db.owner, { tenantId, id: jobId, format: 'csv', range, requestedBy: null });
     const taskQueue = uniqueTaskQueue('audit-cold-export');
     const activities = createAuditColdExportActivities({
-      ownerPool: db.owner, objectStore: { s3: bucket.s3, bucket: `missing-${newId()}` }, logger: quietLogger(),
+      appPool: db.app, objectStore: { s3: bucket.s3, bucket: `missing-${newId()}` }, logger: quietLogger(),
     });
     const worker = await createTestWorker(env, { taskQueue, activities });
 

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream';
 import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createAuditRetentionActivities } from '../../activities/audit/retention.activities';
-import { checkLink, GENESIS_HASH, type ChainedRecord } from '../../services/audit/chain';
+import { checkLink, GENESIS_HASH } from '../../services/audit/chain';
 import type { ArchivedRecord, ColdManifest } from '../../services/audit/cold-storage';
 import { newId } from '../../common/ids';
 import { sql } from '../../db/pool';
@@ -57,7 +57,7 @@ describe('auditRetention workflow', () => {
       auditRecord(tenantA, recent, { action: 'a.recent' }),
     ]);
     const taskQueue = uniqueTaskQueue('audit-retention');
-    const activities = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const activities = createAuditRetentionActivities({ fleetPool: db.owner, objectStore: bucket, logger: quietLogger() });
     const worker = await createTestWorker(env, { taskQueue, activities });
     const run = () => env.client.workflow.execute(auditRetention, {
       taskQueue, workflowId: `audit.retention:test-${newId()}`, args: [{ hotDays: 90, coldYears: 7 }],
@@ -88,7 +88,7 @@ describe('auditRetention workflow', () => {
     const chainA = stored.filter((record) => record.tenantId === tenantA);
     let previous = { seq: 0, hash: GENESIS_HASH };
     for (const record of chainA) {
-      expect(checkLink(previous, record as ChainedRecord)).toBeNull();
+      expect(checkLink(previous, record)).toBeNull();
       previous = record;
     }
 
@@ -106,11 +106,11 @@ describe('auditRetention workflow', () => {
     const now = await env.currentTimeMs();
     const when = daysAgo(200, now);
     await storeAuditRecords(db.owner, [auditRecord(tenantId, when), auditRecord(tenantId, when)]);
-    const activities = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const activities = createAuditRetentionActivities({ fleetPool: db.owner, objectStore: bucket, logger: quietLogger() });
     const [partition] = (await activities.listArchivablePartitions(daysAgo(90, now).toISOString()))
       .filter((p) => p.month === `${when.toISOString().slice(0, 7)}-01`);
     // The "crashed" attempt: uploaded, never dropped.
-    expect(await new MockActivityEnvironment().run(activities.archivePartition, partition!)).toMatchObject({ uploaded: 1 });
+    expect(await new MockActivityEnvironment().run(activities.archivePartition, partition)).toMatchObject({ uploaded: 1 });
     // A record replayed late into the same month, after the upload.
     await storeAuditRecords(db.owner, [auditRecord(tenantId, when, { action: 'late.arrival' })]);
 
@@ -120,11 +120,11 @@ describe('auditRetention workflow', () => {
       taskQueue, workflowId: `audit.retention:test-${newId()}`, args: [{ hotDays: 90, coldYears: 7 }],
     }));
 
-    expect(result.partitionsDropped).toContain(partition!.name);
+    expect(result.partitionsDropped).toContain(partition.name);
     const keys = await bucket.keys(`${tenantId}/audit/`);
     // The stale object of the first attempt was replaced by one holding all three records.
     expect(keys).toEqual([`${tenantId}/audit/${when.toISOString().slice(0, 7)}/1-3.manifest.json`, `${tenantId}/audit/${when.toISOString().slice(0, 7)}/1-3.ndjson.gz`]);
-    expect((await readObject(keys[1]!)).trim().split('\n')).toHaveLength(3);
+    expect((await readObject(keys[1])).trim().split('\n')).toHaveLength(3);
   });
 
   it('deletes cold objects after the cold years, keeping the catalogue row as evidence', async () => {
@@ -132,7 +132,7 @@ describe('auditRetention workflow', () => {
     const ancient = daysAgo(8 * 366, await env.currentTimeMs());
     await storeAuditRecords(db.owner, [auditRecord(tenantId, ancient)]);
     const taskQueue = uniqueTaskQueue('audit-retention');
-    const activities = createAuditRetentionActivities({ ownerPool: db.owner, objectStore: bucket, logger: quietLogger() });
+    const activities = createAuditRetentionActivities({ fleetPool: db.owner, objectStore: bucket, logger: quietLogger() });
     const worker = await createTestWorker(env, { taskQueue, activities });
 
     const result = await worker.runUntil(env.client.workflow.execute(auditRetention, {

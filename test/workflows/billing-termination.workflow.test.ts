@@ -1,18 +1,18 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import {
-  createTerminationActivities, RECORD_STEPS, type RecordStep,
-} from '../../activities/billing/termination.activities';
+import { createTerminationActivities } from '../../activities/billing/termination.activities';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { createObjectStore, type ObjectStore } from '../../common/object-store';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { selectTermination, type TerminationRecord } from '../../db/queries/billing/termination.queries';
 import { withTenant } from '../../db/tenant';
-import { recoverTenantUpdate, terminationStateQuery, terminationWorkflowId, subscriptionWorkflowId } from '../../workflows/billing/termination.messages';
+import { RECORD_STEPS, type RecordStep } from '../../services/billing/termination-steps';
+import { subscriptionWorkflowId } from '../../workflows/billing/billing.messages';
+import { recoverTenantUpdate, terminationStateQuery, terminationWorkflowId } from '../../workflows/billing/termination.messages';
 import { bundleWorkflows } from '../../workers/temporal/worker';
-import { migrateSharedDatabase } from '../helpers/db';
+import { appUrl, migrateSharedDatabase } from '../helpers/db';
 import { waitFor } from '../helpers/http';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { liveSessions, objectExists, seedTerminationTenant, tenantDeletedAt } from '../helpers/termination';
@@ -22,6 +22,7 @@ const HOUR = 3_600_000;
 describe('tenantTermination workflow (document 1, Termination phases)', () => {
   let env: TestWorkflowEnvironment;
   let owner: DatabasePool;
+  let app: DatabasePool;
   let store: ObjectStore;
   let bundle: WorkflowBundleWithSourceMap;
   const logger = createLogger('test', 'silent');
@@ -29,9 +30,10 @@ describe('tenantTermination workflow (document 1, Termination phases)', () => {
 
   beforeAll(async () => {
     await migrateSharedDatabase();
-    [env, owner, bundle] = await Promise.all([
+    [env, owner, app, bundle] = await Promise.all([
       createTimeSkippingEnv(),
       createDbPool(config().db.ownerUrl, { name: 'test-termination', maxPoolSize: 4 }),
+      createDbPool(appUrl(), { name: 'test-termination-app', maxPoolSize: 4 }),
       bundleWorkflows(require.resolve('./fixtures/billing-termination.workflows')),
     ]);
     store = createObjectStore(config().s3);
@@ -39,12 +41,13 @@ describe('tenantTermination workflow (document 1, Termination phases)', () => {
   afterAll(async () => {
     await env?.teardown();
     await owner?.end();
+    await app?.end();
   });
 
   const mirrorOf = (tenantId: string): Promise<TerminationRecord | null> => withTenant(owner, tenantId, selectTermination);
   const workerFor = (taskQueue: string, recordSteps?: readonly RecordStep[]) => createTestWorker(env, {
     taskQueue, workflowBundle: bundle,
-    activities: createTerminationActivities({ ownerPool: owner, objectStore: store, logger, billingLimits: settings, recordSteps }),
+    activities: createTerminationActivities({ appPool: app, objectStore: store, logger, billingLimits: settings, recordSteps }),
   });
 
   it('runs deleting_records, deleting_files and completed over at least 24 hours; the audit archive stays', async () => {

@@ -31,7 +31,7 @@ describe('expireStaleRecords workflow', () => {
     const tenantId = newId();
     await seedRecords(ownerPool, tenantId, { expiredKeys: 5, liveKeys: 2, expiredTokens: 3, liveTokens: 1, expiredFamilies: 3, graceFamilies: 1, liveFamilies: 2 });
     const taskQueue = uniqueTaskQueue('maintenance');
-    const activities = createMaintenanceActivities({ ownerPool, logger: createLogger('test', 'silent') });
+    const activities = createMaintenanceActivities({ fleetPool: ownerPool, logger: createLogger('test', 'silent') });
     const worker = await createTestWorker(env, { taskQueue, activities });
 
     // A batch of 2 makes the activity loop: 5 expired keys take three statements.

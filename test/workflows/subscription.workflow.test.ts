@@ -6,14 +6,14 @@ import { createLogger } from '../../common/logger';
 import { newId } from '../../common/ids';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import {
-  changePlanUpdate, providerEventSignal, subscriptionStateQuery, subscriptionWorkflowId, tenantRecoveredSignal,
-  terminationWorkflowId, type ProviderEvent,
+  changePlanUpdate, providerEventSignal, subscriptionStateQuery, subscriptionWorkflowId, tenantRecoveredSignal, type ProviderEvent,
 } from '../../workflows/billing/billing.messages';
+import { terminationWorkflowId } from '../../workflows/billing/termination.messages';
 import { subscriptionLifecycle } from '../../workflows/billing/subscription.workflow';
 import {
   billingEventsOf, billingTestBundle, capturedMail, lifecycleSettings, seedBillingTenant, subscriptionRowOf, type BillingTenant,
 } from '../helpers/billing';
-import { migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { waitFor } from '../helpers/http';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 
@@ -28,6 +28,7 @@ type Lifecycle = WorkflowHandleWithFirstExecutionRunId<typeof subscriptionLifecy
 
 let env: TestWorkflowEnvironment;
 let owner: DatabasePool;
+let app: DatabasePool;
 let worker: Worker;
 let running: Promise<void>;
 const taskQueue = uniqueTaskQueue('billing');
@@ -36,11 +37,12 @@ const mail = capturedMail();
 beforeAll(async () => {
   await migrateSharedDatabase();
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'subscription-workflow-test' });
+  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'subscription-workflow-test-app' });
   env = await createTimeSkippingEnv();
   worker = await createTestWorker(env, {
     taskQueue,
     workflowBundle: await billingTestBundle(),
-    activities: { ...createBillingActivities({ ownerPool: owner, logger: createLogger('test', 'silent') }), ...mail.activities },
+    activities: { ...createBillingActivities({ appPool: app, logger: createLogger('test', 'silent') }), ...mail.activities },
   });
   running = worker.run();
 });
@@ -50,6 +52,7 @@ afterAll(async () => {
   await running;
   await env?.teardown();
   await owner?.end();
+  await app?.end();
 });
 
 /** Starts the workflow and waits until it has loaded its subscription (its memo shows the status). */

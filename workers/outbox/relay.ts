@@ -184,7 +184,7 @@ export class OutboxRelay {
     this.state.lastPublishAt = new Date().toISOString();
     this.lastBatchAt = performance.now();
     logger.info(
-      { batchSize: batch.length, firstSeq: batch[0]!.seq, lastSeq: batch.at(-1)!.seq, lagMs: ageMs(batch[0]!.occurredAt) },
+      { batchSize: batch.length, firstSeq: batch[0].seq, lastSeq: batch.at(-1)!.seq, lagMs: ageMs(batch[0].occurredAt) },
       'published batch',
     );
     return true;

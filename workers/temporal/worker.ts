@@ -16,7 +16,7 @@ export const workflowInterceptorModules = [require.resolve('../../workflows/inte
  */
 export function bundleWorkflows(path = workflowsPath): Promise<WorkflowBundleWithSourceMap> {
   // webpack's module listing comes at INFO; only its warnings and errors are worth a log line.
-  const logger = new DefaultLogger('WARN', ({ level, message, meta }) => Runtime.instance().logger.log(level, message, meta));
+  const logger = new DefaultLogger('WARN', ({ level, message, meta }) => { Runtime.instance().logger.log(level, message, meta); });
   return bundleWorkflowCode({ workflowsPath: path, workflowInterceptorModules, logger });
 }
 

@@ -3,7 +3,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { sql } from '../../pool';
 
 /**
- * Reads of the subscription workflow's activities (owner role, inside the tenant's transaction so
+ * Reads of the subscription workflow's activities (application role, inside the tenant's transaction, so
  * row-level security would hold as well).
  */
 

@@ -68,7 +68,7 @@ export function selectSubscription(db: CommonQueryMethods, tenantId: string): Pr
 export type SubscriptionMirror = Omit<SubscriptionRow, 'statusChangedAt'>;
 
 /**
- * Writes the workflow's state (owner role, in the activity's transaction). Only a newer version is
+ * Writes the workflow's state (application role, in the tenant's transaction). Only a newer version is
  * written: a retried activity, or a late write of an older state, changes nothing and answers false,
  * so its event and audit record are written exactly once.
  */

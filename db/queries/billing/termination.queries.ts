@@ -4,8 +4,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 
 /**
  * The tenant termination (document 1, Termination phases): the read model the workflow's activities
- * keep in tenant_terminations, and the batched statements of its records phase. Everything but the
- * read runs as the owner role (the worker's pool) with the tenant named explicitly.
+ * keep in tenant_terminations, and the batched statements of its records phase. Each runs on the
+ * application role in the terminated tenant's transaction, with the tenant named explicitly too.
  */
 
 export const TERMINATION_PHASES = ['deleting_records', 'deleting_files', 'completed'] as const;

@@ -48,7 +48,7 @@ export function outboxInsert(events: readonly NewOutboxEvent[]): FragmentSqlToke
   return sql.fragment`
     INSERT INTO outbox_events (id, tenant_id, topic, partition_key, type, source, data, schema_version, trace_id, correlation_id)
     SELECT e.id, e.tenant_id, e.topic, e.partition_key, e.type, e.source, e.data, e.schema_version, e.trace_id, e.correlation_id
-    FROM jsonb_to_recordset(${sql.jsonb(rows as Parameters<typeof sql.jsonb>[0])}) AS e (
+    FROM jsonb_to_recordset(${sql.jsonb(rows)}) AS e (
       id uuid, tenant_id uuid, topic text, partition_key text, type text, source text, data jsonb,
       schema_version text, trace_id text, correlation_id text)
   `;

@@ -3,8 +3,11 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 import { userProfile } from './users.queries';
 
 /**
- * The users of the transaction's tenant as document 1's User, read through their memberships
- * (row-level security keeps memberships, role assignments and accounts to the tenant's own).
+ * The users of a tenant as document 1's User, read through their memberships. Every query here names
+ * the tenant (`m.tenant_id = …`) and row-level security checks it again (memberships, role
+ * assignments and accounts are the transaction's tenant's own). Accounts (users) have no tenant_id:
+ * an account is global and may belong to several tenants, so a statement on one is scoped through
+ * its membership of the named tenant (memberOf).
  * `status` is the account's, except that a membership blocked by this tenant reads as `locked`;
  * `deletedAt` is the membership's soft-delete marker, because deletion is per tenant.
  */
@@ -17,6 +20,10 @@ const member = userProfile.extend({
 export type Member = z.infer<typeof member>;
 export type MemberStatus = Member['status'];
 
+/** The account `userId` is a member of the tenant (a deleted membership included: restore needs it). */
+const memberOf = (tenantId: string, userId: string) =>
+  sql.fragment`EXISTS (SELECT 1 FROM memberships own WHERE own.tenant_id = ${tenantId} AND own.user_id = ${userId})`;
+
 const viewStatus = sql.fragment`CASE WHEN u.status = 'active' AND m.status = 'blocked' THEN 'locked' ELSE u.status END`;
 
 const memberColumns = sql.fragment`
@@ -24,7 +31,7 @@ const memberColumns = sql.fragment`
   u.email_verified AS "emailVerified", u.mfa_enabled AS "mfaEnabled", ${viewStatus} AS status,
   u.created_at AS "createdAt", u.updated_at AS "updatedAt", m.deleted_at AS "deletedAt",
   coalesce((SELECT array_agg(r.name ORDER BY r.name) FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-            WHERE ur.user_id = u.id), '{}') AS roles,
+            WHERE ur.tenant_id = m.tenant_id AND ur.user_id = u.id), '{}') AS roles,
   m.status AS "membershipStatus", u.status AS "accountStatus"
 `;
 
@@ -39,8 +46,9 @@ export interface MemberFilter {
 }
 
 /** A page of the tenant's users in id order; deleted memberships only when asked for. */
-export function selectMembers(tx: DatabaseTransactionConnection, filter: MemberFilter): Promise<readonly Member[]> {
+export function selectMembers(tx: DatabaseTransactionConnection, tenantId: string, filter: MemberFilter): Promise<readonly Member[]> {
   const conditions = [
+    sql.fragment`m.tenant_id = ${tenantId}`,
     filter.afterId ? sql.fragment`u.id > ${filter.afterId}` : sql.fragment`TRUE`,
     filter.includeDeleted ? sql.fragment`TRUE` : sql.fragment`m.status <> 'deleted'`,
     filter.status ? sql.fragment`${viewStatus} = ${filter.status}` : sql.fragment`TRUE`,
@@ -59,17 +67,17 @@ export function selectMembers(tx: DatabaseTransactionConnection, filter: MemberF
 }
 
 /** One user of the tenant, deleted or not; null when the account has no membership here. */
-export function selectMember(tx: DatabaseTransactionConnection, userId: string): Promise<Member | null> {
+export function selectMember(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<Member | null> {
   return tx.maybeOne(sql.type(member)`
     SELECT ${memberColumns}
     FROM memberships m JOIN users u ON u.id = m.user_id
-    WHERE m.user_id = ${userId}
+    WHERE m.tenant_id = ${tenantId} AND m.user_id = ${userId}
   `);
 }
 
 /** Locks the membership row, so concurrent changes of one user in one tenant run one after the other. */
-export async function lockMembership(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
-  return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE user_id = ${userId} FOR UPDATE`);
+export async function lockMembership(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<boolean> {
+  return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId} FOR UPDATE`);
 }
 
 const reach = z.object({ otherTenants: z.number(), liveMemberships: z.number() });
@@ -78,7 +86,10 @@ export type AccountReach = z.infer<typeof reach>;
 /**
  * How far the account reaches beyond this tenant (SECURITY DEFINER users_account_reach of migration
  * 0007): memberships in other tenants, and memberships still live anywhere (this transaction's own
- * changes included).
+ * changes included). Account-wide by design: counting the other tenants' memberships is the
+ * question (may one tenant change a shared account?). It returns counts only, never a row, and the
+ * function itself takes "this tenant" from the transaction (current_tenant_id()) and answers zeros
+ * unless the account is a member of it, so it takes no tenant argument.
  */
 export function selectAccountReach(tx: DatabaseTransactionConnection, userId: string): Promise<AccountReach> {
   return tx.one(sql.type(reach)`
@@ -96,45 +107,51 @@ export interface ProfileChange {
  * Account fields; a new address is unverified until proven. A taken address fails on the unique
  * index users_email_lower (409 conflict through api/http/constraint-problems.ts).
  */
-export async function updateAccountProfile(tx: DatabaseTransactionConnection, userId: string, change: ProfileChange): Promise<void> {
+export async function updateAccountProfile(
+  tx: DatabaseTransactionConnection, tenantId: string, userId: string, change: ProfileChange,
+): Promise<void> {
   const sets = [
     ...(change.firstName !== undefined ? [sql.fragment`first_name = ${change.firstName}`] : []),
     ...(change.lastName !== undefined ? [sql.fragment`last_name = ${change.lastName}`] : []),
     ...(change.email !== undefined ? [sql.fragment`email = ${change.email}`, sql.fragment`email_verified = false`] : []),
     sql.fragment`updated_at = now()`,
   ];
-  await tx.query(sql.unsafe`UPDATE users SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${userId}`);
+  await tx.query(sql.unsafe`UPDATE users SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${userId} AND ${memberOf(tenantId, userId)}`);
 }
 
-export async function updateAccountStatus(tx: DatabaseTransactionConnection, userId: string, status: 'active' | 'locked'): Promise<void> {
-  await tx.query(sql.unsafe`UPDATE users SET status = ${status}, updated_at = now() WHERE id = ${userId}`);
+export async function updateAccountStatus(
+  tx: DatabaseTransactionConnection, tenantId: string, userId: string, status: 'active' | 'locked',
+): Promise<void> {
+  await tx.query(sql.unsafe`UPDATE users SET status = ${status}, updated_at = now() WHERE id = ${userId} AND ${memberOf(tenantId, userId)}`);
 }
 
 /** The account-wide soft-delete marker, set when no membership is live any more and cleared on restore. */
-export async function updateAccountDeleted(tx: DatabaseTransactionConnection, userId: string, deleted: boolean): Promise<void> {
+export async function updateAccountDeleted(tx: DatabaseTransactionConnection, tenantId: string, userId: string, deleted: boolean): Promise<void> {
   await tx.query(sql.unsafe`
     UPDATE users SET deleted_at = ${deleted ? sql.fragment`coalesce(deleted_at, now())` : sql.fragment`NULL`}, updated_at = now()
-    WHERE id = ${userId}
+    WHERE id = ${userId} AND ${memberOf(tenantId, userId)}
   `);
 }
 
 /** This tenant's side: active, blocked (locked here) or deleted (soft, with its timestamp). */
 export async function updateMembershipStatus(
   tx: DatabaseTransactionConnection,
+  tenantId: string,
   userId: string,
   status: 'active' | 'blocked' | 'deleted',
 ): Promise<void> {
   await tx.query(sql.unsafe`
     UPDATE memberships SET status = ${status}, deleted_at = ${status === 'deleted' ? sql.fragment`now()` : sql.fragment`NULL`}
-    WHERE user_id = ${userId}
+    WHERE tenant_id = ${tenantId} AND user_id = ${userId}
   `);
   // The User a tenant sees changed, and updatedAt is the only timestamp it shows.
-  await tx.query(sql.unsafe`UPDATE users SET updated_at = now() WHERE id = ${userId}`);
+  await tx.query(sql.unsafe`UPDATE users SET updated_at = now() WHERE id = ${userId} AND ${memberOf(tenantId, userId)}`);
 }
 
-/** Ends every session of the user in this tenant (row-level security keeps it to the tenant). */
-export async function revokeMemberSessions(tx: DatabaseTransactionConnection, userId: string): Promise<void> {
+/** Ends every session of the user in the tenant; its sessions in other tenants go on. */
+export async function revokeMemberSessions(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<void> {
   await tx.query(sql.unsafe`
-    UPDATE refresh_tokens SET revoked_at = now(), successor_pair = NULL WHERE user_id = ${userId} AND revoked_at IS NULL
+    UPDATE refresh_tokens SET revoked_at = now(), successor_pair = NULL
+    WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND revoked_at IS NULL
   `);
 }

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from '../../pool';
 
 /** Holds of a wallet still held (on the partial index money_transactions_open_holds). */
-export async function countOpenHolds(tx: DatabaseTransactionConnection, walletId: string): Promise<number> {
+export async function countOpenHolds(tx: DatabaseTransactionConnection, tenantId: string, walletId: string): Promise<number> {
   return tx.oneFirst(sql.type(z.object({ count: z.number() }))`
-    SELECT count(*)::int AS count FROM money_transactions WHERE wallet_id = ${walletId} AND status = 'held'
+    SELECT count(*)::int AS count FROM money_transactions
+    WHERE tenant_id = ${tenantId} AND wallet_id = ${walletId} AND status = 'held'
   `);
 }
 
@@ -13,11 +14,12 @@ export type OverdueHold = z.infer<typeof overdueHold>;
 
 /**
  * Holds of every tenant still held more than graceSeconds past their expiry (the sweep's safety
- * net; a live hold workflow expires its hold at expiresAt itself). Run as the owner role, which
- * sees all tenants; each hold is then expired in its own tenant's transaction.
+ * net; a live hold workflow expires its hold at expiresAt itself). Each hold is then expired in its
+ * own tenant's transaction on the application role.
  */
-export function selectOverdueHolds(owner: DatabasePool, graceSeconds: number, limit: number): Promise<readonly OverdueHold[]> {
-  return owner.any(sql.type(overdueHold)`
+export function selectOverdueHolds(fleet: DatabasePool, graceSeconds: number, limit: number): Promise<readonly OverdueHold[]> {
+  // Fleet pool (owner role): the hold sweep looks for overdue holds of every tenant at once.
+  return fleet.any(sql.type(overdueHold)`
     SELECT id, tenant_id AS "tenantId" FROM money_transactions
     WHERE status = 'held' AND expires_at < now() - make_interval(secs => ${graceSeconds})
     ORDER BY expires_at

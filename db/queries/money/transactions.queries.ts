@@ -5,7 +5,8 @@ import { balances, type Balances } from './wallets.queries';
 /**
  * Money transactions (migration 0012): one row per operation and wallet, what the API shows. Rows
  * are never deleted; after they are written only their status, `reversed` and the hold timestamps
- * change. Reads run inside withTenant (row-level security hides other tenants' rows).
+ * change. Statements run inside withTenant and name the tenant as well (tenant scoping twice), so
+another tenant's row is neither read, locked nor changed.
  */
 
 export const TRANSACTION_TYPES = ['credit', 'debit', 'transfer', 'hold', 'confirm', 'cancel', 'reversal'] as const;
@@ -61,8 +62,10 @@ export interface NewTransaction {
 }
 
 /** One transaction of the tenant; null for an unknown id or another tenant's. */
-export function selectTransaction(tx: DatabaseTransactionConnection, id: string): Promise<TransactionRow | null> {
-  return tx.maybeOne(sql.type(transactionRow)`SELECT ${transactionColumns} FROM money_transactions WHERE id = ${id}`);
+export function selectTransaction(tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<TransactionRow | null> {
+  return tx.maybeOne(sql.type(transactionRow)`
+    SELECT ${transactionColumns} FROM money_transactions WHERE tenant_id = ${tenantId} AND id = ${id}
+  `);
 }
 
 /**
@@ -70,8 +73,10 @@ export function selectTransaction(tx: DatabaseTransactionConnection, id: string)
  * status). Lock the wallets first (lockWallets), then the transaction, so every path takes its locks
  * in the same order.
  */
-export function lockTransaction(tx: DatabaseTransactionConnection, id: string): Promise<TransactionRow | null> {
-  return tx.maybeOne(sql.type(transactionRow)`SELECT ${transactionColumns} FROM money_transactions WHERE id = ${id} FOR UPDATE`);
+export function lockTransaction(tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<TransactionRow | null> {
+  return tx.maybeOne(sql.type(transactionRow)`
+    SELECT ${transactionColumns} FROM money_transactions WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE
+  `);
 }
 
 /** A history position: the last row of the previous page. */
@@ -95,7 +100,7 @@ export interface HistoryFilter {
 /**
  * A page of a wallet's transactions, newest first by (createdAt, id), on the wallet history index.
  * The keyset is written without a row comparison: under row-level security only leakproof
- * operators reach the index (docs/decisions.md, Audit).
+ * operators reach the index (docs/decisions/audit.md).
  */
 export function selectTransactionHistory(tx: DatabaseTransactionConnection, filter: HistoryFilter): Promise<readonly TransactionRow[]> {
   const conditions = [
@@ -118,10 +123,10 @@ export function selectTransactionHistory(tx: DatabaseTransactionConnection, filt
 }
 
 /** Marks a reversed original (document 2: "original marked reversed"): reversed true, status reversed. */
-export function markReversed(tx: DatabaseTransactionConnection, id: string): Promise<TransactionRow> {
+export function markReversed(tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<TransactionRow> {
   return tx.one(sql.type(transactionRow)`
     UPDATE money_transactions SET reversed = true, status = 'reversed', updated_at = now()
-    WHERE id = ${id}
+    WHERE tenant_id = ${tenantId} AND id = ${id}
     RETURNING ${transactionColumns}
   `);
 }
@@ -129,6 +134,7 @@ export function markReversed(tx: DatabaseTransactionConnection, id: string): Pro
 /** Moves a transaction to another status (a hold to confirmed, canceled; used by the hold workflow's activities). */
 export function updateTransactionStatus(
   tx: DatabaseTransactionConnection,
+  tenantId: string,
   id: string,
   status: TransactionStatus,
   expiredAt: string | null = null,
@@ -136,7 +142,7 @@ export function updateTransactionStatus(
   return tx.one(sql.type(transactionRow)`
     UPDATE money_transactions
     SET status = ${status}, expired_at = coalesce(${expiredAt}::timestamptz, expired_at), updated_at = now()
-    WHERE id = ${id}
+    WHERE tenant_id = ${tenantId} AND id = ${id}
     RETURNING ${transactionColumns}
   `);
 }

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
 /**
- * Wallets (migration 0012). Every statement runs inside withTenant: row-level security keeps them to
- * the caller's tenant, so another tenant's wallet reads as absent. Balances are the running totals
+ * Wallets (migration 0012). Every statement runs inside withTenant and names the tenant as well
+ * (tenant scoping twice: the predicate, then row-level security), so another tenant's wallet reads
+ * as absent and is never locked. Balances are the running totals
  * of the wallet's ledger postings and change only next to them (common/money/movements.ts).
  */
 
@@ -47,8 +48,8 @@ export function insertWallet(tx: DatabaseTransactionConnection, wallet: NewWalle
 }
 
 /** One wallet of the tenant, without a lock (reads); null for an unknown id or another tenant's. */
-export function selectWallet(tx: DatabaseTransactionConnection, id: string): Promise<WalletRow | null> {
-  return tx.maybeOne(sql.type(walletRow)`SELECT ${walletColumns} FROM wallets WHERE id = ${id}`);
+export function selectWallet(tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<WalletRow | null> {
+  return tx.maybeOne(sql.type(walletRow)`SELECT ${walletColumns} FROM wallets WHERE tenant_id = ${tenantId} AND id = ${id}`);
 }
 
 export interface WalletFilter {
@@ -80,13 +81,13 @@ export function selectWallets(tx: DatabaseTransactionConnection, filter: WalletF
  * come back in that order; an id that does not exist (or is another tenant's) is simply missing.
  * ULIDs are upper-case base32, so byte order (COLLATE "C") is their creation order and JavaScript's.
  */
-export function lockWallets(tx: DatabaseTransactionConnection, ids: readonly string[]): Promise<readonly WalletRow[]> {
-  return tx.any(sql.type(walletRow)`SELECT ${walletColumns} ${lockedInIdOrder(ids)}`);
+export function lockWallets(tx: DatabaseTransactionConnection, tenantId: string, ids: readonly string[]): Promise<readonly WalletRow[]> {
+  return tx.any(sql.type(walletRow)`SELECT ${walletColumns} ${lockedInIdOrder(tenantId, ids)}`);
 }
 
-const lockedInIdOrder = (ids: readonly string[]) => sql.fragment`
+const lockedInIdOrder = (tenantId: string, ids: readonly string[]) => sql.fragment`
   FROM wallets
-  WHERE id = ANY(${sql.array([...ids], 'text')})
+  WHERE tenant_id = ${tenantId} AND id = ANY(${sql.array([...ids], 'text')})
   ORDER BY id COLLATE "C"
   FOR UPDATE
 `;
@@ -96,11 +97,11 @@ const lockedInIdOrder = (ids: readonly string[]) => sql.fragment`
  * operations that move money need both). callerVerified is null when no wallet was found.
  */
 export async function lockWalletsForCaller(
-  tx: DatabaseTransactionConnection, ids: readonly string[], callerId: string | null,
+  tx: DatabaseTransactionConnection, tenantId: string, ids: readonly string[], callerId: string | null,
 ): Promise<{ wallets: WalletRow[]; callerVerified: boolean | null }> {
   const rows = await tx.any(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
     SELECT ${walletColumns}, coalesce((SELECT email_verified FROM users WHERE id = ${callerId}), false) AS "callerVerified"
-    ${lockedInIdOrder(ids)}
+    ${lockedInIdOrder(tenantId, ids)}
   `);
   return { wallets: rows.map(({ callerVerified: _, ...wallet }) => wallet), callerVerified: rows[0]?.callerVerified ?? null };
 }
@@ -108,9 +109,9 @@ export async function lockWalletsForCaller(
 /** Signed changes of a wallet's three balances (a missing bucket is unchanged). */
 export type BalanceDelta = Partial<Balances>;
 
-/** Whether the user is a member of the transaction's tenant (wallets belong to members only). */
-export function isTenantMember(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
-  return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE user_id = ${userId} AND deleted_at IS NULL`);
+/** Whether the user is a member of the tenant (wallets belong to members only). */
+export function isTenantMember(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<boolean> {
+  return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND deleted_at IS NULL`);
 }
 
 /** Whether the user's e-mail address is verified (document 1, security flows rule 2: sensitive operations). */

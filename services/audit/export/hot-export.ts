@@ -34,9 +34,9 @@ export async function openHotExport(
       await streamRecordsInRange(tx, tenantId, bounds, (records) => {
         body = pipeline(records, createExportEncoder(format), started, () => undefined);
       });
-    }).catch((error: unknown) => {
+    }).catch((error: Error) => {
       reject(error);
-      body?.destroy(error as Error);
+      body?.destroy(error);
     });
   });
 }

@@ -65,7 +65,8 @@ export class WebhookDelivery {
     }
     this.queue.push({ receipt, queuedAt: Date.now(), inContext: AsyncLocalStorage.snapshot() });
     // setImmediate: the response (already decided) is written before a signal takes the event loop.
-    if (this.running < this.deps.concurrency) setImmediate(() => this.drain());
+    // drain does not reject: deliver logs and counts each failure itself.
+    if (this.running < this.deps.concurrency) setImmediate(() => void this.drain());
   }
 
   private async drain(): Promise<void> {

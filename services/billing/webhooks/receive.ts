@@ -18,7 +18,8 @@ export interface WebhookReceipt {
   handled: boolean;
 }
 
-export const SIGNATURE_HEADERS: Record<BillingProvider, string> = { stripe: 'stripe-signature', paddle: 'paddle-signature' };
+/** Each provider's signature header, as the route declares it. */
+export const SIGNATURE_HEADERS = { stripe: 'Stripe-Signature', paddle: 'Paddle-Signature' } as const satisfies Record<BillingProvider, string>;
 
 function verify(deps: BillingDeps, provider: BillingProvider, header: string | undefined, body: Buffer): void {
   const { billing } = deps.config;

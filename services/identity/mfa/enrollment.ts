@@ -54,7 +54,7 @@ export function verifyMfa(deps: IdentityDeps, auth: AuthState, code: string, ip:
     if (!state.secret) throw problems.conflict('No two-factor setup is pending; call /auth/mfa/enable first');
     if (!await acceptTotpCode(deps, tx, auth.userId, { secret: state.secret, lastStep: state.lastStep }, code)) throw problems.mfaInvalid();
     await activateMfa(tx, auth.userId);
-    const recoveryCodes = await issueRecoveryCodes(deps.config, tx, auth.userId);
+    const recoveryCodes = await issueRecoveryCodes(deps.config, tx, auth.tenantId, auth.userId);
     await recordAccountAudit(tx, { tenantId: auth.tenantId, userId: auth.userId, action: 'auth.mfa.enabled', ip });
     return { mfaEnabled: true, recoveryCodes };
   });

@@ -14,23 +14,23 @@ import { hashRecoveryCode, newRecoveryCodes } from './recovery-code-crypto';
  * the plain codes are returned to be shown once.
  */
 export async function issueRecoveryCodes(
-  config: Readonly<Config>, tx: DatabaseTransactionConnection, userId: string,
+  config: Readonly<Config>, tx: DatabaseTransactionConnection, tenantId: string, userId: string,
 ): Promise<string[]> {
   const codes = newRecoveryCodes();
   const key = mfaKeys(config.identity.mfa.encryptionKey).recoveryCodeKey;
-  await replaceRecoveryCodes(tx, userId, codes.map((code) => hashRecoveryCode(key, userId, code)));
+  await replaceRecoveryCodes(tx, tenantId, userId, codes.map((code) => hashRecoveryCode(key, userId, code)));
   return codes;
 }
 
 /** GET /auth/recovery-codes. */
 export function remainingRecoveryCodes(deps: IdentityDeps, auth: AuthState): Promise<number> {
-  return withTenant(deps.db, auth.tenantId, (tx) => countRecoveryCodes(tx, auth.userId));
+  return withTenant(deps.db, auth.tenantId, (tx) => countRecoveryCodes(tx, auth.tenantId, auth.userId));
 }
 
 /** POST /auth/recovery-codes/regenerate: 10 new codes, the old ones invalidated. */
 export function regenerateRecoveryCodes(deps: IdentityDeps, auth: AuthState, ip: string): Promise<string[]> {
   return withTenant(deps.db, auth.tenantId, async (tx) => {
-    const codes = await issueRecoveryCodes(deps.config, tx, auth.userId);
+    const codes = await issueRecoveryCodes(deps.config, tx, auth.tenantId, auth.userId);
     await recordAccountAudit(tx, { tenantId: auth.tenantId, userId: auth.userId, action: 'auth.recovery_codes.regenerated', ip });
     return codes;
   });

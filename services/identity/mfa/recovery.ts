@@ -86,32 +86,34 @@ interface Attempt {
 async function attempt(
   deps: IdentityDeps, tx: DatabaseTransactionConnection, tenantId: string, user: Pick<LoginUser, 'id' | 'email'>, code: string, ip: string,
 ): Promise<Attempt> {
-  const row = await lockRecoveryFailures(tx, user.id);
+  const row = await lockRecoveryFailures(tx, tenantId, user.id);
+  // The tenant was picked from the account's own; a membership removed since is no way in.
+  if (!row) return { result: problems.forbidden('The account is no longer a member of the tenant') };
   const now = Date.parse(row.now);
   const state = toState(row);
   const wait = lockSecondsLeft(state, now);
   if (wait > 0) return { result: problems.rateLimited(wait) };
 
   const hash = hashRecoveryCode(mfaKeys(deps.config.identity.mfa.encryptionKey).recoveryCodeKey, user.id, code);
-  if (await consumeRecoveryCode(tx, user.id, hash)) {
-    await clearRecoveryFailures(tx, user.id);
+  if (await consumeRecoveryCode(tx, tenantId, user.id, hash)) {
+    await clearRecoveryFailures(tx, tenantId, user.id);
     await allowMfaReset(tx, user.id, deps.config.identity.ttl.accessToken);
     const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId },
       authEvent('auth.user.logged_in', tenantId, user.id, { method: 'recovery_code', logged_in_at: new Date().toISOString() }));
     await recordAccountAudit(tx, {
-      tenantId, userId: user.id, action: 'auth.recovery.used', ip, meta: { remainingCodes: await countRecoveryCodes(tx, user.id) },
+      tenantId, userId: user.id, action: 'auth.recovery.used', ip, meta: { remainingCodes: await countRecoveryCodes(tx, tenantId, user.id) },
     });
     return { result: publicPair(pair) };
   }
 
   const { next, outcome } = afterRecoveryFailure(state, now, deps.config.identity.recovery);
-  await saveRecoveryFailures(tx, user.id, {
+  await saveRecoveryFailures(tx, tenantId, user.id, {
     windowStartedAt: iso(next.windowStartedAt)!, windowFailures: next.windowFailures, totalFailures: next.totalFailures, lockedUntil: iso(next.lockedUntil),
   });
   if (outcome === 'invalid') return { result: problems.mfaInvalid() };
   const base = { tenantId, userId: user.id, email: user.email, totalFailures: next.totalFailures, ip };
   if (outcome === 'account-locked') {
-    await lockAccount(tx, user.id);
+    await lockAccount(tx, tenantId, user.id);
     const alert: RecoveryLockoutAlert = { ...base, kind: 'account-locked' };
     await raiseRecoveryLockoutAlert(tx, deps.logger, alert);
     return { result: problems.accountLocked(), alert };

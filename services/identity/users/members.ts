@@ -13,16 +13,16 @@ export function memberView(member: Member, tenantId: string): UserView {
 }
 
 /** A user of the caller's tenant, deleted or not; any other id (another tenant's user included) is 404. */
-export async function memberOrNotFound(tx: DatabaseTransactionConnection, userId: string): Promise<Member> {
-  const member = await selectMember(tx, userId);
+export async function memberOrNotFound(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<Member> {
+  const member = await selectMember(tx, tenantId, userId);
   if (!member) throw problems.notFound('user');
   return member;
 }
 
 /** As memberOrNotFound, with the membership locked for the rest of the transaction (changes run one at a time). */
-export async function lockedMember(tx: DatabaseTransactionConnection, userId: string): Promise<Member> {
-  if (!await lockMembership(tx, userId)) throw problems.notFound('user');
-  return memberOrNotFound(tx, userId);
+export async function lockedMember(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<Member> {
+  if (!await lockMembership(tx, tenantId, userId)) throw problems.notFound('user');
+  return memberOrNotFound(tx, tenantId, userId);
 }
 
 export const isOwner = (member: Member): boolean => member.roles.includes('owner');

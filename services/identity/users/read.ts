@@ -19,7 +19,7 @@ export interface UserListQuery {
 
 /** GET /users: the tenant's users in creation (id) order, a page at a time. */
 export async function listUsers(deps: IdentityDeps, auth: AuthState, query: UserListQuery): Promise<{ data: UserView[]; next_page_token?: string }> {
-  const rows = await withTenant(deps.db, auth.tenantId, (tx) => selectMembers(tx, {
+  const rows = await withTenant(deps.db, auth.tenantId, (tx) => selectMembers(tx, auth.tenantId, {
     afterId: decodePageToken(query.page_token, idPosition)?.id,
     // One more than the page: whether it exists tells if there is a next page.
     limit: query.page_size + 1,
@@ -34,7 +34,7 @@ export async function listUsers(deps: IdentityDeps, auth: AuthState, query: User
 /** GET /users/:id: the user with its roles and the union of their permissions in this tenant. */
 export async function getUser(deps: IdentityDeps, auth: AuthState, userId: string): Promise<UserView & { permissions: string[] }> {
   return withTenant(deps.db, auth.tenantId, async (tx) => {
-    const member = await memberOrNotFound(tx, userId);
+    const member = await memberOrNotFound(tx, auth.tenantId, userId);
     const { permissions } = await selectRoleGrants(tx, userId);
     return { ...memberView(member, auth.tenantId), permissions };
   });
@@ -47,7 +47,7 @@ export async function getUserPermissions(
   userId: string,
 ): Promise<{ user_id: string; roles: string[]; permissions: string[] }> {
   return withTenant(deps.db, auth.tenantId, async (tx) => {
-    await memberOrNotFound(tx, userId);
+    await memberOrNotFound(tx, auth.tenantId, userId);
     const { roles, permissions } = await selectRoleGrants(tx, userId);
     return { user_id: userId, roles, permissions };
   });

@@ -18,18 +18,18 @@ import { auditUserChange, isOwner, lockedMember, memberOrNotFound, memberView, s
  */
 export async function deleteUser(deps: IdentityDeps, auth: AuthState, userId: string): Promise<void> {
   await changeAccount(deps, auth.tenantId, userId, async (tx) => {
-    const member = await lockedMember(tx, userId);
+    const member = await lockedMember(tx, auth.tenantId, userId);
     if (member.membershipStatus === 'deleted') return;
     if (userId === auth.userId) throw problems.forbidden('You cannot delete your own account');
     if (isOwner(member)) throw problems.forbidden('The owner cannot be deleted');
 
-    await updateMembershipStatus(tx, userId, 'deleted');
-    await revokeMemberSessions(tx, userId);
+    await updateMembershipStatus(tx, auth.tenantId, userId, 'deleted');
+    await revokeMemberSessions(tx, auth.tenantId, userId);
     const { liveMemberships } = await selectAccountReach(tx, userId);
     const accountDeleted = liveMemberships === 0;
-    if (accountDeleted) await updateAccountDeleted(tx, userId, true);
+    if (accountDeleted) await updateAccountDeleted(tx, auth.tenantId, userId, true);
 
-    const after = await memberOrNotFound(tx, userId);
+    const after = await memberOrNotFound(tx, auth.tenantId, userId);
     await enqueueAuthEvent(tx, 'auth.user.deleted', auth.tenantId, userId, {
       deleted_by: auth.userId, deleted_at: after.deletedAt, account_deleted: accountDeleted,
     });
@@ -45,13 +45,13 @@ export async function deleteUser(deps: IdentityDeps, auth: AuthState, userId: st
  */
 export async function restoreUser(deps: IdentityDeps, auth: AuthState, userId: string): Promise<UserView> {
   return changeAccount(deps, auth.tenantId, userId, async (tx) => {
-    const member = await lockedMember(tx, userId);
+    const member = await lockedMember(tx, auth.tenantId, userId);
     const before = memberView(member, auth.tenantId);
     if (member.membershipStatus !== 'deleted') return before;
 
-    await updateMembershipStatus(tx, userId, 'active');
-    await updateAccountDeleted(tx, userId, false);
-    const after = memberView(await memberOrNotFound(tx, userId), auth.tenantId);
+    await updateMembershipStatus(tx, auth.tenantId, userId, 'active');
+    await updateAccountDeleted(tx, auth.tenantId, userId, false);
+    const after = memberView(await memberOrNotFound(tx, auth.tenantId, userId), auth.tenantId);
     await enqueueAuthEvent(tx, 'auth.user.updated', auth.tenantId, userId, {
       ...sparseUpdate(before, after), updated_by: auth.userId, updated_at: after.updatedAt,
     });

@@ -48,16 +48,16 @@ async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, m
     if (member.id === auth.userId) throw problems.forbidden('You cannot lock your own account');
     if (isOwner(member)) throw problems.forbidden('The owner cannot be locked');
     if (member.membershipStatus === 'blocked') return;
-    await updateMembershipStatus(tx, member.id, 'blocked');
-    await revokeMemberSessions(tx, member.id);
+    await updateMembershipStatus(tx, auth.tenantId, member.id, 'blocked');
+    await revokeMemberSessions(tx, auth.tenantId, member.id);
     return;
   }
   if (member.accountStatus !== 'active') {
     const { otherTenants } = await selectAccountReach(tx, member.id);
     if (otherTenants > 0) throw problems.forbidden('The account is locked in every tenant it belongs to; it cannot be unlocked from one of them');
-    await updateAccountStatus(tx, member.id, 'active');
+    await updateAccountStatus(tx, auth.tenantId, member.id, 'active');
   }
-  if (member.membershipStatus === 'blocked') await updateMembershipStatus(tx, member.id, 'active');
+  if (member.membershipStatus === 'blocked') await updateMembershipStatus(tx, auth.tenantId, member.id, 'active');
 }
 
 /**
@@ -67,18 +67,18 @@ async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, m
  */
 export async function updateUser(deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch): Promise<UserView> {
   return changeAccount(deps, auth.tenantId, userId, async (tx) => {
-    const member = await lockedMember(tx, userId);
+    const member = await lockedMember(tx, auth.tenantId, userId);
     if (member.membershipStatus === 'deleted') throw problems.conflict('The user is deleted; restore it first');
     const before = memberView(member, auth.tenantId);
 
     const profile = profileChanges(member, patch);
     if (Object.keys(profile).length > 0) {
       await assertMayChangeProfile(tx, auth, member);
-      await updateAccountProfile(tx, userId, profile);
+      await updateAccountProfile(tx, auth.tenantId, userId, profile);
     }
     if (patch.status !== undefined) await applyStatus(tx, auth, member, patch.status);
 
-    const after = memberView(await memberOrNotFound(tx, userId), auth.tenantId);
+    const after = memberView(await memberOrNotFound(tx, auth.tenantId, userId), auth.tenantId);
     const event = sparseUpdate(before, after);
     if (Object.keys(event).length === 0) return after;
     await enqueueAuthEvent(tx, 'auth.user.updated', auth.tenantId, userId, { ...event, updated_by: auth.userId, updated_at: after.updatedAt });

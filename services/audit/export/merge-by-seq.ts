@@ -11,13 +11,13 @@ export async function* mergeBySeq<T extends { seq: number }>(sources: readonly A
     for (;;) {
       let next = -1;
       for (const [index, head] of heads.entries()) {
-        if (!head.done && (next < 0 || head.value.seq < (heads[next]!.value as T).seq)) next = index;
+        if (!head.done && (next < 0 || head.value.seq < (heads[next].value as T).seq)) next = index;
       }
       if (next < 0) return;
-      yield heads[next]!.value as T;
-      heads[next] = await iterators[next]!.next();
+      yield heads[next].value as T;
+      heads[next] = await iterators[next].next();
     }
   } finally {
-    await Promise.allSettled(iterators.map((iterator) => iterator.return?.()));
+    await Promise.allSettled(iterators.map((iterator) => Promise.resolve(iterator.return?.())));
   }
 }

@@ -2,8 +2,8 @@ import type { Config } from '../../common/config';
 import type { DatabasePool } from '../../db/pool';
 import type { TemporalHandle } from '../../common/temporal/client';
 
-/** What the usage, usage-history and termination routes work with (built by the gateway runtime). */
-export interface BillingDeps {
+/** What reads and recovers a tenant's billing state: the usage, usage-history and termination routes (built by the gateway runtime). */
+export interface BillingStateDeps {
   config: Readonly<Config>;
   /** The application pool: every tenant-owned statement runs under withTenant. */
   db: DatabasePool;

@@ -1,0 +1,27 @@
+import type { CommonQueryMethods } from 'slonik';
+import { selectPlan, selectPlans, type PlanRow } from '../../db/queries/billing/plans.queries';
+
+/**
+ * Document 1, Plan: `limits` has exactly users, records, storageBytes, eventsPerDay and modules.
+ * The catalogue keeps the money limits (DECISIONS.md) in the same jsonb; the API answers them in a
+ * member of their own, so `limits` stays the document's.
+ */
+export interface PlanView extends Omit<PlanRow, 'limits'> {
+  limits: Omit<PlanRow['limits'], 'maxTxAmount' | 'maxBalance'>;
+  moneyLimits: Pick<PlanRow['limits'], 'maxTxAmount' | 'maxBalance'>;
+}
+
+export function planView(plan: PlanRow): PlanView {
+  const { maxTxAmount, maxBalance, ...limits } = plan.limits;
+  return { ...plan, limits, moneyLimits: { maxTxAmount, maxBalance } };
+}
+
+/** The catalogue, cheapest first. */
+export async function listPlans(db: CommonQueryMethods): Promise<PlanView[]> {
+  return (await selectPlans(db)).map(planView);
+}
+
+export async function findPlan(db: CommonQueryMethods, planId: string): Promise<PlanView | null> {
+  const plan = await selectPlan(db, planId);
+  return plan && planView(plan);
+}
