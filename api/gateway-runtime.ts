@@ -26,7 +26,7 @@ import { CircuitBreakers } from './resilience/circuit-breaker';
 import { TenantBreakers } from './resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../common/temporal/client';
 import { createLimitEnforcement } from './middleware/billing-enforcement';
-import type { BillingDeps } from '../services/billing/limits-deps';
+import type { BillingStateDeps } from '../services/billing/state-deps';
 import { ensureBucket } from './runtime/bucket';
 import { closeConnections, openConnections, type Connections } from './runtime/connections';
 import { retryUntilDone } from './runtime/retry';
@@ -61,7 +61,7 @@ export interface GatewayRuntime {
     AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'limits' | 'installedModules'
   >;
   /** Usage, usage history and termination routes. */
-  billing: BillingDeps;
+  billing: BillingStateDeps;
   /** The audit intake and the pools of the audit routes. */
   audit: AuditDeps;
   /** Hot exports, cold-export jobs and their downloads (GET /audit/export). */

@@ -38,6 +38,9 @@ export const DOWNSTREAMS = {
 type Verdict = { status: HealthStatus; error: string | null };
 const HEALTHY: Verdict = { status: 'healthy', error: null };
 
+// grpc.health.v1 ServingStatus.SERVING; its enum type lives in @temporalio/proto, not one of our dependencies.
+const GRPC_HEALTH_SERVING = 1;
+
 /** One line of the failure; a refused dual-stack connect is an AggregateError with no message of its own. */
 function messageOf(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0 && !error.message) return messageOf(error.errors[0]);
@@ -91,7 +94,7 @@ export function componentChecks(deps: HealthDependencies): ComponentChecks {
         // The deadline cancels the gRPC call itself, not only our wait for it.
         const { connection } = temporal;
         const { status } = await connection.withDeadline(Date.now() + deps.timeoutMs, () => connection.healthService.check({}));
-        return status === 1 ? HEALTHY : { status: 'unhealthy', error: `Temporal reports serving status ${status}` };
+        return Number(status) === GRPC_HEALTH_SERVING ? HEALTHY : { status: 'unhealthy', error: `Temporal reports serving status ${status}` };
       })();
     },
 
@@ -104,7 +107,7 @@ export function componentChecks(deps: HealthDependencies): ComponentChecks {
       await deps.s3.bucketExists(deps.bucket) ? HEALTHY : { status: 'unhealthy', error: `bucket ${deps.bucket} does not exist` }
     )),
 
-    feature_flags: async () => flagCacheStatus(deps.flags.status(), deps.flags.refreshMs),
+    feature_flags: () => Promise.resolve(flagCacheStatus(deps.flags.status(), deps.flags.refreshMs)),
   };
 }
 

@@ -1,4 +1,4 @@
-import { CheckIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError } from 'slonik';
+import { CheckIntegrityConstraintViolationError, InvalidInputError, UniqueIntegrityConstraintViolationError } from 'slonik';
 import { problems, type Problem } from '../../common/problems';
 
 /**
@@ -23,7 +23,27 @@ const checkViolations: Record<string, () => Problem> = {
   permissions_module_not_system: modulePermissionRefused('The module slug is the prefix of system permissions, which modules cannot register'),
 };
 
+/**
+ * A request value the guard let through that PostgreSQL cannot read as its column's type: a uuid in
+ * a form joi takes and the cast refuses (`(…)`, `:`-separated), a date out of range. The schemas
+ * refuse these first (api/http/ids.ts); this keeps one they miss a 400 for the caller, not a 500.
+ */
+const dataExceptions: Record<string, string> = {
+  '22007': 'A date or time is not valid', // invalid_datetime_format
+  '22008': 'A date or time is out of range', // datetime_field_overflow
+};
+
+function dataExceptionOf(error: unknown): Problem | null {
+  // slonik turns 22P02 (invalid_text_representation) into its own error without the code.
+  if (error instanceof InvalidInputError) return problems.validation([], 'A value is not in the form its field takes');
+  const code = (error as { code?: unknown } | null)?.code;
+  const detail = typeof code === 'string' ? dataExceptions[code] : undefined;
+  return detail ? problems.validation([], detail) : null;
+}
+
 export function constraintProblemOf(error: unknown): Problem | null {
+  const data = dataExceptionOf(error);
+  if (data) return data;
   if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint) {
     return uniqueViolations[error.constraint]?.() ?? null;
   }

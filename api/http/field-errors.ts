@@ -59,12 +59,14 @@ function codeFor(type: string): string {
   return 'INVALID_VALUE';
 }
 
-/** `items[0].name` for a path of ['items', 0, 'name']; the request part itself for an empty path. */
+/**
+ * `items[0].name` for a path of ['items', 0, 'name']; the request part itself for an empty path,
+ * or for a key named '' (problem.schema.ts: a field is never empty).
+ */
 function fieldOf(path: ValidationErrorItem['path'], source: string): string {
-  if (path.length === 0) return source;
   return path.reduce<string>((field, segment) => (
     typeof segment === 'number' ? `${field}[${segment}]` : field ? `${field}.${segment}` : String(segment)
-  ), '');
+  ), '') || source;
 }
 
 /** The `errors[]` of a validation-error problem for one request part (params, query or body). */

@@ -19,7 +19,7 @@ export const pageQuery = {
 
 export const cursorQuery = {
   limit: size.description('Items per page (1 to 100)'),
-  cursor: token.description('Cursor of the previous page'),
+  cursor: token.description('Cursor of the previous page; not with page_size or page_token'),
 };
 
 

@@ -23,9 +23,14 @@ export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
  */
 export type RouteModule = string | ((params: Record<string, string>) => string);
 
-export interface RouteSchemas<P, Q, B> {
+export interface RouteSchemas<P, Q, B, H> {
   params?: Joi.ObjectSchema<P>;
   query?: Joi.ObjectSchema<Q>;
+  /**
+   * The request headers the route reads, by their canonical names (`Idempotency-Key`), looked up
+   * case-insensitively. Only these are checked and handed over; any other header passes untouched.
+   */
+  headers?: Joi.ObjectSchema<H>;
   /** A declared body is required; a route without one accepts no fields. */
   body?: Joi.Schema<B>;
   /** Response bodies by status. `null`: no JSON body (204, or a binary stream), not validated. */
@@ -33,15 +38,16 @@ export interface RouteSchemas<P, Q, B> {
 }
 
 /** The validated (and defaulted) request parts, as the guard hands them to the handler. */
-export interface Guard<P, Q, B> {
+export interface Guard<P, Q, B, H> {
   params: P;
   query: Q;
   body: B;
+  headers: H;
 }
 
-export type RouteContext<P = unknown, Q = unknown, B = unknown> = ParameterizedContext<AppState, { guard: Guard<P, Q, B> }>;
+export type RouteContext<P = unknown, Q = unknown, B = unknown, H = unknown> = ParameterizedContext<AppState, { guard: Guard<P, Q, B, H> }>;
 
-export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
+export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, H = unknown> {
   namespace: Namespace;
   method: HttpMethod;
   /** Relative to /v1 (also served under /api/v1), in @koa/router syntax: `/wallets/:walletId`. */
@@ -69,22 +75,22 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown> {
   rateLimit?: RateLimitGroup | false;
   /** Limit enforcement beyond the subscription status checks every bearer route gets (RouteBilling). */
   billing?: RouteBilling;
-  schemas: RouteSchemas<P, Q, B>;
+  schemas: RouteSchemas<P, Q, B, H>;
   // A method, not a function property, so routes of different shapes fit in one list.
-  handler(ctx: RouteContext<P, Q, B>): void | Promise<void>;
+  handler(ctx: RouteContext<P, Q, B, H>): void | Promise<void>;
 }
 
 /** A route of any shape, as lists hold them; each route is checked against its own types where defined. */
-export type AnyRoute = RouteDefinition<any, any, any>;
+export type AnyRoute = RouteDefinition;
 
 export function rateLimitGroupOf(route: AnyRoute): RateLimitGroup | false {
   return route.rateLimit ?? (route.auth === 'bearer' ? 'user' : 'ip');
 }
 
 /** Identity at run time; it lets TypeScript infer the guard's types from the schemas. */
-export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
-  route: RouteDefinition<P, Q, B>,
-): RouteDefinition<P, Q, B> {
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = undefined, H = Record<string, never>>(
+  route: RouteDefinition<P, Q, B, H>,
+): RouteDefinition<P, Q, B, H> {
   return route;
 }
 
@@ -128,6 +134,6 @@ function checkPathParams(route: AnyRoute, where: string): void {
   const described = route.schemas.params?.describe() as { keys?: Record<string, unknown> } | undefined;
   const inSchema = Object.keys(described?.keys ?? {}).sort();
   if (inPath.join() !== inSchema.join()) {
-    throw new RouteConfigurationError(`${where}: path parameters [${inPath}] differ from the params schema [${inSchema}]`);
+    throw new RouteConfigurationError(`${where}: path parameters [${inPath.join()}] differ from the params schema [${inSchema.join()}]`);
   }
 }

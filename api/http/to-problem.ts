@@ -41,7 +41,7 @@ function grpcStatusOf(error: unknown): { code: number; details: string } | null 
     if (isGrpcCode(candidate.code)) {
       const details = typeof candidate.details === 'string' && candidate.details
         ? candidate.details
-        : String(candidate.message ?? '');
+        : typeof candidate.message === 'string' ? candidate.message : '';
       return { code: candidate.code, details };
     }
     current = candidate.cause;
@@ -60,6 +60,11 @@ function temporalStatusOf(error: unknown): { code: number; details: string } | n
   return null;
 }
 
+const BOURNE_PROTOTYPE_MESSAGE = 'Object contains forbidden prototype property';
+
+/** Stated once for every document (api/openapi/document.ts). */
+export const PROTOTYPE_KEY_RULE = 'A JSON body never has a __proto__ key, nor a constructor key holding prototype (prototype pollution).';
+
 /**
  * The body parser (co-body, raw-body) throws http-errors with a `type`; these are the caller's
  * mistakes and get their own problem types.
@@ -70,6 +75,11 @@ function clientErrorOf(error: unknown): Problem | null {
   if (type === 'entity.too.large' || status === 413) {
     return problems.payloadTooLarge(typeof limit === 'number' ? `${limit} bytes` : 'the size limit');
   }
+  // co-body refuses prototype-polluting keys (bourne, protoAction 'error') with a SyntaxError of
+  // its own: the JSON is valid, the key is not accepted, and the problem says which.
+  if (name === 'SyntaxError' && status === 400 && (error as { message?: unknown }).message === BOURNE_PROTOTYPE_MESSAGE) {
+    return problems.validation([{ field: 'body', message: PROTOTYPE_KEY_RULE, code: 'INVALID_VALUE' }], PROTOTYPE_KEY_RULE);
+  }
   // co-body rethrows JSON.parse's SyntaxError with status 400 (raw-body's own errors carry a type).
   if (type === 'entity.parse.failed' || (name === 'SyntaxError' && status === 400)) {
     return problems.validation(
@@ -78,8 +88,9 @@ function clientErrorOf(error: unknown): Problem | null {
     );
   }
   if (type === 'encoding.unsupported' || type === 'charset.unsupported' || status === 415) {
-    const { charset, encoding } = error as { charset?: unknown; encoding?: unknown };
-    return problems.unsupportedMediaType(String(charset ?? encoding ?? ''));
+    // raw-body's unsupported-encoding errors carry the offending name as a string.
+    const { charset, encoding } = error as { charset?: string; encoding?: string };
+    return problems.unsupportedMediaType(charset ?? encoding ?? '');
   }
   if (type === 'request.aborted' || type === 'request.size.invalid') {
     return problems.validation([], 'The request body was incomplete');

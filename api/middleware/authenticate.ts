@@ -20,6 +20,6 @@ export function authenticate(tokens: VerifiedTokens): AppMiddleware {
     const impersonation = claims.impersonatorId ? { impersonatorId: claims.impersonatorId } : {};
     ctx.state.auth = { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles, ...impersonation };
     const context = { ...currentRequestContext(), traceId: ctx.state.traceId, tenantId: claims.tenantId, actorId: claims.sub, ...impersonation };
-    return runWithRequestContext(context, next);
+    await runWithRequestContext(context, next);
   };
 }

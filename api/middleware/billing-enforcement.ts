@@ -39,7 +39,7 @@ export class LimitEnforcement {
         checkSubscriptionStatus(state, ctx.method, route.billing);
         if (creates) await this.checkCreation(tenantId, state, creates);
       }
-      return next();
+      await next();
     };
   }
 

@@ -16,9 +16,12 @@ export function bodyGuard(limitBytes: number): Middleware<AppState> {
     const declared = ctx.request.length;
     if (declared !== undefined && declared > limitBytes) throw problems.payloadTooLarge(`${limitBytes} bytes`);
     const hasBody = declared !== undefined ? declared > 0 : ctx.get('transfer-encoding') !== '';
-    if (!hasBody) return next();
+    if (!hasBody) {
+      await next();
+      return;
+    }
     if (!ctx.is('json', '+json')) throw problems.unsupportedMediaType(ctx.get('content-type'));
-    return parse(ctx, next);
+    await parse(ctx, next);
   };
 }
 
@@ -45,6 +48,6 @@ export function rawBodyGuard(limitBytes: number): Middleware<AppState> {
       chunks.push(chunk as Buffer);
     }
     rawBodies.set(ctx, Buffer.concat(chunks));
-    return next();
+    await next();
   };
 }

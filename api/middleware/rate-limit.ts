@@ -41,7 +41,7 @@ export function rateLimit(group: RateLimitGroup, options: RateLimitOptions): App
         throw problems.rateLimited(decision.retryAfterSeconds);
       }
     }
-    return next();
+    await next();
   };
 }
 

@@ -18,6 +18,6 @@ export function requireModule(installed: InstalledModules, module: RouteModule):
     if (!(await installed.isActive(authOf(ctx).tenantId, slug))) {
       throw problems.moduleNotFound(SLUG_PATTERN.test(slug) ? slug : 'named in the path');
     }
-    return next();
+    await next();
   };
 }

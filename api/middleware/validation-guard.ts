@@ -4,6 +4,7 @@ import { isProblem, problems, type FieldError } from '../../common/problems';
 import type { AppState } from '../context';
 import type { AnyRoute, Guard } from '../http/route-registry';
 import { fieldErrorsOf } from '../http/field-errors';
+import { unstorableTextErrors } from '../http/storable-text';
 
 /** Unknown fields are refused everywhere (query, params, body), so a typo is an error, not a no-op. */
 const REQUEST_OPTIONS: Joi.ValidationOptions = {
@@ -19,8 +20,24 @@ const RESPONSE_OPTIONS: Joi.ValidationOptions = { abortEarly: false, convert: fa
 const NOTHING = Joi.object({});
 
 /**
- * The guard in the Logto style: the route's own schemas check params, query and body (all
- * failures reported together as errors[]), hand the validated values to the handler as
+ * The declared headers of a request under their declared names, read case-insensitively (HTTP
+ * header names are; Node hands them over in lower case). Undeclared headers are not looked at.
+ */
+function declaredHeaders(names: readonly string[], headers: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  return Object.fromEntries(names.flatMap((name) => {
+    const value = headers[name.toLowerCase()];
+    return value === undefined ? [] : [[name, value]];
+  }));
+}
+
+function keysOf(schema: Joi.ObjectSchema | undefined): string[] {
+  const described = schema?.describe() as { keys?: Record<string, unknown> } | undefined;
+  return Object.keys(described?.keys ?? {});
+}
+
+/**
+ * The guard in the Logto style: the route's own schemas check params, query, the declared headers
+ * and body (all failures reported together as errors[]), hand the validated values to the handler as
  * `ctx.guard`, and, where configured (development, staging, test), check the response body
  * against the schema declared for its status, so a handler that drifts from its published
  * schema fails loudly (500) instead of silently breaking clients.
@@ -30,6 +47,8 @@ export function validationGuard(route: AnyRoute, validateResponses: boolean): Mi
   // them again per call.
   const params = (route.schemas.params ?? NOTHING).prefs(REQUEST_OPTIONS);
   const query = (route.schemas.query ?? NOTHING).prefs(REQUEST_OPTIONS);
+  const headers = (route.schemas.headers ?? NOTHING).prefs(REQUEST_OPTIONS);
+  const headerNames = keysOf(route.schemas.headers);
   const body = (route.schemas.body?.required() ?? NOTHING).prefs(REQUEST_OPTIONS);
 
   return async (ctx, next) => {
@@ -40,11 +59,13 @@ export function validationGuard(route: AnyRoute, validateResponses: boolean): Mi
       // `.error(() => problems.x())`; joi hands that error back as it is.
       if (isProblem(result.error)) throw result.error;
       if (result.error) errors.push(...fieldErrorsOf(result.error, source));
+      else errors.push(...unstorableTextErrors(result.value, source));
       return result.value;
     };
-    const guard: Guard<unknown, unknown, unknown> = {
+    const guard: Guard<unknown, unknown, unknown, unknown> = {
       params: check(params, (ctx as unknown as { params: unknown }).params, 'params'),
       query: check(query, ctx.query, 'query'),
+      headers: check(headers, declaredHeaders(headerNames, ctx.headers), 'headers'),
       body: check(body, ctx.request.body, 'body'),
     };
     if (errors.length > 0) throw problems.validation(errors);

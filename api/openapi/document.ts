@@ -1,7 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type Joi from 'joi';
-import parse from 'joi-to-json';
 import { NAMESPACES, type AnyRoute, type Namespace, type RouteRegistry } from '../http/route-registry';
+import { UNSTORABLE_TEXT_RULE } from '../http/storable-text';
+import { PROTOTYPE_KEY_RULE } from '../http/to-problem';
+import { toJsonSchema as joiToJsonSchema } from './json-schema';
 import { problemSchema } from './problem.schema';
 
 /** A JSON Schema (OpenAPI 3.1 dialect) as joi-to-json produces it. */
@@ -19,8 +21,7 @@ const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 const problemContent = { 'application/problem+json': { schema: PROBLEM_REF } };
 
 function toJsonSchema(schema: Joi.Schema): JsonSchema {
-  // joi-to-json's typing names the joi class instead of an instance; the value is a schema.
-  return parse(schema as unknown as Parameters<typeof parse>[0], 'open-api-3.1') as JsonSchema;
+  return joiToJsonSchema(schema);
 }
 
 /** `/wallets/:walletId` → `/wallets/{walletId}` */
@@ -28,7 +29,8 @@ function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
-function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | 'query'): unknown[] {
+/** A route's path, query and declared header parameters (RouteSchemas.headers: `Idempotency-Key`, signatures). */
+function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | 'query' | 'header'): unknown[] {
   if (!schema) return [];
   const { properties = {}, required = [] } = toJsonSchema(schema);
   return Object.entries(properties).map(([name, property]) => {
@@ -44,7 +46,7 @@ function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | '
 }
 
 function responsesOf(route: AnyRoute): Record<string, unknown> {
-  const declared = Object.entries(route.schemas.response).map(([status, schema]) => [status, {
+  const declared = Object.entries(route.schemas.response).map(([status, schema]): [string, unknown] => [status, {
     description: STATUS_CODES[Number(status)] ?? 'Response',
     ...(schema ? { content: { 'application/json': { schema: toJsonSchema(schema) } } } : {}),
   }]);
@@ -62,7 +64,11 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.namespace],
-    parameters: [...parametersOf(route.schemas.params, 'path'), ...parametersOf(route.schemas.query, 'query')],
+    parameters: [
+      ...parametersOf(route.schemas.params, 'path'),
+      ...parametersOf(route.schemas.query, 'query'),
+      ...parametersOf(route.schemas.headers, 'header'),
+    ],
     ...(route.schemas.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(route.schemas.body) } } } }
       : {}),
@@ -87,7 +93,7 @@ export function buildOpenApiDocument(namespace: Namespace, routes: readonly AnyR
     info: {
       title: `Platform ${namespace} API`,
       version,
-      description: `The ${namespace} routes of the platform gateway. Every error is an RFC 9457 problem (application/problem+json).`,
+      description: `The ${namespace} routes of the platform gateway. Every error is an RFC 9457 problem (application/problem+json). ${UNSTORABLE_TEXT_RULE} ${PROTOTYPE_KEY_RULE}`,
     },
     servers: [{ url: '/v1' }, { url: '/api/v1' }],
     paths,

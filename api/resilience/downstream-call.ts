@@ -40,9 +40,9 @@ export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions):
     let failure: unknown;
     for (let tries = 0; tries <= retries; tries += 1) {
       if (tries > 0) await sleep(options.retryDelayMs);
-      let clientError: unknown;
+      let settled: ClientError | undefined;
       try {
-        clientError = await attempt();
+        settled = await attempt();
       } catch (error) {
         if (error instanceof CircuitOpenError) throw problems.unavailable(`The ${route.namespace} service is unavailable; try again shortly`);
         failure = error;
@@ -50,7 +50,7 @@ export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions):
         continue;
       }
       if (tenantId) options.tenants.record(tenantId, false);
-      if (clientError) throw clientError;
+      if (settled) throw settled.clientError;
       return;
     }
     if (tenantId) options.tenants.record(tenantId, true);
@@ -62,12 +62,14 @@ export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions):
  * An error that will be answered with a 4xx (a problem, a constraint violation, a downstream's
  * NOT_FOUND …) is a successful call as far as the breakers are concerned: it is handed back, not thrown.
  */
-async function settleClientErrors(call: Promise<void>): Promise<unknown> {
+interface ClientError { clientError: unknown }
+
+async function settleClientErrors(call: Promise<void>): Promise<ClientError | undefined> {
   try {
     await call;
     return undefined;
   } catch (error) {
-    if (toProblem(error).status < 500) return error;
+    if (toProblem(error).status < 500) return { clientError: error };
     throw error;
   }
 }

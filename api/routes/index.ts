@@ -14,7 +14,7 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
-import type { BillingDeps } from '../../services/billing/limits-deps';
+import type { BillingStateDeps } from '../../services/billing/state-deps';
 import { usageRoutes } from './billing/usage.routes';
 import { terminationAdminRoutes } from './billing/admin.routes';
 import type { MoneyDeps } from '../../services/money/deps';
@@ -32,6 +32,8 @@ import { planRoutes } from './billing/plans.routes';
 import { subscriptionRoutes } from './billing/subscriptions.routes';
 import { webhookRoutes } from './billing/webhooks.routes';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import { jobKinds } from '../../services/jobs/registry';
+import { jobRoutes } from './jobs/jobs.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -39,13 +41,13 @@ export interface RouteServices {
   audit: AuditDeps;
   access: AccessControl;
   auditExport: AuditExportDeps;
-  billing: BillingDeps;
+  billing: BillingStateDeps;
   money: MoneyDeps;
   /** Holds and transfers, started as Temporal workflows. */
   moneyFlows: MoneyFlows;
   modules: ModuleServices;
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
-  temporal(): TemporalHandle | undefined;
+  temporal: () => TemporalHandle | undefined;
   /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
   gateway?: { metrics: GatewayMetrics };
 }
@@ -77,6 +79,10 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...transferRoutes(services.moneyFlows),
     ...moduleRoutes(services.modules),
     ...billingRoutes(services),
+    ...jobRoutes({
+      kinds: jobKinds({ auditExport: services.auditExport }), temporal: services.temporal,
+      resolver: services.access.resolver, problemBase: services.identity.config.api.problemBase,
+    }),
   ];
 }
 

@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { problems } from '../../common/problems';
 import type { AppState } from '../context';
 import { bodyGuard, rawBodyGuard } from '../middleware/body-guard';
 import { validationGuard } from '../middleware/validation-guard';
 import { rateLimitGroupOf, type AnyRoute, type RateLimitGroup, type RouteModule, type RouteRegistry } from '../http/route-registry';
+import { mostSpecific, shadowedWhen } from '../http/route-patterns';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -42,12 +44,36 @@ function billingStepOf(route: AnyRoute, options: ApiRouterOptions): Middleware<A
   return step ? [step] : [];
 }
 
+/**
+ * A route whose pattern a more specific one shadows (`GET /wallets/:id` by `/wallets/transfer`) does
+ * not serve the shadowed paths: the router would hand it `id = transfer`, but the path belongs to
+ * the other pattern, so a method that pattern does not serve is 405 with its `Allow`, as the
+ * fallback answers (api/http/route-patterns.ts). Only shadowed routes get this step.
+ */
+/** As the router lists a route's methods: a GET route answers HEAD too. */
+const methodsOf = (method: string): string[] => (method === 'GET' ? ['HEAD', 'GET'] : [method]);
+
+function shadowStepOf(route: AnyRoute, routes: readonly AnyRoute[]): Middleware<AppState>[] {
+  const shadows = routes.flatMap((other) => {
+    const when = other.method === route.method ? null : shadowedWhen(route.path, other.path);
+    return when ? [{ path: other.path, method: other.method, when }] : [];
+  });
+  if (shadows.length === 0) return [];
+  return [async (ctx, next) => {
+    const params = (ctx as unknown as { params: Record<string, string> }).params;
+    const applying = mostSpecific(shadows.filter((shadow) => shadow.when.every(([name, literal]) => params[name] === literal)), (shadow) => shadow.path);
+    if (applying.length > 0) throw problems.methodNotAllowed(ctx.method, [...new Set(applying.flatMap((shadow) => methodsOf(shadow.method)))]);
+    await next();
+  }];
+}
+
 export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
   const router = new Router<AppState>();
   const parseBody = bodyGuard(options.bodyLimitBytes);
   const readRawBody = rawBodyGuard(options.bodyLimitBytes);
   for (const route of registry.routes) {
     const stack: Middleware<AppState>[] = [
+      ...shadowStepOf(route, registry.routes),
       ...(route.auth === 'bearer' ? [options.authenticate] : []),
       ...(route.module ? [options.requireModule(route.module)] : []),
       ...(route.permission ? [options.authorize(route.permission)] : []),

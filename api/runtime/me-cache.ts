@@ -30,7 +30,7 @@ export interface MeCacheOptions {
  * used while the tenant's version is not newer than the one it was read at and its account has not
  * been announced since, so a change shows once its announcement arrived. A change made through this
  * process shows on its very next request: its writer calls forget(account) after committing. This is
- * the permission cache's consistency (docs/decisions.md, RBAC versions). Outside listening nothing is
+ * the permission cache's consistency (docs/decisions/access.md, RBAC versions). Outside listening nothing is
  * kept and every request reads, and the TTL bounds reuse regardless.
  *
  * A read is kept only if nothing was announced or forgotten while it ran (the generation did not

@@ -22,9 +22,9 @@ export interface TenantEventListenerOptions {
   name: string;
   topic: string;
   /** Whether an event of this type changes what is cached. */
-  concerns(type: string): boolean;
+  concerns: (type: string) => boolean;
   /** Drops what is cached for the tenant. */
-  invalidate(tenantId: string): void;
+  invalidate: (tenantId: string) => void;
   /**
    * Whether an event may wait up to FETCH_WAIT_MS to arrive with the others of that time: for a cache
    * that something else already keeps exact (the permission cache, by PostgreSQL's version notices).
@@ -68,10 +68,12 @@ export class TenantEventListener {
       await consumer.subscribe({ topics: [topic], fromBeginning: false });
       await consumer.run({
         autoCommit: false,
-        eachMessage: async ({ message }) => {
-          if (!concerns(headerValue(message, EVENT_HEADERS.type) ?? '')) return;
-          const tenantId = headerValue(message, EVENT_HEADERS.tenantId);
-          if (tenantId) invalidate(tenantId);
+        eachMessage: ({ message }) => {
+          if (concerns(headerValue(message, EVENT_HEADERS.type) ?? '')) {
+            const tenantId = headerValue(message, EVENT_HEADERS.tenantId);
+            if (tenantId) invalidate(tenantId);
+          }
+          return Promise.resolve();
         },
       });
     } catch (error) {

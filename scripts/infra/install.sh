@@ -6,7 +6,8 @@
 #   scripts/infra/install.sh kafka clamav-db  only some components
 #
 # Components: apt, go-tools (temporal CLI, versitygw, mailpit), kafka (jars), temporal-test-server
-# (jars + wrapper + class-data-sharing archive), clamav-db (signatures).
+# (jars + wrapper + class-data-sharing archive), clamav-db (signatures), schemathesis (the API
+# fuzzer of test/api/fuzz, in a Python venv).
 # Nothing is written in the work tree: binaries and jars go to $PLATFORM_CACHE, logs of the
 # slow steps to $PLATFORM_LOGS/install-*.log.
 set -euo pipefail
@@ -36,6 +37,12 @@ MVN_DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 KAFKA_HOME=$PLATFORM_CACHE/kafka
 TTS_HOME=$PLATFORM_CACHE/temporal-test-server
 CLAMAV_DB=$PLATFORM_CACHE/clamav-db
+# Schemathesis fuzzes the gateway from its own OpenAPI documents (test/api/fuzz); the test finds
+# it at $SCHEMATHESIS_VENV/bin/schemathesis.
+SCHEMATHESIS_VERSION=4.32.5
+# Pinned too: test/api/fuzz/checks.py works around a CPython bug inside Hypothesis' internals.
+HYPOTHESIS_VERSION=6.170.17
+SCHEMATHESIS_VENV=$PLATFORM_CACHE/venv/schemathesis
 
 # The EICAR anti-virus test string (68 bytes; harmless by design, every scanner detects it).
 # Kept in two pieces so this script itself never contains it and is not flagged by scanners.
@@ -397,8 +404,43 @@ install_clamav_db() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Schemathesis: a Python venv in the cache (never in the work tree), from PyPI
+# ---------------------------------------------------------------------------------------------
+install_schemathesis() {
+  local py t stamp=$STAMPS/schemathesis key="$SCHEMATHESIS_VERSION hypothesis $HYPOTHESIS_VERSION"
+  if [[ -x "$SCHEMATHESIS_VENV/bin/schemathesis" && "$(cat "$stamp" 2>/dev/null)" == "$key" ]]; then
+    log "schemathesis: $SCHEMATHESIS_VERSION present ($SCHEMATHESIS_VENV)"
+    return 0
+  fi
+  # Schemathesis 4 needs Python >= 3.10: the newest interpreter on PATH that runs (a pyenv shim of
+  # a version not selected is on PATH but does not run).
+  local candidate
+  py=
+  for candidate in python3.13 python3.12 python3.11 python3.10 python3; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+      py=$(command -v "$candidate")
+      break
+    fi
+  done
+  [[ -n "$py" ]] || die "schemathesis: no Python >= 3.10 on PATH (python3.10 ... python3.13, python3)"
+  t=$(now_ms)
+  # A venv made by another Python or a half-finished install is rebuilt whole.
+  rm -rf "$SCHEMATHESIS_VENV"
+  run_with_progress "schemathesis: venv ($py)" "$PLATFORM_LOGS/install-schemathesis.log" \
+    "$py" -m venv "$SCHEMATHESIS_VENV" || die "schemathesis: python -m venv failed (log: $PLATFORM_LOGS/install-schemathesis.log)"
+  run_with_progress "schemathesis: pip install schemathesis==$SCHEMATHESIS_VERSION" "$PLATFORM_LOGS/install-schemathesis.log" \
+    "$SCHEMATHESIS_VENV/bin/pip" install --disable-pip-version-check --no-input \
+    "schemathesis==$SCHEMATHESIS_VERSION" "hypothesis==$HYPOTHESIS_VERSION" ||
+    die "schemathesis: pip install failed (log: $PLATFORM_LOGS/install-schemathesis.log)"
+  "$SCHEMATHESIS_VENV/bin/schemathesis" --version >>"$PLATFORM_LOGS/install-schemathesis.log" 2>&1 ||
+    die "schemathesis: the installed CLI does not run (log: $PLATFORM_LOGS/install-schemathesis.log)"
+  echo "$key" >"$stamp"
+  note_time schemathesis "$(elapsed_since "$t")"
+}
+
+# ---------------------------------------------------------------------------------------------
 main() {
-  local all=(apt go-tools kafka temporal-test-server clamav-db) wanted start
+  local all=(apt go-tools kafka temporal-test-server clamav-db schemathesis) wanted start
   wanted=("$@")
   ((${#wanted[@]})) || wanted=("${all[@]}")
   start=$(now_ms)
@@ -413,6 +455,7 @@ main() {
   want go-tools && install_go_tools_start
   want kafka && install_kafka
   want clamav-db && install_clamav_db
+  want schemathesis && install_schemathesis
   want go-tools && install_go_tools_wait
   # Last: its training run uses the temporal CLI when it has been built.
   want temporal-test-server && install_temporal_test_server

@@ -1,10 +1,11 @@
 import {
   assignRole, createRole, deleteRole, getRole, listPermissions, listRoles, revokeRole, updateRole, userPermissions,
-  type RolesDeps,
+  type RoleDetails, type RolesDeps,
 } from '../../../services/access/roles';
+import type { RoleRow } from '../../../db/queries/access/roles.queries';
 import type { PageQuery } from '../../../common/pagination';
 import { callerOf } from '../caller';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   assignRoleA, assignRoleB, createRoleA, createRoleB, effectivePermissionsResponse, inputOfA, inputOfB, patchRoleA,
   permissionGroups, putRoleB, roleA, roleB, roleDetailsA, roleDetailsB, roleIdParams, rolePageA, rolePageB, rolePageQuery,
@@ -19,19 +20,32 @@ const page = (query: PageQuery) => ({ size: query.page_size, token: query.page_t
 /**
  * Document 1, Roles and permissions: route set A (`/roles`, `/permissions`, `/users/:id/roles`,
  * snake_case, `permission_ids`) and route set B (`/rbac/...`, camelCase, `permissions`). Both call
- * the same operations in api/access/roles/roles.ts. GET /users/:id/permissions belongs to the users
+ * the same operations in services/access/roles.ts. GET /users/:id/permissions belongs to the users
  * routes; its set B twin is here.
  */
 export function roleRoutes(deps: RolesDeps): AnyRoute[] {
+  // What both route sets do alike is one handler each; they differ only in how a role is shown.
+  const listed = <View>(toView: (role: RoleRow) => View) => async (ctx: RouteContext<NoParams, PageQuery>) => {
+    const { roles, nextPageToken } = await listRoles(deps, callerOf(ctx), page(ctx.guard.query));
+    ctx.body = { data: roles.map(toView), ...(nextPageToken ? { next_page_token: nextPageToken } : {}) };
+  };
+  const shown = <View>(toView: (role: RoleDetails) => View) => async (ctx: RouteContext<RoleIdParams>) => {
+    ctx.body = toView(await getRole(deps, callerOf(ctx), ctx.guard.params.id));
+  };
+  const deleted = async (ctx: RouteContext<RoleIdParams>) => {
+    await deleteRole(deps, callerOf(ctx), ctx.guard.params.id);
+    ctx.status = 204;
+  };
+  const permissionsListed = async (ctx: RouteContext) => {
+    ctx.body = { data: await listPermissions(deps, callerOf(ctx)) };
+  };
+
   const routeSetA: AnyRoute[] = [
     defineRoute<NoParams, PageQuery>({
       namespace: 'iam', method: 'GET', path: '/roles', operationId: 'iam.roles.list',
       summary: 'Lists the tenant\'s roles (paginated)', auth: 'bearer', permission: 'roles.list',
       schemas: { query: rolePageQuery, response: { 200: rolePageA } },
-      async handler(ctx) {
-        const { roles, nextPageToken } = await listRoles(deps, callerOf(ctx), page(ctx.guard.query));
-        ctx.body = { data: roles.map(toRoleA), ...(nextPageToken ? { next_page_token: nextPageToken } : {}) };
-      },
+      handler: listed(toRoleA),
     }),
     defineRoute<NoParams, NoParams, CreateRoleA>({
       namespace: 'iam', method: 'POST', path: '/roles', operationId: 'iam.roles.create',
@@ -50,9 +64,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'GET', path: '/roles/:id', operationId: 'iam.roles.get',
       summary: 'A role, with the keys it holds that are archived (stale_permissions)', auth: 'bearer', permission: 'roles.list',
       schemas: { params: roleIdParams, response: { 200: roleDetailsA } },
-      async handler(ctx) {
-        ctx.body = toRoleDetailsA(await getRole(deps, callerOf(ctx), ctx.guard.params.id));
-      },
+      handler: shown(toRoleDetailsA),
     }),
     defineRoute<RoleIdParams, NoParams, PatchRoleA>({
       namespace: 'iam', method: 'PATCH', path: '/roles/:id', operationId: 'iam.roles.update',
@@ -68,18 +80,13 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'DELETE', path: '/roles/:id', operationId: 'iam.roles.delete',
       summary: 'Deletes a custom role (built-in roles: 403)', auth: 'bearer', permission: 'roles.delete',
       schemas: { params: roleIdParams, response: { 204: null } },
-      async handler(ctx) {
-        await deleteRole(deps, callerOf(ctx), ctx.guard.params.id);
-        ctx.status = 204;
-      },
+      handler: deleted,
     }),
     defineRoute({
       namespace: 'iam', method: 'GET', path: '/permissions', operationId: 'iam.permissions.list',
       summary: 'Every permission a tenant role can hold, grouped by module', auth: 'bearer', permission: 'roles.list',
       schemas: { response: { 200: permissionGroups } },
-      async handler(ctx) {
-        ctx.body = { data: await listPermissions(deps, callerOf(ctx)) };
-      },
+      handler: permissionsListed,
     }),
     defineRoute<RoleIdParams, NoParams, AssignRoleA>({
       namespace: 'iam', method: 'POST', path: '/users/:id/roles', operationId: 'iam.users.roles.assign',
@@ -108,10 +115,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'GET', path: '/rbac/roles', operationId: 'iam.rbac.roles.list',
       summary: 'Lists the tenant\'s roles (paginated)', auth: 'bearer', permission: 'roles.list',
       schemas: { query: rolePageQuery, response: { 200: rolePageB } },
-      async handler(ctx) {
-        const { roles, nextPageToken } = await listRoles(deps, callerOf(ctx), page(ctx.guard.query));
-        ctx.body = { data: roles.map(toRoleB), ...(nextPageToken ? { next_page_token: nextPageToken } : {}) };
-      },
+      handler: listed(toRoleB),
     }),
     defineRoute<NoParams, NoParams, CreateRoleB>({
       namespace: 'iam', method: 'POST', path: '/rbac/roles', operationId: 'iam.rbac.roles.create',
@@ -127,9 +131,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'GET', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.get',
       summary: 'A role, with the keys it holds that are archived (stalePermissions)', auth: 'bearer', permission: 'roles.list',
       schemas: { params: roleIdParams, response: { 200: roleDetailsB } },
-      async handler(ctx) {
-        ctx.body = toRoleDetailsB(await getRole(deps, callerOf(ctx), ctx.guard.params.id));
-      },
+      handler: shown(toRoleDetailsB),
     }),
     defineRoute<RoleIdParams, NoParams, CreateRoleB>({
       namespace: 'iam', method: 'PUT', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.update',
@@ -145,18 +147,13 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'DELETE', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.delete',
       summary: 'Deletes a custom role (built-in roles: 403)', auth: 'bearer', permission: 'roles.delete',
       schemas: { params: roleIdParams, response: { 204: null } },
-      async handler(ctx) {
-        await deleteRole(deps, callerOf(ctx), ctx.guard.params.id);
-        ctx.status = 204;
-      },
+      handler: deleted,
     }),
     defineRoute({
       namespace: 'iam', method: 'GET', path: '/rbac/permissions', operationId: 'iam.rbac.permissions.list',
       summary: 'Every permission a tenant role can hold, grouped by module', auth: 'bearer', permission: 'roles.list',
       schemas: { response: { 200: permissionGroups } },
-      async handler(ctx) {
-        ctx.body = { data: await listPermissions(deps, callerOf(ctx)) };
-      },
+      handler: permissionsListed,
     }),
     defineRoute<RoleIdParams, NoParams, AssignRoleB>({
       namespace: 'iam', method: 'POST', path: '/rbac/roles/:id/assign', operationId: 'iam.rbac.roles.assign',

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { RoleDetails, RoleInput } from '../../../services/access/roles';
 import type { RoleRow } from '../../../db/queries/access/roles.queries';
+import { uuid } from '../../http/ids';
 import { pageOf, pageQuery } from '../../http/pagination';
 import { type PageQuery } from '../../../common/pagination';
 
@@ -9,8 +10,6 @@ import { type PageQuery } from '../../../common/pagination';
  * calls the keys `permission_ids`; set B speaks camelCase and calls them `permissions`
  * (DECISIONS.md). Both assign and revoke with `user_id`/`role_id` as document 1 shows them.
  */
-
-const uuid = Joi.string().uuid();
 
 export interface RoleIdParams { id: string }
 export interface UserRoleParams { id: string; roleId: string }
@@ -24,7 +23,10 @@ export const rolePageQuery = Joi.object<PageQuery>(pageQuery);
  * `platform_owner` is the Platform Owner's platform-scoped role: a tenant role of that name would
  * be mistaken for it wherever role names are read from a token (the rate limit, for one).
  */
-const name = Joi.string().trim().min(1).max(100).pattern(/^[^\p{Cc}]+$/u, 'printable').invalid('platform_owner');
+// No control characters (Unicode Cc: U+0000-001F, U+007F-009F), written out: the documents' patterns
+// carry no flags (api/openapi/json-schema.ts), and \p{Cc} needs the u flag.
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const name = Joi.string().trim().min(1).max(100).pattern(/^[^\x00-\x1F\x7F-\x9F]+$/, 'printable').invalid('platform_owner');
 const description = Joi.string().trim().max(500).allow('');
 /** An exact key (`crm.contacts.read`), a module wildcard (`crm.*`) or `*`; which are allowed is the registry's call. */
 const permissionKey = Joi.string().max(200)

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
 import { EXPORT_FORMATS } from '../../../db/queries/audit/audit-export.queries';
 import { EXPORT_JOB_STATUSES } from '../../../db/queries/audit/audit-export.queries';
+import { COLD_EXPORT_JOB } from '../../../services/audit/export/job';
 
 export interface ExportQuery {
   format: ExportFormat;
@@ -13,7 +14,7 @@ export interface ExportQuery {
 export const exportQuery = Joi.object<ExportQuery>({
   format: Joi.string().valid(...EXPORT_FORMATS).default('json'),
   since: Joi.date().iso().required(),
-  until: Joi.date().iso().greater(Joi.ref('since')).required()
+  until: Joi.date().iso().greater(Joi.ref('since')).required().description('Exclusive upper bound (ISO 8601), later than since')
     .messages({ 'date.greater': 'until must be later than since' }),
 });
 
@@ -21,15 +22,20 @@ export interface ExportJobParams {
   jobId: string;
 }
 
+/** The job id the 202 answers (`audit-cold-export.<id>`), or the bare id it answered before jobs had kinds. */
 export const exportJobParams = Joi.object<ExportJobParams>({
-  jobId: Joi.string().pattern(/^[0-9a-f]{32}$/).required().messages({ 'string.pattern.base': 'jobId is not a job id' }),
+  jobId: Joi.string().pattern(new RegExp(`^(?:${COLD_EXPORT_JOB}\\.)?[0-9a-f]{32}$`)).required()
+    .messages({ 'string.pattern.base': 'jobId is not a job id' }),
 });
 
 const instant = Joi.string().isoDate();
 
-/** 202 of a range reaching cold storage; `code` names the outcome of document 2 (cold-export-initiated). */
+/**
+ * 202 of a range reaching cold storage; `code` names the outcome of document 2 (cold-export-initiated).
+ * The job is followed at GET /v1/jobs/{jobId} (the Location) or, as before, at statusUrl.
+ */
 export const coldExportAccepted = Joi.object({
-  jobId: Joi.string().required(),
+  jobId: Joi.string().required().example('audit-cold-export.3f2a9c0d5e7b41c8a6d2e0f1b4c3a597'),
   status: Joi.string().valid('queued').required(),
   code: Joi.string().valid('cold-export-initiated').required(),
   statusUrl: Joi.string().required(),
@@ -48,5 +54,18 @@ export const exportJobStatus = Joi.object({
   bytes: Joi.number().integer().min(0).allow(null).required(),
   error: Joi.string().allow(null).required(),
   downloadUrl: Joi.string().uri(),
+  downloadUrlExpiresAt: instant,
+});
+
+/** The result of a completed cold-export job (GET /v1/jobs/{jobId}): the file, while it is kept. */
+export const coldExportResult = Joi.object({
+  format: Joi.string().valid(...EXPORT_FORMATS).required(),
+  since: instant.required(),
+  until: instant.required(),
+  records: Joi.number().integer().min(0).allow(null).required(),
+  bytes: Joi.number().integer().min(0).allow(null).required(),
+  expiresAt: instant.allow(null).required(),
+  expired: Joi.boolean().required().description('The file was deleted after AUDIT_EXPORT_RETENTION_DAYS; ask for the export again'),
+  downloadUrl: Joi.string().uri().description('A presigned GET valid AUDIT_EXPORT_URL_TTL_SECONDS, while the file is kept'),
   downloadUrlExpiresAt: instant,
 });

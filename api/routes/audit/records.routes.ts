@@ -73,7 +73,7 @@ export function auditRecordRoutes(deps: AuditDeps): AnyRoute[] {
       const { body } = ctx.guard;
       if ('records' in body) {
         const data = await acceptAuditRecords(deps, body.records, originOf(ctx));
-        ctx.body = { status: 'queued', createdAt: data[0]!.createdAt, data };
+        ctx.body = { status: 'queued', createdAt: data[0].createdAt, data };
       } else {
         [ctx.body] = await acceptAuditRecords(deps, [body], originOf(ctx));
       }
@@ -89,7 +89,7 @@ export function auditRecordRoutes(deps: AuditDeps): AnyRoute[] {
     schemas: { body: batchBody, response: { 202: acceptedBatchResponse } },
     async handler(ctx) {
       const data = await acceptAuditRecords(deps, ctx.guard.body.records, originOf(ctx));
-      ctx.body = { status: 'queued', createdAt: data[0]!.createdAt, data };
+      ctx.body = { status: 'queued', createdAt: data[0].createdAt, data };
       ctx.status = 202;
     },
   });

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import type { AuditWriteBody } from '../../../services/audit/intake';
+import { uuid } from '../../http/ids';
 import { pageQuery, cursorQuery } from '../../http/pagination';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 
@@ -73,7 +74,7 @@ const size = Joi.number().integer().min(1).max(PAGE_SIZE_MAX);
 const paging = {
   page_size: size.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, next_page_token}`),
   page_token: pageQuery.page_token,
-  limit: size.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}`),
+  limit: size.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}; not with page_size or page_token`),
   cursor: cursorQuery.cursor,
 };
 
@@ -167,7 +168,7 @@ export interface AnonymizeBody {
   userId: string;
 }
 
-export const anonymizeBody = Joi.object<AnonymizeBody>({ userId: Joi.string().uuid().required() });
+export const anonymizeBody = Joi.object<AnonymizeBody>({ userId: uuid.required() });
 
 export const anonymizeResponse = Joi.object({
   userId: Joi.string().uuid().required(),

@@ -1,11 +1,11 @@
-import type { BillingDeps } from '../../../services/billing/limits-deps';
+import type { BillingStateDeps } from '../../../services/billing/state-deps';
 import { readTerminationStatus, recoverTenant } from '../../../services/billing/termination';
 import { authOf } from '../../context';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { tenantIdParams, terminationStatus, type TenantIdParams } from './admin.schemas';
 
 /** Document 1, Billing: a terminated tenant's deletion, and its recovery by the Platform Owner. */
-export function terminationAdminRoutes(deps: BillingDeps): AnyRoute[] {
+export function terminationAdminRoutes(deps: BillingStateDeps): AnyRoute[] {
   return [
     defineRoute<TenantIdParams>({
       namespace: 'billing', method: 'GET', path: '/admin/tenants/:id/termination-status', operationId: 'billing.admin.terminationStatus',

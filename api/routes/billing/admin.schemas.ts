@@ -1,10 +1,11 @@
 import Joi from 'joi';
+import { tenantId } from '../../http/ids';
 
 export interface TenantIdParams {
   id: string;
 }
 
-export const tenantIdParams = Joi.object<TenantIdParams>({ id: Joi.string().uuid().required() });
+export const tenantIdParams = Joi.object<TenantIdParams>({ id: tenantId.required() });
 
 const timestamp = Joi.string().isoDate();
 

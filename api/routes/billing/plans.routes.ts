@@ -1,6 +1,6 @@
 import { problems } from '../../../common/problems';
-import { selectPlan, selectPlans } from '../../../db/queries/billing/plans.queries';
 import type { BillingDeps } from '../../../services/billing/deps';
+import { findPlan, listPlans } from '../../../services/billing/plans';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { plan, planList, planParams, type PlanParams } from './plans.schemas';
 
@@ -13,7 +13,7 @@ export function planRoutes(deps: BillingDeps): AnyRoute[] {
       auth: 'bearer', permission: 'billing.view',
       schemas: { response: { 200: planList } },
       async handler(ctx) {
-        ctx.body = { data: await selectPlans(deps.db) };
+        ctx.body = { data: await listPlans(deps.db) };
       },
     }),
     defineRoute<PlanParams>({
@@ -22,7 +22,7 @@ export function planRoutes(deps: BillingDeps): AnyRoute[] {
       auth: 'bearer', permission: 'billing.view',
       schemas: { params: planParams, response: { 200: plan } },
       async handler(ctx) {
-        const found = await selectPlan(deps.db, ctx.guard.params.id);
+        const found = await findPlan(deps.db, ctx.guard.params.id);
         if (!found) throw problems.notFound('plan');
         ctx.body = found;
       },

@@ -8,16 +8,20 @@ export const planParams = Joi.object<PlanParams>({ id: Joi.string().max(100).req
 
 const limit = Joi.number().integer().min(0).required();
 
-/** Document 1, Plan; limits of 0 are unlimited. maxTxAmount and maxBalance are the money limits of DECISIONS.md. */
+/**
+ * Document 1, Plan; limits of 0 are unlimited. `limits` has exactly the document's five members; the
+ * money limits of DECISIONS.md (maxTxAmount, maxBalance) are answered in `moneyLimits`.
+ */
 export const plan = Joi.object({
   id: Joi.string().required(),
   name: Joi.string().required(),
   interval: Joi.string().valid('monthly', 'yearly').required(),
   price: Joi.number().integer().min(0).required(),
   currency: Joi.string().length(3).required(),
-  limits: Joi.object({
-    users: limit, records: limit, storageBytes: limit, eventsPerDay: limit, modules: limit,
-    maxTxAmount: Joi.number().integer().min(0), maxBalance: Joi.number().integer().min(0),
+  limits: Joi.object({ users: limit, records: limit, storageBytes: limit, eventsPerDay: limit, modules: limit }).required(),
+  moneyLimits: Joi.object({
+    maxTxAmount: Joi.number().integer().min(0).description('Largest single money operation, in minor units; 0: unlimited'),
+    maxBalance: Joi.number().integer().min(0).description('Largest wallet balance, in minor units; 0: unlimited'),
   }).required(),
   features: Joi.array().items(Joi.string()).required(),
 });

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { SUBSCRIPTION_STATUSES } from '../../../db/queries/billing/subscriptions.queries';
+import { uuid } from '../../http/ids';
 
-const uuid = Joi.string().guid();
 const instant = Joi.string().isoDate();
 
 export interface SubscriptionParams {

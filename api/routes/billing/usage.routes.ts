@@ -1,5 +1,5 @@
 import { readUsage, readUsageHistory, type UsageQuery } from '../../../services/billing/usage';
-import type { BillingDeps } from '../../../services/billing/limits-deps';
+import type { BillingStateDeps } from '../../../services/billing/state-deps';
 import { authOf } from '../../context';
 import type { PageQuery } from '../../../common/pagination';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
@@ -8,7 +8,7 @@ import { usage, usageHistory, usageHistoryQuery, usageQuery } from './usage.sche
 type NoParams = Record<string, never>;
 
 /** Document 1, Billing: usage now and its daily history (namespace billing). */
-export function usageRoutes(deps: BillingDeps): AnyRoute[] {
+export function usageRoutes(deps: BillingStateDeps): AnyRoute[] {
   return [
     defineRoute<NoParams, UsageQuery>({
       namespace: 'billing', method: 'GET', path: '/billing/usage', operationId: 'billing.usage.get',

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { tenantId } from '../../http/ids';
 import type { UsageQuery } from '../../../services/billing/usage';
 import { pageOf, pageQuery } from '../../http/pagination';
 
@@ -6,8 +7,10 @@ const count = Joi.number().integer().min(0).required();
 const values = Joi.object({ users: count, records: count, storageBytes: count, eventsPerDay: count, modules: count });
 
 export const usageQuery = Joi.object<UsageQuery>({
-  tenant_id: Joi.string().uuid().description('Your own tenant (the default); another tenant is 404, except for the Platform Owner'),
-  period: Joi.string().pattern(/^\d{4}-(0[1-9]|1[0-2])$/, 'YYYY-MM').description('A month: answers shape 1 for it'),
+  tenant_id: tenantId.description('Your own tenant (the default); another tenant is 404, except for the Platform Owner'),
+  // Four-digit years from 1000: year 0000 does not exist, and PostgreSQL refused it as a date (a 500 until issue 15).
+  period: Joi.string().pattern(/^[1-9][0-9]{3}-(0[1-9]|1[0-2])$/, 'YYYY-MM')
+    .description('A month, YYYY-MM (years 1000 to 9999): answers shape 1 for it'),
   shape: Joi.string().valid('period', 'limits').description('period: shape 1 {period, usage, limits}; limits (default without period): shape 2'),
 });
 
@@ -29,7 +32,8 @@ export const usage = Joi.alternatives().try(
 export const usageHistoryQuery = Joi.object({ ...pageQuery });
 
 export const usageHistory = pageOf(Joi.object({
-  date: Joi.string().isoDate().required(),
+  // A day, not an instant: isoDate() would publish it as a date-time, which "2026-11-24" is not.
+  date: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD').description('Day of the snapshot (UTC), YYYY-MM-DD').required(),
   planId: Joi.string().required(),
   usage: values.required(),
   limits: values.required(),

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { tenantId } from '../../http/ids';
 import { isBreachedPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../services/identity/passwords';
 import type { Credentials } from '../../../services/identity/login';
 import type { Registration } from '../../../services/identity/register';
@@ -46,7 +47,7 @@ export interface SelectTenantBody {
 
 export const selectTenantBody = Joi.object<SelectTenantBody>({
   sessionToken: opaqueToken.required(),
-  tenantId: Joi.string().uuid().required(),
+  tenantId: tenantId.required(),
   rememberChoice: Joi.boolean().default(false),
 });
 
@@ -54,7 +55,7 @@ export interface SwitchTenantBody {
   tenantId: string;
 }
 
-export const switchTenantBody = Joi.object<SwitchTenantBody>({ tenantId: Joi.string().uuid().required() });
+export const switchTenantBody = Joi.object<SwitchTenantBody>({ tenantId: tenantId.required() });
 
 export const tokenPair = Joi.object({
   accessToken: Joi.string().required(),

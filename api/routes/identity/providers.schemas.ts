@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { uuid } from '../../http/ids';
 import type { CallbackQuery } from '../../../services/identity/providers/external-providers';
 import { tenantSelection, tokenPair } from './auth.schemas';
 
@@ -15,11 +16,11 @@ export interface UserParams {
   id: string;
 }
 
-export const userParams = Joi.object<UserParams>({ id: Joi.string().uuid().required() });
+export const userParams = Joi.object<UserParams>({ id: uuid.required() });
 
 export interface UserProviderParams extends UserParams, ProviderParams {}
 
-export const userProviderParams = Joi.object<UserProviderParams>({ id: Joi.string().uuid().required(), providerId: providerId.required() });
+export const userProviderParams = Joi.object<UserProviderParams>({ id: uuid.required(), providerId: providerId.required() });
 
 export const providerList = Joi.object({
   data: Joi.array().items(Joi.object({

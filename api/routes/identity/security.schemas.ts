@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { uuid } from '../../http/ids';
 import type { AcceptInviteRequest, InviteRequest } from '../../../services/identity/invitations';
 import type { NewTenantUser } from '../../../services/identity/create-user';
 import { email, newPassword, user } from './auth.schemas';
@@ -39,7 +40,7 @@ export const resetPasswordResponse = Joi.object({ message: Joi.string().required
 
 /** `role_id` or `roles`, not both; neither means member. Role names as roles are named (document 1, Role). */
 const roleChoice = {
-  role_id: Joi.string().uuid(),
+  role_id: uuid,
   roles: Joi.array().items(Joi.string().trim().min(1).max(100)).min(1).max(50).unique(),
 };
 

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { uuid } from '../../http/ids';
 import type { UserListQuery } from '../../../services/identity/users/read';
 import type { UserPatch } from '../../../services/identity/users/update';
 import { pageOf, pageQuery } from '../../http/pagination';
@@ -8,7 +9,7 @@ export interface UserIdParams {
   id: string;
 }
 
-export const userIdParams = Joi.object<UserIdParams>({ id: Joi.string().uuid().required() });
+export const userIdParams = Joi.object<UserIdParams>({ id: uuid.required() });
 
 export const userListQuery = Joi.object<UserListQuery>({
   ...pageQuery,

@@ -1,8 +1,8 @@
 import { problems } from '../../../common/problems';
 import { authOf } from '../../context';
-import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { parseHoldTtl } from '../../../services/money/hold-ttl';
 import type { MoneyFlows } from '../../../services/money/workflow-client';
+import { idempotencyHeaders, type IdempotencyHeaders } from '../../http/headers';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
   holdBody, holdParams, settleBodyA, settleBodyB, transactionResponse, walletParams,
@@ -11,53 +11,52 @@ import {
 
 type NoQuery = Record<string, never>;
 
-const errors = 'Idempotency-Key is required (400). ';
+const errors = 'Idempotency-Key (UUID v4 or v7) is required (400). ';
 
 /** Document 2, Money: holds (workflow-backed: workflows/money/hold.workflow.ts). */
 export function holdRoutes(flows: MoneyFlows): AnyRoute[] {
-  const settleA = (action: 'confirm' | 'cancel') => defineRoute<HoldParams, NoQuery, SettleBody>({
+  const settleA = (action: 'confirm' | 'cancel') => defineRoute<HoldParams, NoQuery, SettleBody, IdempotencyHeaders>({
     namespace: 'money', method: 'POST', path: `/holds/:id/${action}`, operationId: `money.holds.${action}`,
     summary: action === 'confirm' ? 'Confirms a hold: the frozen amount is debited for good' : 'Cancels a hold: the frozen amount returns to available',
     description: `${errors}An expired hold is 422 hold-expired; a confirmed or canceled one 400 hold-settled. `
       + 'holdTransactionId in the body, if given, must be the hold of the path.',
     auth: 'bearer', permission: 'money.write', billing: 'money',
-    schemas: { params: holdParams, body: settleBodyA, response: { 200: transactionResponse } },
+    schemas: { params: holdParams, headers: idempotencyHeaders, body: settleBodyA, response: { 200: transactionResponse } },
     async handler(ctx) {
       const { id } = ctx.guard.params;
       if (ctx.guard.body.holdTransactionId !== undefined && ctx.guard.body.holdTransactionId !== id) {
         throw problems.validation([{ field: 'holdTransactionId', code: 'INVALID_VALUE', message: 'must be the hold of the path' }]);
       }
-      const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
-      ctx.body = await flows.settle(authOf(ctx).tenantId, action, id, key);
+      ctx.body = await flows.settle(authOf(ctx).tenantId, action, id, ctx.guard.headers['Idempotency-Key']);
     },
   });
-  const settleB = (action: 'confirm' | 'cancel') => defineRoute<WalletParams, NoQuery, SettleBody>({
+  const settleB = (action: 'confirm' | 'cancel') => defineRoute<WalletParams, NoQuery, SettleBody, IdempotencyHeaders>({
     namespace: 'money', method: 'POST', path: `/wallets/:id/${action}`, operationId: `money.wallets.${action}`,
     summary: action === 'confirm' ? 'Confirms a hold of the wallet (route set B)' : 'Cancels a hold of the wallet (route set B)',
     description: `${errors}The hold must belong to the wallet (404 otherwise).`,
     auth: 'bearer', permission: 'money.write', billing: 'money',
-    schemas: { params: walletParams, body: settleBodyB, response: { 200: transactionResponse } },
+    schemas: { params: walletParams, headers: idempotencyHeaders, body: settleBodyB, response: { 200: transactionResponse } },
     async handler(ctx) {
-      const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
-      ctx.body = await flows.settle(authOf(ctx).tenantId, action, ctx.guard.body.holdTransactionId!, key, ctx.guard.params.id);
+      const { body, headers, params } = ctx.guard;
+      ctx.body = await flows.settle(authOf(ctx).tenantId, action, body.holdTransactionId!, headers['Idempotency-Key'], params.id);
     },
   });
   return [
-    defineRoute<WalletParams, NoQuery, HoldBody>({
+    defineRoute<WalletParams, NoQuery, HoldBody, IdempotencyHeaders>({
       namespace: 'money', method: 'POST', path: '/wallets/:id/hold', operationId: 'money.wallets.hold',
       summary: 'Holds an amount: available → frozen until confirmed, canceled or expired at its TTL',
       description: `${errors}ttl: \`<integer>(s|m|h|d)\` or ISO 8601, 1 s to 168 h (default ${flows.defaultTtlSeconds / 3600} h). `
         + 'insufficient-funds 400; more than MONEY_MAX_HOLDS_PER_WALLET open holds 429 hold-limit-exceeded; plan maxTxAmount 402.',
       auth: 'bearer', permission: 'money.write', billing: 'money',
-      schemas: { params: walletParams, body: holdBody, response: { 200: transactionResponse } },
+      schemas: { params: walletParams, headers: idempotencyHeaders, body: holdBody, response: { 200: transactionResponse } },
       async handler(ctx) {
         const { amount, currency, ttl, reason } = ctx.guard.body;
         const ttlSeconds = ttl === undefined ? flows.defaultTtlSeconds : parseHoldTtl(ttl);
         if (ttlSeconds === null) {
           throw problems.validation([{ field: 'ttl', code: 'INVALID_VALUE', message: 'must be <integer>(s|m|h|d) or ISO 8601 (PT30M), from 1 s to 168 h' }]);
         }
-        const key = idempotencyKeyOf(ctx.headers['idempotency-key']);
-        ctx.body = await flows.placeHold(authOf(ctx).tenantId, { walletId: ctx.guard.params.id, amount, currency, reason, ttlSeconds }, key);
+        const hold = { walletId: ctx.guard.params.id, amount, currency, reason, ttlSeconds };
+        ctx.body = await flows.placeHold(authOf(ctx).tenantId, hold, ctx.guard.headers['Idempotency-Key']);
       },
     }),
     settleA('confirm'),

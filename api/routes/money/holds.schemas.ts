@@ -1,10 +1,11 @@
 import Joi from 'joi';
+import { uuidV4OrV7 } from '../../http/ids';
 import { amount } from './wallets.schemas';
 
 /** Document 2, Endpoints / Money: holds and transfers (amounts as wallets.schemas: 400 invalid-amount). */
 
 export const walletId = Joi.string().pattern(/^[0-9A-HJKMNP-TV-Z]{26}$/).messages({ 'string.pattern.base': '{{#label}} is not a wallet id' });
-export const transactionId = Joi.string().guid({ version: ['uuidv4', 'uuidv7'] });
+export const transactionId = uuidV4OrV7;
 export const currency = Joi.string().pattern(/^[A-Z][A-Z0-9]{2,9}$/).required().description('ISO 4217 or crypto code of the wallet');
 export const reason = Joi.string().max(500).allow('').default('');
 

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { uuid } from '../../http/ids';
 
 /** Reversal bodies: set A names the original in the path (the body may repeat it), set B in the body. */
 export interface ReversalABody {
@@ -13,5 +14,5 @@ export interface ReversalBBody {
 
 const reason = Joi.string().max(500).allow('').default('');
 
-export const reversalABody = Joi.object<ReversalABody>({ originalTransactionId: Joi.string().uuid(), reason });
-export const reversalBBody = Joi.object<ReversalBBody>({ originalTransactionId: Joi.string().uuid().required(), reason });
+export const reversalABody = Joi.object<ReversalABody>({ originalTransactionId: uuid, reason });
+export const reversalBBody = Joi.object<ReversalBBody>({ originalTransactionId: uuid.required(), reason });

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { uuid } from '../../http/ids';
 import { cursorQuery, pageQuery } from '../../http/pagination';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 import { balance, currency, transactionStatus, transactionType, walletId } from './wallets.schemas';
@@ -9,7 +10,7 @@ export interface TransactionIdParams {
   id: string;
 }
 
-export const transactionIdParams = Joi.object<TransactionIdParams>({ id: Joi.string().uuid().required() });
+export const transactionIdParams = Joi.object<TransactionIdParams>({ id: uuid.required() });
 
 export const transaction = Joi.object({
   id: Joi.string().uuid().required(),
@@ -44,7 +45,7 @@ export interface HistoryAQuery extends HistoryQuery {
   walletId: string;
 }
 
-/** No defaults here: which pair the caller used picks the envelope (docs/decisions.md, Audit lists). */
+/** No defaults here: which pair the caller used picks the envelope (docs/decisions/audit.md, Reading records). */
 const size = Joi.number().integer().min(1).max(PAGE_SIZE_MAX);
 const history = {
   type: transactionType,
@@ -53,7 +54,7 @@ const history = {
   until: Joi.string().isoDate().description('Exclusive upper bound of createdAt'),
   page_size: size.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, next_page_token}`),
   page_token: pageQuery.page_token,
-  limit: size.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}`),
+  limit: size.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}; not with page_size or page_token`),
   cursor: cursorQuery.cursor,
 };
 

@@ -1,8 +1,8 @@
 import { authOf } from '../../context';
 import type { MoneyDeps } from '../../../services/money/deps';
-import { idempotencyKeyOf } from '../../../services/money/mutation';
 import { moveMoney, type MoneyBody } from '../../../services/money/operations';
 import { createWallet, getBalance, getWallet, listWallets, type NewWalletBody, type WalletListQuery } from '../../../services/money/wallets';
+import { idempotencyHeaders, optionalIdempotencyHeaders, type IdempotencyHeaders } from '../../http/headers';
 import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   balance, moneyBody, newWalletBody, operationResult, wallet, walletIdParams, walletList, walletListQuery, type WalletIdParams,
@@ -10,14 +10,14 @@ import {
 
 type NoParams = Record<string, never>;
 
-const IDEMPOTENCY = 'Requires the Idempotency-Key header: the same key and body answer the same result, another body 409.';
+const IDEMPOTENCY = 'Requires the Idempotency-Key header (UUID v4 or v7): the same key and body answer the same result, another body 409.';
 
 /**
  * Document 2, Money: wallets and the single-step operations on them (credit, debit). Another
  * tenant's wallet is 404 like an unknown id. Moving money needs money.write and a verified e-mail.
  */
 export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
-  const move = (kind: 'credit' | 'debit') => defineRoute<WalletIdParams, NoParams, MoneyBody>({
+  const move = (kind: 'credit' | 'debit') => defineRoute<WalletIdParams, NoParams, MoneyBody, IdempotencyHeaders>({
     namespace: 'money', method: 'POST', path: `/wallets/:id/${kind}`, operationId: `money.wallets.${kind}`,
     summary: kind === 'credit' ? 'Adds money to a wallet’s available balance' : 'Takes money from a wallet’s available balance',
     description: `${IDEMPOTENCY} amount is a positive integer in minor units (400 invalid-amount otherwise); `
@@ -25,24 +25,23 @@ export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
       + 'above the plan’s maxTxAmount is 402 plan-limit-exceeded; 403 until the caller’s e-mail is verified.',
     // A suspended tenant's users can still move their money (document 1, Limits rule 3).
     auth: 'bearer', permission: 'money.write', billing: 'money',
-    schemas: { params: walletIdParams, body: moneyBody, response: { 200: operationResult } },
+    schemas: { params: walletIdParams, headers: idempotencyHeaders, body: moneyBody, response: { 200: operationResult } },
     async handler(ctx) {
-      const key = idempotencyKeyOf(ctx.get('Idempotency-Key') || undefined);
-      answer(ctx, await moveMoney(deps, authOf(ctx), kind, ctx.guard.params.id, ctx.guard.body, key));
+      const { params, body, headers } = ctx.guard;
+      answer(ctx, await moveMoney(deps, authOf(ctx), kind, params.id, body, headers['Idempotency-Key']));
     },
   });
 
   return [
-    defineRoute<NoParams, NoParams, NewWalletBody>({
+    defineRoute<NoParams, NoParams, NewWalletBody, Partial<IdempotencyHeaders>>({
       namespace: 'money', method: 'POST', path: '/wallets', operationId: 'money.wallets.create',
       summary: 'Creates a wallet for a user of the tenant in one currency',
       description: 'One wallet per user, currency and label (409 conflict otherwise); a userId that is not a member of the '
         + 'tenant is 404. An Idempotency-Key header is honoured when sent.',
       auth: 'bearer', permission: 'money.write',
-      schemas: { body: newWalletBody, response: { 201: wallet } },
+      schemas: { headers: optionalIdempotencyHeaders, body: newWalletBody, response: { 201: wallet } },
       async handler(ctx) {
-        const header = ctx.get('Idempotency-Key');
-        answer(ctx, await createWallet(deps, authOf(ctx), ctx.guard.body, header ? idempotencyKeyOf(header) : undefined));
+        answer(ctx, await createWallet(deps, authOf(ctx), ctx.guard.body, ctx.guard.headers['Idempotency-Key']));
       },
     }),
     defineRoute<NoParams, WalletListQuery>({

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { problems } from '../../../common/problems';
 import type { MoneyBody } from '../../../services/money/operations';
 import type { NewWalletBody, WalletListQuery } from '../../../services/money/wallets';
+import { uuid } from '../../http/ids';
 import { pageOf, pageQuery } from '../../http/pagination';
 
 /** Request and response schemas of the wallet routes (document 2, Endpoints / Money; camelCase). */
@@ -18,14 +19,14 @@ export interface WalletIdParams {
 export const walletIdParams = Joi.object<WalletIdParams>({ id: walletId.required() });
 
 export const newWalletBody = Joi.object<NewWalletBody>({
-  userId: Joi.string().uuid().required(),
+  userId: uuid.required(),
   currency: currency.required(),
   label: Joi.string().trim().max(200).allow('').default(''),
 });
 
 export const walletListQuery = Joi.object<WalletListQuery>({
   ...pageQuery,
-  userId: Joi.string().uuid(),
+  userId: uuid,
   currency,
 });
 

@@ -33,7 +33,7 @@ describe('route set B', () => {
     }));
     expect(first.body.data[0]).not.toHaveProperty('permission_ids');
     expect(first.body.data[0]).not.toHaveProperty('tenant_id');
-    const names = [first.body.data[0]!.name];
+    const names = [first.body.data[0].name];
     let token = first.body.next_page_token;
     while (token) {
       const next = await get<{ data: Role[]; next_page_token?: string }>(gateway, `/rbac/roles?page_size=1&page_token=${token}`, tenant.accessToken);
@@ -71,7 +71,7 @@ describe('route set B', () => {
       name: 'finance-team', permissions: ['system.restore'],
     });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors[0]!.field).toBe('permissions[0]');
+    expect(refused.body.errors[0].field).toBe('permissions[0]');
 
     expect((await send(gateway, 'DELETE', `/rbac/roles/${created.body.id}`, tenant.accessToken)).status).toBe(204);
     expect((await get(gateway, `/rbac/roles/${created.body.id}`, tenant.accessToken)).status).toBe(404);

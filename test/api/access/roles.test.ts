@@ -34,12 +34,12 @@ describe('route set A', () => {
       tenant_id: tenant.tenant.id, scope: 'tenant', built_in: true, created_by: tenant.user.id,
       permission_ids: expect.arrayContaining(['users.list', 'roles.assign']),
     }));
-    expect(first.body.data[0]!.permission_ids).not.toContain('system.backup');
+    expect(first.body.data[0].permission_ids).not.toContain('system.backup');
     const second = await get<{ data: Role[]; next_page_token?: string }>(
       gateway, `/roles?page_size=2&page_token=${first.body.next_page_token}`, tenant.accessToken,
     );
     expect(second.body.data.map((role) => role.name)).toEqual(['owner']);
-    expect(second.body.data[0]!.permission_ids).toEqual(['*']);
+    expect(second.body.data[0].permission_ids).toEqual(['*']);
     expect(second.body.next_page_token).toBeUndefined();
 
     expect((await get(gateway, '/roles?page_token=bm90LWEtdG9rZW4', tenant.accessToken)).status).toBe(400);
@@ -250,8 +250,8 @@ describe('events and audit', () => {
       'auth.role.created', 'auth.role.updated', 'auth.role.assigned', 'auth.role.revoked', 'auth.role.deleted',
     ]);
     expect(audit[0]).toEqual(expect.objectContaining({ entityType: 'role', entityId: role.id, actorId: tenant.user.id }));
-    expect(audit[1]!.before).toEqual(expect.objectContaining({ name: 'ops' }));
-    expect(audit[1]!.after).toEqual(expect.objectContaining({ name: 'operations' }));
-    expect(audit[2]!.meta).toEqual({ userId: member.userId, roleName: 'operations' });
+    expect(audit[1].before).toEqual(expect.objectContaining({ name: 'ops' }));
+    expect(audit[1].after).toEqual(expect.objectContaining({ name: 'operations' }));
+    expect(audit[2].meta).toEqual({ userId: member.userId, roleName: 'operations' });
   });
 });

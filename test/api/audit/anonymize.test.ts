@@ -73,7 +73,7 @@ describe('anonymizing a user', () => {
   it('answers 200 {userId, recordsAffected, completedAt} and appends the ANONYMIZE record through the pipeline', async () => {
     expect(result).toEqual({ userId: user.userId, recordsAffected: 3, completedAt: expect.any(String) });
     const [anonymizationId] = await relayAuditOutbox(stack, tenantId);
-    await untilStored(stack.owner, [anonymizationId!]);
+    await untilStored(stack.owner, [anonymizationId]);
     const record = await read(`/audit/records/${anonymizationId}`);
     expect(record).toMatchObject({
       action: 'audit.record.anonymized', entityType: 'user', entityId: user.userId, actorId: admin.user.id,
@@ -91,7 +91,7 @@ describe('anonymizing a user', () => {
       [selfUpdate]: { ...MASKED_ACTOR, before: { anonymized: true }, after: { anonymized: true } },
       // The admin invited the user: the admin stays, the user's data is masked.
       [invite]: { actorId: admin.user.id, actorIp: '127.0.0.1', after: { anonymized: true }, meta: { anonymized: true } },
-      [unrelated[0]!]: { actorId: admin.user.id, after: { name: 'Ada L.' } },
+      [unrelated[0]]: { actorId: admin.user.id, after: { name: 'Ada L.' } },
     };
     const lists = await Promise.all([
       read<Page>('/audit/records?page_size=100'), read<Page>('/audit?limit=100'),
@@ -130,7 +130,7 @@ describe('refusals', () => {
     const refused = await anonymize(payer.userId);
     expect(refused.status).toBe(403);
     expect(refused.body.type).toBe(stack.gateway.problemType('anonymize-financial-record'));
-    for (const id of [credit!, other!]) expect(await read(`/audit/${id}`)).toMatchObject({ actorId: payer.userId, actorIp: '127.0.0.1' });
+    for (const id of [credit, other]) expect(await read(`/audit/${id}`)).toMatchObject({ actorId: payer.userId, actorIp: '127.0.0.1' });
   });
 
   it('answers 409 anonymize-conflict while an anonymization of the same user holds its lock; readers wait for it', async () => {

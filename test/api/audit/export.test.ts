@@ -1,13 +1,14 @@
 import type { Worker } from '@temporalio/worker';
 import { createAuditColdExportActivities } from '../../../activities/audit/cold-export.activities';
 import { coldExportWorkflowId } from '../../../services/audit/cold-storage';
+import { exportJobIdOf } from '../../../services/audit/export/job';
 import { EXPORT_COLUMNS } from '../../../services/audit/export-format';
 import type { ChainedRecord } from '../../../services/audit/chain';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { auditRecord, createTestBucket, daysAgo, parseCsv, storeAuditRecords, type TestBucket } from '../../helpers/audit-export';
 import { quietLogger } from '../../helpers/audit';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { call, waitFor } from '../../helpers/http';
 import { bearer, get, registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { connectDevServer, createTestWorker, platformBundle, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
@@ -20,6 +21,7 @@ import { connectDevServer, createTestWorker, platformBundle, uniqueTaskQueue, ty
 describe('GET /audit/export', () => {
   let gateway: TestGateway;
   let owner: DatabasePool;
+  let app: DatabasePool;
   let bucket: TestBucket;
   let server: DevServer;
   let worker: Worker;
@@ -32,20 +34,21 @@ describe('GET /audit/export', () => {
   let since: Date;
   let until: Date;
 
-  const exportUrl = (query: Record<string, string>) => `${gateway.baseUrl}/v1/audit/export?${new URLSearchParams(query)}`;
+  const exportUrl = (query: Record<string, string>) => `${gateway.baseUrl}/v1/audit/export?${new URLSearchParams(query).toString()}`;
 
   beforeAll(async () => {
     // The workflow bundle first: webpack fails to load under Jest once the gateway's modules are loaded.
     await Promise.all([migrateSharedDatabase(), platformBundle()]);
     bucket = await createTestBucket('test-audit-export');
-    [gateway, owner, server] = await Promise.all([
+    [gateway, owner, app, server] = await Promise.all([
       startTestGateway({ env: { AUDIT_TASK_QUEUE: taskQueue, S3_BUCKET: bucket.bucket }, waitUntilReady: true }),
       createDbPool(ownerUrl(), { name: 'test-audit-export', maxPoolSize: 4 }),
+      createDbPool(appUrl(), { name: 'test-audit-export-app', maxPoolSize: 4 }),
       connectDevServer(),
     ]);
     worker = await createTestWorker(server, {
       taskQueue,
-      activities: createAuditColdExportActivities({ ownerPool: owner, objectStore: bucket, logger: quietLogger() }),
+      activities: createAuditColdExportActivities({ appPool: app, objectStore: bucket, logger: quietLogger() }),
     });
     running = worker.run();
     [account, other] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
@@ -71,7 +74,7 @@ describe('GET /audit/export', () => {
   afterAll(async () => {
     worker?.shutdown();
     await running;
-    await Promise.all([gateway?.close(), owner?.end(), server?.close()]);
+    await Promise.all([gateway?.close(), owner?.end(), app?.end(), server?.close()]);
     await bucket?.remove();
   });
 
@@ -90,7 +93,7 @@ describe('GET /audit/export', () => {
     expect(records.map((record) => record.action)).toContain('range.since.included');
     expect(records.map((record) => record.action)).not.toContain('range.until.excluded');
     expect(records.every((record) => record.tenantId === account.tenant.id)).toBe(true);
-    expect(Object.keys(records[0]!)).toEqual([...EXPORT_COLUMNS]);
+    expect(Object.keys(records[0])).toEqual([...EXPORT_COLUMNS]);
     expect(records.find((record) => (record.after as { emoji?: string } | null)?.emoji)?.after).toEqual({ emoji: 'ü€😀' });
   });
 
@@ -106,10 +109,10 @@ describe('GET /audit/export', () => {
     expect(header).toEqual([...EXPORT_COLUMNS]);
     expect(rows.map((row) => row[0])).toEqual(inRange.map((record) => record.id));
     const column = (name: (typeof EXPORT_COLUMNS)[number]) => EXPORT_COLUMNS.indexOf(name);
-    const tricky = rows.find((row) => row[column('entityId')]!.includes('HYPERLINK'))!;
+    const tricky = rows.find((row) => row[column('entityId')].includes('HYPERLINK'))!;
     expect(tricky[column('entityId')]).toBe('\'=HYPERLINK("http://evil.example")');
     expect(tricky[column('actorUserAgent')]).toBe('Agent, "quoted"\nsecond line');
-    expect(JSON.parse(tricky[column('meta')]!)).toEqual({ note: '+1, "x"' });
+    expect(JSON.parse(tricky[column('meta')])).toEqual({ note: '+1, "x"' });
     expect(tricky[column('seq')]).toMatch(/^\d+$/);
   });
 
@@ -160,7 +163,8 @@ describe('GET /audit/export', () => {
 
     expect(first.status).toBe(202);
     expect(first.body).toMatchObject({ status: 'queued', code: 'cold-export-initiated' });
-    expect(first.headers.get('location')).toBe(first.body.statusUrl);
+    expect(first.headers.get('location')).toBe(`/v1/jobs/${first.body.jobId}`);
+    expect(first.body.statusUrl).toBe(`/v1/audit/export/${first.body.jobId}`);
     expect(again.body.jobId).toBe(first.body.jobId);
     const { jobId } = first.body;
 
@@ -178,7 +182,7 @@ describe('GET /audit/export', () => {
 
     // Another tenant cannot see the job; the workflow keeps the file for 7 days, so it is still running.
     expect((await get(gateway, `/audit/export/${jobId}`, other.accessToken)).status).toBe(404);
-    const handle = server.client.workflow.getHandle(coldExportWorkflowId(tenantId, jobId));
+    const handle = server.client.workflow.getHandle(coldExportWorkflowId(tenantId, exportJobIdOf(jobId)));
     expect((await handle.describe()).status.name).toBe('RUNNING');
     await handle.terminate('test finished');
   }, 60_000);

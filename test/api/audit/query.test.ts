@@ -51,9 +51,9 @@ afterAll(async () => {
 });
 
 const ids = (page: Page) => page.data.map((r) => r.id);
-const [c1Created, wallet, company] = [0, 1, 2].map((n) => () => batches[0]![n]!.auditId);
-const c1Updated = () => batches[1]![0]!.auditId;
-const c1Deleted = () => batches[2]![0]!.auditId;
+const [c1Created, wallet, company] = [0, 1, 2].map((n) => () => batches[0][n].auditId);
+const c1Updated = () => batches[1][0].auditId;
+const c1Deleted = () => batches[2][0].auditId;
 
 async function list(path: string, token = account.accessToken): Promise<Page> {
   const response = await get<Page>(stack.gateway, path, token);
@@ -73,7 +73,7 @@ describe.each([['/audit/records'], ['/audit']])('GET %s', (base) => {
       id: c1Updated(), action: 'crm.contact.updated', entityType: 'contact', entityId: 'c1',
       before: { name: 'Ada' }, after: { name: 'Ada L.' }, meta: null,
       actorId: member.userId, actorIp: '127.0.0.1', actorUserAgent: expect.any(String), tenantId: account.tenant.id,
-      timestamp: batches[1]![0]!.createdAt, traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      timestamp: batches[1][0].createdAt, traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
     });
     // before is omitted on creation, after on deletion.
     expect(page.data.find((r) => r.id === c1Created())).not.toHaveProperty('before');
@@ -95,10 +95,10 @@ describe.each([['/audit/records'], ['/audit']])('GET %s', (base) => {
 
   it('filters by actorId, since (inclusive) and until (exclusive)', async () => {
     expect(ids(await list(`${base}?actorId=${member.userId}`))).toEqual([c1Updated()]);
-    const second = encodeURIComponent(batches[1]![0]!.createdAt);
+    const second = encodeURIComponent(batches[1][0].createdAt);
     expect(ids(await list(`${base}?since=${second}`))).toEqual([c1Deleted(), c1Updated()]);
     expect(new Set(ids(await list(`${base}?until=${second}`)))).toEqual(new Set([c1Created(), wallet(), company()]));
-    expect(ids(await list(`${base}?since=${second}&until=${encodeURIComponent(batches[2]![0]!.createdAt)}`))).toEqual([c1Updated()]);
+    expect(ids(await list(`${base}?since=${second}&until=${encodeURIComponent(batches[2][0].createdAt)}`))).toEqual([c1Updated()]);
   });
 
   it('pages with page_size/page_token and with limit/cursor over the same order', async () => {
@@ -163,7 +163,7 @@ describe('entity history', () => {
     const first = await list('/audit/entity/contact/c1?limit=2');
     expect(ids(first)).toEqual([c1Deleted(), c1Updated()]);
     expect(ids(await list(`/audit/entity/contact/c1?limit=2&cursor=${first.meta!.cursor}`))).toEqual([c1Created()]);
-    const since = encodeURIComponent(batches[1]![0]!.createdAt);
+    const since = encodeURIComponent(batches[1][0].createdAt);
     expect(ids(await list(`/audit/entity/contact/c1?since=${since}`))).toEqual([c1Deleted(), c1Updated()]);
   });
 

@@ -78,9 +78,11 @@ describe('plans', () => {
     const pro = await send(gateway, 'GET', '/billing/plans/pro', account.accessToken);
     expect(pro.status).toBe(200);
     expect(pro.body).toMatchObject({
-      id: 'pro', price: 9900, currency: 'USD', interval: 'monthly',
-      limits: { users: 50, records: 1000000, storageBytes: 53687091200, eventsPerDay: 1000000, modules: 20 },
+      id: 'pro', price: 9900, currency: 'USD', interval: 'monthly', moneyLimits: { maxTxAmount: 10000000, maxBalance: 100000000 },
     });
+    // Document 1 lists exactly these limits; the money limits have their own member.
+    expect(pro.body.limits).toEqual({ users: 50, records: 1000000, storageBytes: 53687091200, eventsPerDay: 1000000, modules: 20 });
+    for (const plan of list.body.data) expect(Object.keys(plan.limits).sort()).toEqual(['eventsPerDay', 'modules', 'records', 'storageBytes', 'users']);
     expect((await send<Problem>(gateway, 'GET', '/billing/plans/platinum', account.accessToken)).body.type).toBe(gateway.problemType('not-found'));
     expect((await send(gateway, 'GET', '/billing/plans')).status).toBe(401);
   });
@@ -187,6 +189,14 @@ describe('webhooks', () => {
     const paddleBody = paddleEvent('transaction.completed', account.tenant.id);
     expect((await webhook('paddle', paddleBody, paddleSignature(paddleBody, 'wrong'))).status).toBe(401);
     expect((await subscriptionOf(account)).body.status).toBe('trialing');
+  });
+
+  it('answers an unknown provider with 404 not-found: an unknown resource, not a malformed request', async () => {
+    const response = await call<Problem>(`${gateway.baseUrl}/v1/billing/webhooks/braintree`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}',
+    });
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ type: gateway.problemType('not-found'), status: 404 });
   });
 
   it('invoice.paid → active, invoice.payment_failed → past_due, a duplicate event id is ignored', async () => {

@@ -104,6 +104,9 @@ describe('GET /billing/usage and /billing/usage/history', () => {
     const january = await get<{ usage: { records: number } }>(gateway, '/billing/usage?period=2026-01', tenant.accessToken);
     expect(january.body.usage.records).toBe(200);
     expect((await get(gateway, '/billing/usage?period=2025-06', tenant.accessToken)).status).toBe(404);
+    // Year 0000 does not exist: a validation error, not PostgreSQL's date out of range (it was a 500).
+    expect((await get(gateway, '/billing/usage?period=0000-01', tenant.accessToken)).body)
+      .toMatchObject({ status: 400, errors: [{ field: 'period', code: 'INVALID_FORMAT' }] });
     expect((await get(gateway, `/billing/usage/history?page_token=${newId()}`, tenant.accessToken)).status).toBe(400);
   });
 });

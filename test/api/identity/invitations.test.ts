@@ -137,6 +137,11 @@ describe('invite and accept-invite', () => {
     expect((await invite(admin.accessToken, { email, roles: ['member'], role_id: '0190a8f0-0000-7000-8000-000000000000' })).body)
       .toMatchObject({ status: 400, type: gateway.problemType('validation-error') });
     expect((await invite(admin.accessToken, { email: 'not-an-email' })).body).toMatchObject({ status: 400 });
+    // UUID spellings joi's bare uuid() takes and PostgreSQL's uuid type refuses (they were 500s).
+    for (const roleId of ['0190a8f0:0000:7000:8000:000000000000', '(0190a8f0-0000-7000-8000-000000000000)', '[0190a8f0-0000-7000-8000-000000000000]']) {
+      expect((await invite(admin.accessToken, { email: '0@0.com', role_id: roleId })).body)
+        .toMatchObject({ status: 400, errors: [{ field: 'role_id', code: 'INVALID_FORMAT' }] });
+    }
 
     // A member holds no users.create.
     const member = await registerAccount(gateway);

@@ -145,7 +145,7 @@ describe('sign-in by provider', () => {
     expect(events.find((event) => event.type === 'auth.user.logged_in')).toMatchObject({
       data: { user_id: created.id, method: 'oidc', provider: PROVIDER },
     });
-    const links = await get(gateway, `/users/${created.id}/providers`, String(second.body.accessToken));
+    const links = await get(gateway, `/users/${String(created.id)}/providers`, String(second.body.accessToken));
     expect(links.body).toEqual({
       data: [{
         id: expect.any(String), providerId: PROVIDER, providerType: 'oidc', externalId: person.sub, email: person.email,
@@ -332,7 +332,7 @@ describe('provider links', () => {
     const response = await unlink(token, String(created.id));
     expect(response.status).toBe(400);
     expect(response.body.type).toBe(gateway.problemType('last-provider'));
-    expect((await get(gateway, `/users/${created.id}/providers`, token)).body.data).toHaveLength(1);
+    expect((await get(gateway, `/users/${String(created.id)}/providers`, token)).body.data).toHaveLength(1);
   });
 
   it('unlinks when the account has a password, after which the provider no longer reaches it', async () => {

@@ -81,5 +81,8 @@ describe('POST /auth/switch-tenant', () => {
     expect((await post(gateway, '/auth/switch-tenant', { tenantId: a.tenant.id })).status).toBe(401);
     const invalid = await post(gateway, '/auth/switch-tenant', { tenantId: 'tenant-b' }, bearer(a.accessToken));
     expect(invalid.body).toMatchObject({ status: 400, errors: [expect.objectContaining({ field: 'tenantId', code: 'INVALID_FORMAT' })] });
+    // Tenant ids are UUID v4 or v7: a valid UUID of another version is the same 400 (it was a 500).
+    const v3 = await post(gateway, '/auth/switch-tenant', { tenantId: 'e2bc1114-2734-327b-ad8d-cd4e3cf83276' }, bearer(a.accessToken));
+    expect(v3.body).toMatchObject({ status: 400, errors: [expect.objectContaining({ field: 'tenantId', code: 'INVALID_FORMAT' })] });
   });
 });

@@ -72,7 +72,7 @@ describe('a module\'s life cycle', () => {
     expect(installed.body).toEqual(expect.objectContaining({ slug: 'crm', installed: true, status: 'active', installedVersion: '1.0.0', config: {} }));
     expect(await crmKeysOf(token)).toEqual([...CRM_KEYS].sort());
     const [installEvent] = await eventsOf(tenantId, 'installed');
-    const moduleId = String(installEvent!.data.module_id);
+    const moduleId = String(installEvent.data.module_id);
     expect(installEvent).toEqual({
       type: 'module.registry.installed', partitionKey: moduleId,
       data: expect.objectContaining({ slug: 'crm', version: '1.0.0', status: 'active', installed: true, reinstalled: false, tenant_id: tenantId, changed_by: tenant.user.id }),
@@ -99,10 +99,10 @@ describe('a module\'s life cycle', () => {
     expect((await configureModule(gateway, token, 'crm', { config: { region: 'eu', apiKey: 'secret-value' } })).status).toBe(200);
     const updates = await eventsOf(tenantId, 'updated');
     expect(updates.map((event) => event.data.changes)).toEqual([['status'], ['status', 'config']]);
-    expect(updates[0]!.data).toEqual(expect.objectContaining({ module_id: moduleId, status: 'inactive', previous_status: 'active' }));
+    expect(updates[0].data).toEqual(expect.objectContaining({ module_id: moduleId, status: 'inactive', previous_status: 'active' }));
     // A configuration may hold secrets: it stays out of the event, and in the audit record.
     expect(JSON.stringify(updates)).not.toContain('secret-value');
-    expect((await auditRecordsOf(owner, tenantId, 'module.registry.updated'))[1]!.after).toEqual(expect.objectContaining({ config: { region: 'eu', apiKey: 'secret-value' } }));
+    expect((await auditRecordsOf(owner, tenantId, 'module.registry.updated'))[1].after).toEqual(expect.objectContaining({ config: { region: 'eu', apiKey: 'secret-value' } }));
 
     expect((await uninstallModule(gateway, token, 'crm')).status).toBe(204);
     expect(await crmOf(token)).toEqual(expect.objectContaining({ installed: false, status: null, config: null }));
@@ -145,7 +145,7 @@ describe('a module\'s life cycle', () => {
 });
 
 describe('refusals', () => {
-  it.each(['nope', 'CRM', '..%2F..%2Fetc%2Fpasswd', 'crm%00', '__proto__'])('answers 404 module-not-found for the unknown slug %s', async (slug) => {
+  it.each(['nope', 'CRM', '..%2F..%2Fetc%2Fpasswd', '__proto__'])('answers 404 module-not-found for the unknown slug %s', async (slug) => {
     const tenant = await registerAccount(gateway);
     for (const attempt of [
       installModule(gateway, tenant.accessToken, slug),
@@ -155,6 +155,20 @@ describe('refusals', () => {
       const refused = await attempt;
       expect(refused.status).toBe(404);
       expect(refused.body.type).toBe(gateway.problemType('module-not-found'));
+    }
+  });
+
+  it('refuses a slug with a NUL character as invalid input (400), naming the parameter', async () => {
+    const tenant = await registerAccount(gateway);
+    for (const attempt of [
+      installModule(gateway, tenant.accessToken, 'crm%00'),
+      configureModule(gateway, tenant.accessToken, 'crm%00', { status: 'active' }),
+      uninstallModule(gateway, tenant.accessToken, 'crm%00'),
+    ]) {
+      const refused = await attempt;
+      expect(refused.status).toBe(400);
+      expect(refused.body.type).toBe(gateway.problemType('validation-error'));
+      expect(refused.body.errors).toEqual([expect.objectContaining({ field: 'slug' })]);
     }
   });
 

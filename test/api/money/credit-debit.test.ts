@@ -91,6 +91,12 @@ describe('credit and debit', () => {
     const noKey = await send(gateway, 'POST', `/wallets/${account.wallet.id}/credit`, account.accessToken, { amount: 1 });
     expect(noKey.status).toBe(400);
     expect(noKey.body).toMatchObject({ ...problem('validation-error', 400), errors: [{ field: 'Idempotency-Key', code: 'REQUIRED' }] });
+    // Document 1: UUID v4 or v7. Any other string (a v3 UUID included) is refused before any money moves.
+    for (const key of ['order-17', 'e2bc1114-2734-327b-ad8d-cd4e3cf83276', 'e2bc1114:2734:427b:ad8d:cd4e3cf83276']) {
+      const badKey = await credit(gateway, account, 1, key);
+      expect(badKey.status).toBe(400);
+      expect(badKey.body).toMatchObject({ ...problem('validation-error', 400), errors: [{ field: 'Idempotency-Key', code: 'INVALID_FORMAT' }] });
+    }
     const noAmount = await mutate(gateway, account.accessToken, `/wallets/${account.wallet.id}/credit`, { currency: 'USD' });
     expect(noAmount.body).toMatchObject(problem('validation-error', 400));
     const euros = await mutate(gateway, account.accessToken, `/wallets/${account.wallet.id}/credit`, { amount: 1, currency: 'EUR' });

@@ -167,6 +167,17 @@ describe('confirm and cancel', () => {
     expect(await walletOf(app, account.tenant.id, walletId)).toMatchObject({ available: 1000, frozen: 0 });
   });
 
+  it('refuses to cancel a canceled hold with 400 hold-settled, whose status member is the HTTP status', async () => {
+    const walletId = await wallet(100);
+    const placed = await hold(walletId, { amount: 10 });
+    expect((await post(gateway, `/holds/${String(placed.body.id)}/cancel`, {}, withKey())).status).toBe(200);
+
+    const again = await post(gateway, `/holds/${String(placed.body.id)}/cancel`, {}, withKey());
+    expect(again.status).toBe(400);
+    // Document 2: a canceled hold is rejected with 400; the hold's own status travels as holdStatus.
+    expect(again.body).toMatchObject({ type: gateway.problemType('hold-settled'), status: 400, holdStatus: 'canceled' });
+  });
+
   it('refuses a missing key, an unknown hold and a path/body mismatch', async () => {
     const walletId = await wallet(100);
     const placed = await hold(walletId, { amount: 10 });

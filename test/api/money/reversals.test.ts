@@ -54,7 +54,7 @@ async function holdIn(account: MoneyAccount, amount: number, state: 'held' | 'co
   const actor = { tenantId: account.tenant.id, actorId: account.user.id };
   return withTenant(app, account.tenant.id, async (tx) => {
     const { transaction: hold } = await recordMovement(tx, actor, {
-      wallet: await lockWallet(tx, account.wallet.id), delta: { available: -amount, frozen: amount },
+      wallet: await lockWallet(tx, account.tenant.id, account.wallet.id), delta: { available: -amount, frozen: amount },
       transaction: { type: 'hold', status: 'held', amount, reason: 'hold', meta: {}, idempotencyKey: newId() },
       postings: postings.hold(account.wallet.id, amount),
     });
@@ -63,11 +63,11 @@ async function holdIn(account: MoneyAccount, amount: number, state: 'held' | 'co
       ? { type: 'confirm' as const, delta: { frozen: -amount }, postings: postings.confirm(account.wallet.id, amount) }
       : { type: 'cancel' as const, delta: { frozen: -amount, available: amount }, postings: postings.cancel(account.wallet.id, amount) };
     await recordMovement(tx, actor, {
-      wallet: await lockWallet(tx, account.wallet.id), delta: settle.delta,
+      wallet: await lockWallet(tx, account.tenant.id, account.wallet.id), delta: settle.delta,
       transaction: { type: settle.type, status: 'completed', amount, reason: state, meta: {}, idempotencyKey: newId(), referenceTransactionId: hold.id },
       postings: settle.postings,
     });
-    await updateTransactionStatus(tx, hold.id, state);
+    await updateTransactionStatus(tx, account.tenant.id, hold.id, state);
     return hold.id;
   });
 }

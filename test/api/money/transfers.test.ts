@@ -4,6 +4,7 @@ import { creditWallet } from '../../../services/money/wallet-operations';
 import { withTenant } from '../../../db/tenant';
 import type { DatabasePool } from '../../../db/pool';
 import type { TestGateway } from '../../helpers/app';
+import { call } from '../../helpers/http';
 import { bearer, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { fundedWallet, startMoneyFlowsFixture, walletOf, type MoneyFlowsFixture } from '../../helpers/money-flows';
 import { expectLedgerConsistent } from '../../helpers/ledger';
@@ -127,10 +128,24 @@ describe('transfers', () => {
     expect(await walletOf(app, account.tenant.id, from)).toMatchObject({ available: 1000 });
   });
 
-  it('refuses a missing Idempotency-Key with 400', async () => {
+  it('refuses a missing Idempotency-Key, or one that is not a UUID v4 or v7, with 400 validation-error', async () => {
     const [from, to] = [await wallet(10), await wallet(0)];
-    const response = await post(gateway, '/transfers', { fromWalletId: from, toWalletId: to, amount: 1, currency: 'USD' }, bearer(account.accessToken));
+    const body = { fromWalletId: from, toWalletId: to, amount: 1, currency: 'USD' };
+    const response = await post(gateway, '/transfers', body, bearer(account.accessToken));
     expect(response.status).toBe(400);
+    const notUuid = await post(gateway, '/wallets/transfer', body, { ...bearer(account.accessToken), 'idempotency-key': 'transfer-1' });
+    expect(notUuid.status).toBe(400);
+    expect(notUuid.body).toMatchObject({ type: gateway.problemType('validation-error'), errors: [{ field: 'Idempotency-Key', code: 'INVALID_FORMAT' }] });
+  });
+
+  it('serves /wallets/transfer as POST only, although /wallets/:id (GET) matches the path too', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await call(`${gateway.baseUrl}/v1/wallets/transfer`, { method, headers: bearer(account.accessToken) });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+    }
+    const options = await call(`${gateway.baseUrl}/v1/wallets/transfer`, { method: 'OPTIONS' });
+    expect(options.headers.get('allow')).toBe('POST, OPTIONS');
   });
 
   it('runs concurrent transfers in opposite directions between two wallets without a deadlock reaching a client', async () => {

@@ -1,3 +1,4 @@
+import { newId } from '../../../common/ids';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
@@ -49,12 +50,16 @@ describe('POST /wallets', () => {
     expect(again.body).toMatchObject({ type: gateway.problemType('conflict') });
   });
 
-  it('replays the creation for a repeated Idempotency-Key', async () => {
+  it('replays the creation for a repeated Idempotency-Key; a key that is not a UUID v4 or v7 is 400', async () => {
     const body = { userId: account.user.id, currency: 'CHF', label: 'idem' };
-    const first = await createWallet(gateway, account.accessToken, body, { 'idempotency-key': 'wallet-create-1' });
-    const second = await createWallet(gateway, account.accessToken, body, { 'idempotency-key': 'wallet-create-1' });
+    const key = newId();
+    const first = await createWallet(gateway, account.accessToken, body, { 'idempotency-key': key });
+    const second = await createWallet(gateway, account.accessToken, body, { 'idempotency-key': key });
     expect(second.status).toBe(201);
     expect(second.body).toEqual(first.body);
+    const notUuid = await createWallet(gateway, account.accessToken, { ...body, label: 'other' }, { 'idempotency-key': 'wallet-create-1' });
+    expect(notUuid.status).toBe(400);
+    expect(notUuid.body).toMatchObject({ type: gateway.problemType('validation-error'), errors: [{ field: 'Idempotency-Key', code: 'INVALID_FORMAT' }] });
   });
 
   it('answers 404 for a user who is not a member of the tenant, and 400 for bad fields', async () => {

@@ -88,11 +88,11 @@ describe('the chain', () => {
   it('numbers records from the head and links each to its predecessor', () => {
     const chained = extendChain({ seq: 0, hash: GENESIS_HASH }, three);
     expect(chained.map((r) => r.seq)).toEqual([1, 2, 3]);
-    expect(chained[0]!.prevHash).toBe(GENESIS_HASH);
-    expect(chained[1]!.prevHash).toBe(chained[0]!.hash);
-    expect(chained[2]!.prevHash).toBe(chained[1]!.hash);
-    const continued = extendChain({ seq: 3, hash: chained[2]!.hash }, [record({ id: '01900000-0000-7000-8000-000000000004' })]);
-    expect(continued[0]).toMatchObject({ seq: 4, prevHash: chained[2]!.hash });
+    expect(chained[0].prevHash).toBe(GENESIS_HASH);
+    expect(chained[1].prevHash).toBe(chained[0].hash);
+    expect(chained[2].prevHash).toBe(chained[1].hash);
+    const continued = extendChain({ seq: 3, hash: chained[2].hash }, [record({ id: '01900000-0000-7000-8000-000000000004' })]);
+    expect(continued[0]).toMatchObject({ seq: 4, prevHash: chained[2].hash });
   });
 
   it('finds a changed field, a missing record and a replaced record', () => {
@@ -103,7 +103,7 @@ describe('the chain', () => {
     expect(checkLink(first, { ...(second as object), meta: { amount: 1 } } as never)).toMatchObject({ kind: 'hash-mismatch', seq: 2 });
     expect(checkLink(first, third)).toMatchObject({ kind: 'seq-gap', expectedSeq: 2, foundSeq: 3 });
     const [forged] = extendChain({ seq: 1, hash: 'e'.repeat(64) }, [record({ action: 'forged.action.done' })]);
-    expect(checkLink(first, forged!)).toMatchObject({ kind: 'prev-hash-mismatch', seq: 2 });
+    expect(checkLink(first, forged)).toMatchObject({ kind: 'prev-hash-mismatch', seq: 2 });
   });
 });
 

@@ -3,7 +3,7 @@ import { text } from 'node:stream/consumers';
 import type { ChainedRecord } from '../../../services/audit/chain';
 import { createExportEncoder, csvCell, EXPORT_COLUMNS } from '../../../services/audit/export-format';
 import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
-import { mergeBySeq } from '../../../activities/audit/merge-by-seq';
+import { mergeBySeq } from '../../../services/audit/export/merge-by-seq';
 import { exportFileName, planExport } from '../../../services/audit/export/plan';
 import { Problem } from '../../../common/problems';
 
@@ -42,8 +42,8 @@ describe('export encoder', () => {
     const output = await encode('json', [record(1), record(2, { meta: { note: 'x' } })]);
     const parsed = JSON.parse(output) as Record<string, unknown>[];
     expect(parsed.map((r) => r.seq)).toEqual([1, 2]);
-    expect(Object.keys(parsed[0]!)).toEqual([...EXPORT_COLUMNS]);
-    expect(parsed[1]!.meta).toEqual({ note: 'x' });
+    expect(Object.keys(parsed[0])).toEqual([...EXPORT_COLUMNS]);
+    expect(parsed[1].meta).toEqual({ note: 'x' });
     expect(JSON.parse(await encode('json', []))).toEqual([]);
   });
 

@@ -3,6 +3,7 @@
 // patches/kafkajs+2.2.4.patch (applied by npm's postinstall) stops that; this keeps the patch in place.
 interface Entry { correlationId: number; resolve(response: unknown): void; reject(error: unknown): void }
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- kafkajs's internal module has no types; the cast states the shape used
 const RequestQueue = require('kafkajs/src/network/requestQueue') as new (options: Record<string, unknown>) => {
   push(request: { entry: Entry; expectResponse: boolean; sendRequest(): void }): void;
   fulfillRequest(response: { correlationId: number; payload: Buffer; size: number }): void;

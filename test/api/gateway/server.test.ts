@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { repoRoot } from '../../common/paths';
-import { call } from '../helpers/http';
+import { repoRoot } from '../../../common/paths';
+import { call } from '../../helpers/http';
 
 /**
  * api/server.ts as a process of its own, run from source through swc (no build needed): start-up

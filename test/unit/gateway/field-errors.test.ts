@@ -33,6 +33,8 @@ describe('joi errors → problem errors[]', () => {
     ['a number where a string belongs', { email: 42 }, 'email', 'INVALID_TYPE'],
     ['a value outside the allowed set', { email: 'a@b.test', role: 'root' }, 'role', 'INVALID_VALUE'],
     ['an unknown field', { email: 'a@b.test', nickname: 'x' }, 'nickname', 'UNKNOWN_FIELD'],
+    // A field is never empty (problem.schema.ts): a key named '' is named by its request part.
+    ['an unknown field named ""', { email: 'a@b.test', '': 'x' }, 'body', 'UNKNOWN_FIELD'],
     ['an array element too long', { email: 'a@b.test', tags: ['ok', 'toolong'] }, 'tags[1]', 'TOO_LONG'],
   ])('%s', (_case, value, field, code) => {
     expect(errorsFor(schema, value)).toEqual([{ field, code, message: expect.any(String) }]);

@@ -1,6 +1,9 @@
-import { NAMESPACES } from '../../api/http/route-registry';
-import { startTestGateway, type TestGateway } from '../helpers/app';
-import { call } from '../helpers/http';
+import Joi from 'joi';
+import { NAMESPACES, defineRoute } from '../../../api/http/route-registry';
+import { buildOpenApiDocument } from '../../../api/openapi/document';
+import { newId } from '../../../common/ids';
+import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { call } from '../../helpers/http';
 
 /** The OpenAPI documents are generated from the same registry the router serves. */
 let gateway: TestGateway;
@@ -42,6 +45,23 @@ function danglingRefs(doc: unknown): string[] {
   });
 }
 
+/** Every regular expression of the document: `pattern` values and `patternProperties` keys. */
+function patternsOf(doc: unknown): string[] {
+  const patterns: string[] = [];
+  const walk = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'pattern' && typeof value === 'string') patterns.push(value);
+        else if (key === 'patternProperties' && value && typeof value === 'object') patterns.push(...Object.keys(value));
+        walk(value);
+      }
+    }
+  };
+  walk(doc);
+  return patterns;
+}
+
 describe.each(NAMESPACES)('the %s namespace', (namespace) => {
   it('serves a valid OpenAPI 3.1 document listing exactly its registered routes', async () => {
     const { status, headers, body } = await call<Doc>(`${gateway.baseUrl}/api/v1/${namespace}/openapi.json`);
@@ -62,6 +82,17 @@ describe.each(NAMESPACES)('the %s namespace', (namespace) => {
     const registered = gateway.routes.filter((route) => route.namespace === namespace)
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')} ${route.operationId}`);
     expect(operations.sort()).toEqual(registered.sort());
+  });
+
+  it('publishes every pattern as an ECMA-262 regular expression without flags', async () => {
+    const { body } = await call<Doc>(`${gateway.baseUrl}/api/v1/${namespace}/openapi.json`);
+    for (const pattern of patternsOf(body)) {
+      // joi-to-json published `source/flags` (`^[^\p{Cc}]+$/u`): an unescaped slash has no place in a source.
+      expect(pattern).not.toMatch(/(^|[^\\])\/[a-z]*$/);
+      // JSON Schema validators compile patterns with u, other tools without: both must read it.
+      expect(() => new RegExp(pattern)).not.toThrow();
+      expect(() => new RegExp(pattern, 'u')).not.toThrow();
+    }
   });
 
   it('serves Swagger UI and Redoc pages for it, with their assets served locally', async () => {
@@ -90,6 +121,35 @@ describe('documentation routes', () => {
         default: { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } },
       },
     });
+  });
+
+  it('refuses to document a pattern with flags, which no OpenAPI tool reads', () => {
+    const route = defineRoute({
+      namespace: 'gateway', method: 'GET', path: '/flagged', operationId: 'test.flagged', summary: 'A flagged pattern', auth: 'public',
+      schemas: { query: Joi.object({ name: Joi.string().pattern(/^[^\p{Cc}]+$/u) }), response: { 200: null } },
+      handler() { /* never served */ },
+    });
+    expect(() => buildOpenApiDocument('gateway', [route], 'test')).toThrow(/carries no flags/);
+  });
+
+  it('documents the declared headers as header parameters: Idempotency-Key (UUID v4 or v7) and the webhook signatures', async () => {
+    type Parameter = { name: string; in: string; required: boolean; schema: { pattern?: string } };
+    const operation = async (namespace: string, path: string, verb: string) => {
+      const { body } = await call<Doc>(`${gateway.baseUrl}/api/v1/${namespace}/openapi.json`);
+      return body.paths[path][verb] as unknown as { parameters: Parameter[] };
+    };
+    const headers = (parameters: Parameter[]) => parameters.filter((parameter) => parameter.in === 'header');
+
+    const credit = headers((await operation('money', '/wallets/{id}/credit', 'post')).parameters);
+    expect(credit).toEqual([{ name: 'Idempotency-Key', in: 'header', required: true, description: expect.any(String), schema: expect.objectContaining({ type: 'string' }) }]);
+    const keyPattern = new RegExp(credit[0].schema.pattern!);
+    expect(keyPattern.test(newId())).toBe(true);
+    expect(keyPattern.test('e2bc1114-2734-327b-ad8d-cd4e3cf83276')).toBe(false); // v3
+    expect(keyPattern.test('wallet-create-1')).toBe(false);
+    expect(headers((await operation('money', '/wallets', 'post')).parameters)).toMatchObject([{ name: 'Idempotency-Key', required: false }]);
+    expect(headers((await operation('money', '/wallets', 'get')).parameters)).toEqual([]);
+    expect(headers((await operation('billing', '/billing/webhooks/{provider}', 'post')).parameters).map((parameter) => [parameter.name, parameter.required]))
+      .toEqual([['Stripe-Signature', false], ['Paddle-Signature', false]]);
   });
 
   it.each([

@@ -1,10 +1,10 @@
-import { sql } from '../../db/pool';
-import { COMPONENTS } from '../../api/health/report';
-import { startTestGateway, type TestGateway } from '../helpers/app';
-import { call, waitFor } from '../helpers/http';
-import { addMembership, bearer, post, registerAccount } from '../helpers/identity';
-import { createDbPool, type DatabasePool } from '../../db/pool';
-import { migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { sql } from '../../../db/pool';
+import { COMPONENTS } from '../../../api/health/report';
+import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { call, waitFor } from '../../helpers/http';
+import { addMembership, bearer, post, registerAccount } from '../../helpers/identity';
+import { createDbPool, type DatabasePool } from '../../../db/pool';
+import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 
 /** /health needs the admin role (document 1, probes): a tenant owner's token has it. */
 async function adminToken(gateway: TestGateway): Promise<string> {

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { InvalidInputError } from 'slonik';
 import { toProblem } from '../../../api/http/to-problem';
 import { CircuitOpenError } from '../../../api/resilience/circuit-breaker';
 import { problems } from '../../../common/problems';
@@ -24,6 +25,15 @@ describe('thrown errors → problems', () => {
   ])('maps gRPC code %i to %i %s', (code, status, type) => {
     const problem = toProblem(Object.assign(new Error(`${code} STATUS: detail`), { code, details: 'detail from downstream' }));
     expect({ status: problem.status, type: problem.type }).toEqual({ status, type });
+  });
+
+  it.each([
+    ['22P02 (slonik’s InvalidInputError)', new InvalidInputError('invalid input syntax for type uuid: "(0190a8f0-0000-7000-8000-000000000000)"')],
+    ['22008', Object.assign(new Error('date/time field value out of range: "0000-01-01"'), { code: '22008' })],
+  ])('answers PostgreSQL’s data exception %s (a request value it cannot read) with 400 validation-error', (_name, error) => {
+    const problem = toProblem(error);
+    expect({ status: problem.status, type: problem.type }).toEqual({ status: 400, type: 'validation-error' });
+    expect(problem.detail).not.toContain('0000');
   });
 
   it('shows a downstream’s detail for client errors but not for its own failures', () => {

@@ -1,10 +1,11 @@
 import Joi from 'joi';
-import { defineRoute, type AnyRoute } from '../../api/http/route-registry';
-import { pageOf, pageQuery } from '../../api/http/pagination';
-import { type PageQuery } from '../../common/pagination';
-import { newId } from '../../common/ids';
-import { startTestGateway, type TestGateway } from '../helpers/app';
-import { call } from '../helpers/http';
+import { defineRoute, type AnyRoute } from '../../../api/http/route-registry';
+import { pageOf, pageQuery } from '../../../api/http/pagination';
+import { type PageQuery } from '../../../common/pagination';
+import { newId } from '../../../common/ids';
+import { Problem, problems } from '../../../common/problems';
+import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { call } from '../../helpers/http';
 
 /**
  * Every error is an RFC 9457 problem with instance and traceId, whatever produced it: the router
@@ -27,6 +28,16 @@ const testRoutes: AnyRoute[] = [
     namespace: 'gateway', method: 'GET', path: '/test/pages', operationId: 'test.pages', summary: 'A paginated list', auth: 'public',
     schemas: { query: Joi.object(pageQuery), response: { 200: pageOf(Joi.object({ size: Joi.number() })) } },
     handler(ctx) { ctx.body = { data: [{ size: ctx.guard.query.page_size }], next_page_token: '' }; },
+  }),
+  defineRoute<{ id: string }>({
+    namespace: 'gateway', method: 'GET', path: '/test/items/:id', operationId: 'test.items.get', summary: 'An item', auth: 'public',
+    schemas: { params: Joi.object({ id: Joi.string().required() }), response: { 200: Joi.object({ id: Joi.string().required() }) } },
+    handler(ctx) { ctx.body = { id: ctx.guard.params.id }; },
+  }),
+  defineRoute({
+    namespace: 'gateway', method: 'POST', path: '/test/items/special', operationId: 'test.items.special',
+    summary: 'A literal sibling of /test/items/:id', auth: 'public', schemas: { response: { 204: null } },
+    handler(ctx) { ctx.status = 204; },
   }),
   defineRoute({
     namespace: 'gateway', method: 'GET', path: '/test/drift', operationId: 'test.drift', summary: 'Breaks its schema', auth: 'public',
@@ -89,6 +100,18 @@ describe('routing errors', () => {
     expect(response.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
   });
 
+  it('lists in Allow only the methods of the pattern that applies: a literal segment wins over a parameter', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await call(url('/v1/test/items/special'), { method });
+      expectProblem(response, 405, 'method-not-allowed', '/v1/test/items/special');
+      expect(response.headers.get('allow')).toBe('POST');
+    }
+    expect((await call(url('/v1/test/items/special'), { method: 'OPTIONS' })).headers.get('allow')).toBe('POST, OPTIONS');
+    expect((await call(url('/v1/test/items/special'), { method: 'POST' })).status).toBe(204);
+    expect(await call(url('/v1/test/items/other'))).toMatchObject({ status: 200, body: { id: 'other' } });
+    expect((await call(url('/v1/test/items/other'), { method: 'DELETE' })).headers.get('allow')).toBe('HEAD, GET');
+  });
+
   it('answers OPTIONS with the allowed methods', async () => {
     const response = await call(url('/v1/gateway/hello'), { method: 'OPTIONS' });
     expect(response.status).toBe(204);
@@ -133,7 +156,7 @@ describe('request bodies', () => {
     });
     const response = await call(url('/v1/test/echo'), {
       method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half',
-    } as RequestInit);
+    });
     expectProblem(response, 413, 'payload-too-large', '/v1/test/echo');
   });
 
@@ -196,6 +219,16 @@ describe('server-side failures', () => {
 
   it('maps a raw gRPC NOT_FOUND from Temporal to 404 not-found', async () => {
     expectProblem(await call(url('/v1/test/temporal/namespace')), 404, 'not-found', '/v1/test/temporal/namespace');
+  });
+});
+
+describe('the problem builder', () => {
+  it('refuses an extension member that would overwrite a standard member', () => {
+    for (const member of ['type', 'title', 'status', 'detail', 'instance', 'traceId']) {
+      expect(() => new Problem('hold-settled', 'x', { [member]: 'canceled' })).toThrow(/overwrite standard members/);
+    }
+    expect(problems.holdSettled('h1', 'canceled').toJSON('https://p', '/v1/holds/h1/cancel', 't'))
+      .toMatchObject({ status: 400, holdStatus: 'canceled' });
   });
 });
 

@@ -1,0 +1,113 @@
+"""Schemathesis extensions loaded by schemathesis.int.test.ts (SCHEMATHESIS_HOOKS).
+
+valid_request_not_refused: a request the OpenAPI document calls valid must not be answered with a
+`validation-error` problem. The document and the guard come from the same joi schemas
+(api/openapi/document.ts), so such an answer means they disagree.
+
+Why not schemathesis' own positive_data_acceptance: it judges by status code alone and refuses
+every 400, while the platform answers 400 for business rules too (insufficient-funds,
+last-provider, double-reversal... in common/problems.ts), which a valid request drawn at random
+meets all the time. Only the problem type tells a refusal by validation from those.
+"""
+
+import re
+
+import schemathesis
+from hypothesis.internal import lambda_sources
+from schemathesis.generation.meta import TestPhase
+from schemathesis.specs.openapi.checks import is_unexpected_http_status_case
+
+VALIDATION_ERROR = "/validation-error"
+
+# Refusals no schema can prevent, each (field pattern, code): a rule that only the server's state
+# decides, or a rule across request parts, which OpenAPI cannot state (the documents state those
+# in the parameters' descriptions). A validation-error made only of these is not a disagreement
+# between the document and the guard; any other error in it still fails the check.
+NOT_IN_A_SCHEMA = (
+    # Values the server issued: page tokens and cursors of a previous page.
+    (r"page_token|cursor", "INVALID_FORMAT"),
+    # Rows that must exist: a plan of the catalog, a registered permission, a role of the tenant.
+    (r"planId", "INVALID_VALUE"),
+    (r"permissions\[\d+\]|permission_ids\[\d+\]", "INVALID_VALUE"),
+    (r".*", "UNKNOWN_ROLE"),
+    (r".*", "OWNER_NOT_ASSIGNABLE"),
+    # The breached-password list.
+    (r".*", "BREACHED_PASSWORD"),
+    # Across parameters: the two page pairs do not mix (api/http/pagination.ts); a time range ends
+    # after it starts (audit export); a hold named in the body is the hold of the path.
+    (r"query", "CONFLICTING_FIELDS"),
+    (r"until", "OUT_OF_RANGE"),
+    (r"holdTransactionId|originalTransactionId", "INVALID_VALUE"),
+    # Across body fields: a transfer's two wallets differ.
+    (r"toWalletId", "INVALID_VALUE"),
+    # A hold's ttl: one duration in two notations, 1 s to 168 h across units (its description).
+    (r"ttl", "INVALID_VALUE"),
+)
+
+
+def _not_in_a_schema(error):
+    if not isinstance(error, dict):
+        return False
+    field, code = str(error.get("field", "")), error.get("code")
+    return any(code == rule_code and re.fullmatch(pattern, field) for pattern, rule_code in NOT_IN_A_SCHEMA)
+
+
+@schemathesis.check
+def valid_request_not_refused(ctx, response, case):
+    meta = case.meta
+    # Only requests generated as valid: not the coverage phase's request-shape probes, and not
+    # values taken from earlier responses (stateful links, the resource pool), which the fuzzer
+    # guesses may fit a parameter; the document never said they do.
+    if meta is None or not meta.generation.mode.is_positive or is_unexpected_http_status_case(case):
+        return None
+    if meta.phase.name == TestPhase.STATEFUL or meta.pool_draws:
+        return None
+    if response.status_code != 400:
+        return None
+    try:
+        problem = response.json()
+    except Exception:  # noqa: BLE001 - a 400 without a JSON body is not ours to judge here
+        return None
+    if not isinstance(problem, dict) or not str(problem.get("type", "")).endswith(VALIDATION_ERROR):
+        return None
+    errors = problem.get("errors") or []
+    if errors and all(_not_in_a_schema(error) for error in errors):
+        return None
+    raise AssertionError(
+        "A request valid by the OpenAPI document was refused by validation: "
+        f"{problem.get('detail', '')} {errors}".strip()
+    )
+
+
+def _has_prototype_key(value):
+    if isinstance(value, list):
+        return any(_has_prototype_key(item) for item in value)
+    if isinstance(value, dict):
+        if "__proto__" in value or isinstance(value.get("constructor"), dict) and "prototype" in value["constructor"]:
+            return True
+        return any(_has_prototype_key(item) for item in value.values())
+    return False
+
+
+@schemathesis.hook
+def filter_body(ctx, body):
+    """The documents say a JSON body never has a `__proto__` key, nor a `constructor` holding
+    `prototype` (the body parser refuses them: prototype pollution); generated bodies keep to it."""
+    return not _has_prototype_key(body)
+
+
+# CPython before 3.11.8 / 3.12.2 (gh-106905) may raise "SystemError: AST constructor recursion
+# depth mismatch" from ast.parse deep in a call stack. Hypothesis parses a lambda's source only to
+# name it in a strategy's repr, and the error then aborted whole operations as "Runtime Error". A
+# lambda it cannot name is described as <unknown> instead; the data generated does not change.
+_describe_lambda = lambda_sources._lambda_description
+
+
+def _lambda_description_or_unknown(f, *args, **kwargs):
+    try:
+        return _describe_lambda(f, *args, **kwargs)
+    except SystemError:
+        return "lambda: <unknown>"
+
+
+lambda_sources._lambda_description = _lambda_description_or_unknown
