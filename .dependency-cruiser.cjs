@@ -39,6 +39,12 @@ module.exports = {
       from: { path: '^activities/' }, to: { path: '^(api|workers|scripts)/' },
     },
     {
+      name: 'activities-run-no-queries', severity: 'error',
+      comment: 'An activity calls a use-case of services/, which runs the queries; it may name their row types (type-only).',
+      from: { path: '^activities/' },
+      to: { path: '^db/queries/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'activities-use-workflow-messages-only', severity: 'error',
       comment: 'Activities share message and failure types with workflows, never workflow code.',
       from: { path: '^activities/' }, to: { path: '^workflows/', pathNot: '\\.messages\\.ts$', dependencyTypesNot: ['type-only'] },

@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const response = await fetch(`${gateway.baseUrl}/v1/audit/records/batch`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${accounts[request % accounts.length]!.token}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${accounts[request % accounts.length].token}` },
         body: body(),
       });
       await response.arrayBuffer();
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     const drainSeconds = (performance.now() - stopped) / 1000;
     const stored = consumer.status().stored;
     const totalSeconds = (performance.now() - started) / 1000;
-    const verification = await verifyTenantChain(db.app, accounts[0]!.tenantId);
+    const verification = await verifyTenantChain(db.app, accounts[0].tenantId);
 
     latencies.sort((a, b) => a - b);
     const round = (x: number) => Math.round(x);

@@ -107,18 +107,19 @@ async function main(): Promise<void> {
     }
     await db.owner.query(sql.unsafe`ANALYZE audit_records`);
 
-    const query = new URLSearchParams({ format: values.format!, since: since.toISOString(), until: new Date(until.getTime() + 1000).toISOString() });
+    const query = new URLSearchParams({ format: values.format, since: since.toISOString(), until: new Date(until.getTime() + 1000).toISOString() });
     const pid = gateway.pid!;
     const before = rssMb(pid, 'VmRSS');
     let duringExport = before;
     sampler = setInterval(() => { duringExport = Math.max(duringExport, rssMb(pid, 'VmRSS')); }, 50);
     const started = performance.now();
-    const response = await fetch(`${baseUrl}/v1/audit/export?${query}`, { headers: { authorization: `Bearer ${registered.accessToken}` } });
+    const response = await fetch(`${baseUrl}/v1/audit/export?${query.toString()}`, { headers: { authorization: `Bearer ${registered.accessToken}` } });
     if (response.status !== 200) throw new Error(`export answered ${response.status}: ${await response.text()}`);
     let bytes = 0;
     let lines = 0;
     const clientBytesPerMs = Number(values['client-mibps']) * 1024 * 1024 / 1000;
-    for await (const part of response.body!) {
+    // undici types a response body as ReadableStream<any>; its chunks are bytes.
+    for await (const part of response.body! as AsyncIterable<Uint8Array>) {
       bytes += part.length;
       const ahead = clientBytesPerMs > 0 ? bytes / clientBytesPerMs - (performance.now() - started) : 0;
       if (ahead > 0) await new Promise((resolve) => setTimeout(resolve, ahead));

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     const draft = (): AuditDraft => {
       n += 1;
       return {
-        tenantId: tenants[n % tenants.length]!, source: 'bench', action: 'money.wallet.credited', entityType: 'wallet',
+        tenantId: tenants[n % tenants.length], source: 'bench', action: 'money.wallet.credited', entityType: 'wallet',
         entityId: `wallet-${n % 500}`, actorId: newId(), actorIp: '203.0.113.9', actorUserAgent: 'bench/1.0',
         before: { balance: n }, after: { balance: n + 100 }, meta: { amount: 100, currency: 'USD', n }, traceId: newId().replaceAll('-', ''),
       };
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     const totalSeconds = (performance.now() - started) / 1000;
 
     const verifyStarted = performance.now();
-    const verification = await verifyTenantChain(db.app, tenants[0]!);
+    const verification = await verifyTenantChain(db.app, tenants[0]);
     const verifySeconds = (performance.now() - verifyStarted) / 1000;
 
     const round = (x: number) => Math.round(x);

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     const types = ['wallet', 'contact', 'user', 'file'];
     const randomEntity = () => {
       const n = Math.floor(Math.random() * entities);
-      return { entityType: types[n % 4]!, entityId: `e-${n}` };
+      return { entityType: types[n % 4], entityId: `e-${n}` };
     };
     const measure = async (run: () => Promise<unknown>) => {
       for (let i = 0; i < Math.min(200, queries); i += 1) await run();
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
         times.push(performance.now() - started);
       }
       times.sort((a, b) => a - b);
-      const at = (q: number) => +times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(2);
+      const at = (q: number) => +times[Math.min(times.length - 1, Math.floor(q * times.length))].toFixed(2);
       return { queries, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), maxMs: at(1) };
     };
     const page = { style: 'page' as const, size: 20 };

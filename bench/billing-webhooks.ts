@@ -16,7 +16,7 @@ import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { capturedMail, stripeSignature } from '../test/helpers/billing';
 import { metricValue, runRedelivery } from '../test/helpers/billing-webhooks';
-import { migrateSharedDatabase, ownerUrl } from '../test/helpers/db';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../test/helpers/db';
 import { GOOD_PASSWORD, uniqueEmail } from '../test/helpers/identity';
 import { connectDevServer, createTestWorker, uniqueTaskQueue } from '../test/helpers/temporal';
 import { apiClient, measure, printPhases, startBenchGateway } from './lib/load';
@@ -44,13 +44,14 @@ async function main(): Promise<void> {
   });
   await migrateSharedDatabase();
   const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'bench-webhooks' });
+  const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'bench-webhooks-app' });
   const server = await connectDevServer();
   const taskQueue = uniqueTaskQueue('bench-billing');
   const worker = await createTestWorker(server, {
     taskQueue,
     activities: {
-      ...createBillingActivities({ ownerPool: owner, logger: createLogger('bench', 'silent') }),
-      ...createWebhookRedeliveryActivities({ ownerPool: owner, logger: createLogger('bench', 'silent') }),
+      ...createBillingActivities({ appPool: app, logger: createLogger('bench', 'silent') }),
+      ...createWebhookRedeliveryActivities({ fleetPool: owner, logger: createLogger('bench', 'silent') }),
       ...capturedMail().activities,
     },
   });
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
     await running;
     await server.close();
     await owner.end();
+    await app.end();
   }
 }
 

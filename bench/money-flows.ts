@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const noopQueue = `bench.noop.${newId()}`;
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-flows-owner' });
   // One database connection per concurrent operation in the gateway and the Worker (its local
-  // activities), the pool size docs/decisions.md recommends (DATABASE_POOL_SIZE).
+  // activities), the pool size docs/decisions/money.md recommends (DATABASE_POOL_SIZE).
   const poolSize = { DATABASE_POOL_SIZE: String(concurrency) };
   const [gateway, moneyWorker, noopWorker, temporal] = await Promise.all([
     startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000', ...poolSize }),
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     };
     const placed: string[] = [];
     const hold = async (client: number) => {
-      const answer = await api('POST', `/wallets/${holdWallets[client]}/hold`, { amount: 1, currency: 'USD', ttl: '1h', reason: 'bench' }, token, newId());
+      const answer = await api<{ id: string }>('POST', `/wallets/${holdWallets[client]}/hold`, { amount: 1, currency: 'USD', ttl: '1h', reason: 'bench' }, token, newId());
       placed.push(answer.id);
     };
     const confirm = async () => {
@@ -120,14 +120,14 @@ async function main(): Promise<void> {
     ];
     // Every hold placed is confirmed, so the phase also ends the holds' workflows.
     rows.push(await withCpu(processes, () => measure('REST confirm of those holds (update)', concurrency, 600, placed.length, confirm)));
-    rows.push(await withCpu({}, async () => runPgbench({
+    rows.push(await withCpu({}, () => Promise.resolve(runPgbench({
       name: 'pgbench, the transfer SQL (ceiling)',
       scripts: [
         { template: 'bench/money/transfer.pgbench.sql', fill: { SRC_LABEL: 'a', DST_LABEL: 'b' }, weight: 1 },
         { template: 'bench/money/transfer.pgbench.sql', fill: { SRC_LABEL: 'b', DST_LABEL: 'a' }, weight: 1 },
       ],
       concurrency, seconds, variables: { tenant: tenantId, user: userId }, url: settings.db.ownerUrl,
-    })));
+    }))));
 
     const report = await checkLedger(owner, { tenantId });
     console.log(`${concurrency} concurrent clients, ${seconds} s per phase (${rounds} alternating slices); ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);

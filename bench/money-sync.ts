@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const sliceSeconds = Math.max(1, Math.round(seconds / rounds));
   const settings = config();
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-owner' });
-  // One connection per concurrent request, as pgbench has: the pool size docs/decisions.md recommends
+  // One connection per concurrent request, as pgbench has: the pool size docs/decisions/money.md recommends
   // for a gateway (DATABASE_POOL_SIZE = the money requests it serves at once).
   const { child, baseUrl } = await startBenchGateway({ NODE_OPTIONS: values['gateway-node-options'], DATABASE_POOL_SIZE: String(concurrency) });
   try {

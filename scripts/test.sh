@@ -16,6 +16,12 @@ export NODE_ENV=test
 step "typecheck"
 tsc -p tsconfig.json --noEmit
 
+# The layout's directions (.dependency-cruiser.cjs) and the lint rules, workflow sandbox included
+# (eslint.config.mjs), hold in every run: a violation fails the run like a failing test.
+step "lint: dependency-cruiser, eslint"
+depcruise api services activities workflows workers db common scripts --output-type err
+eslint --max-warnings 0 .
+
 step "jest: unit, integration, workflows, replay"
 # Jest's own summary is not a line CI reads, so the totals are printed once more in the plain
 # "N passed, N failed" form from Jest's JSON report.

@@ -24,7 +24,9 @@ async function main(): Promise<void> {
     }
     ctx.body = body;
   });
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // Koa's handler answers its own errors (ctx.onerror), so its promise never rejects.
+  const server = createServer((request, response) => void handle(request, response));
   server.listen(0, '127.0.0.1', () => {
     console.log(JSON.stringify({ msg: 'bare koa listening', port: (server.address() as AddressInfo).port }));
   });

@@ -92,11 +92,12 @@ export function startChildServer(entry: string, listenMessage: string, env: Reco
       buffered += chunk.toString();
       const line = buffered.split('\n').find((candidate) => candidate.includes(`"${listenMessage}"`));
       if (!line) return;
-      child.stdout!.off('data', onData);
-      child.stdout!.resume(); // the request log is not read, only drained
-      resolve({ child, baseUrl: `http://127.0.0.1:${JSON.parse(line).port}` });
+      child.stdout.off('data', onData);
+      child.stdout.resume(); // the request log is not read, only drained
+      const { port } = JSON.parse(line) as { port: number };
+      resolve({ child, baseUrl: `http://127.0.0.1:${port}` });
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before listening`)));
   });
 }

@@ -2,8 +2,11 @@ import { Agent, request as httpRequest } from 'node:http';
 import { newId } from '../../common/ids';
 import { sql, type DatabasePool } from '../../db/pool';
 
-/** A JSON call to the gateway's API that must succeed, with a bearer token and an Idempotency-Key when given. */
-export type MoneyApi = (method: string, path: string, body: unknown, token?: string, key?: string) => Promise<Record<string, any>>;
+/**
+ * A JSON call to the gateway's API that must succeed, with a bearer token and an Idempotency-Key when
+ * given. `T` is the answer's shape as the caller reads it (the bench trusts the gateway's schemas).
+ */
+export type MoneyApi = <T = unknown>(method: string, path: string, body: unknown, token?: string, key?: string) => Promise<T>;
 
 /**
  * The load generator's client: node:http over kept-alive connections, which costs the bench process
@@ -15,7 +18,7 @@ export type MoneyApi = (method: string, path: string, body: unknown, token?: str
 export function moneyApi(baseUrl: string): MoneyApi {
   const url = new URL(baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: 4000 });
-  const call: MoneyApi = (method, path, body, token, key) => new Promise((resolve, reject) => {
+  const call: MoneyApi = <T>(method: string, path: string, body: unknown, token?: string, key?: string) => new Promise<T>((resolve, reject) => {
     const payload = JSON.stringify(body);
     const request = httpRequest({
       host: url.hostname, port: url.port, path: `/v1${path}`, method, agent,
@@ -31,7 +34,7 @@ export function moneyApi(baseUrl: string): MoneyApi {
       response.on('error', reject);
       response.on('end', () => {
         try {
-          const json = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, any>;
+          const json = JSON.parse(Buffer.concat(chunks).toString()) as T;
           const status = response.statusCode ?? 0;
           if (status < 200 || status >= 300) reject(new Error(`${method} ${path} answered ${status}: ${JSON.stringify(json)}`));
           else resolve(json);
@@ -41,7 +44,7 @@ export function moneyApi(baseUrl: string): MoneyApi {
       });
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
-      if (request.reusedSocket && error.code === 'ECONNRESET') call(method, path, body, token, key).then(resolve, reject);
+      if (request.reusedSocket && error.code === 'ECONNRESET') call<T>(method, path, body, token, key).then(resolve, reject);
       else reject(error);
     });
     request.end(payload);
@@ -57,14 +60,14 @@ export interface BenchAccount {
 
 /** A new tenant whose owner may move money (a verified e-mail, as redeeming the e-mailed link gives). */
 export async function verifiedAccount(api: MoneyApi, owner: DatabasePool): Promise<BenchAccount> {
-  const account = await api('POST', '/auth/register', { email: `bench.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+  const account = await api<{ user: { id: string }; tenant: { id: string }; accessToken: string }>('POST', '/auth/register', { email: `bench.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
   await owner.query(sql.unsafe`UPDATE users SET email_verified = true WHERE id = ${account.user.id}`);
   return { tenantId: account.tenant.id, userId: account.user.id, token: account.accessToken };
 }
 
 /** A wallet of the account's owner labelled `label`, credited with `amount` through the API. */
 export async function fundedWallet(api: MoneyApi, account: BenchAccount, label: string, amount: number): Promise<string> {
-  const { id } = await api('POST', '/wallets', { userId: account.userId, currency: 'USD', label }, account.token);
+  const { id } = await api<{ id: string }>('POST', '/wallets', { userId: account.userId, currency: 'USD', label }, account.token);
   await api('POST', `/wallets/${id}/credit`, { amount }, account.token, newId());
   return id;
 }

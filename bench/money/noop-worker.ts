@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     namespace: cfg.temporal.namespace,
     taskQueue,
     workflowBundle: await bundleWorkflows(require.resolve('./noop.workflow')),
-    activities: { noop: async () => 'done' },
+    activities: { noop: () => Promise.resolve('done') },
     dataConverter: await platformDataConverter(cfg.temporalCodec),
   });
   process.once('SIGTERM', () => worker.shutdown());

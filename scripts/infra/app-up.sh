@@ -23,6 +23,9 @@ fi
 log "node $(node --version)"
 
 log "build (tsc)"
+# tsc never deletes what it compiled before: a moved module would live on in dist/, and Node loads a
+# stale dist/common/config.js before dist/common/config/index.js. tsc rebuilds everything anyway.
+rm -rf dist
 run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
 # The build is the compiled code and the dependencies it runs on (a new patch of one restarts too).
 build_sha=$({ printf '%s\n' "$lock_sha"; find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
@@ -59,7 +62,7 @@ start_app relay outbox-relay.log '"msg":"\(relay is the leader\|another relay is
 # The audit consumer is ready once it has joined its consumer group (audit.store) on the audit topic.
 start_app audit-consumer audit-consumer.log '"msg":"audit consumer joined its group"' node dist/workers/audit-consumer.js
 # A young generation of 4 MiB semi-spaces: the gateway allocates small short-lived objects, and V8's
-# default lets them grow the resident set by ~50 MB before a scavenge (docs/decisions.md, Audit export).
+# default lets them grow the resident set by ~50 MB before a scavenge (docs/decisions/audit.md, export memory).
 start_app api api.log '"msg":"' node --max-semi-space-size=4 dist/api/server.js
 WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
   http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"

@@ -37,12 +37,12 @@ export interface SetupOwnerResult {
 const emailSchema = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase().required();
 
 function checkedInput(input: SetupOwnerInput): SetupOwnerInput {
-  const { value: email, error } = emailSchema.validate(input.email);
-  if (error) throw new SetupUsageError(`--email: ${input.email} is not an e-mail address`);
+  const checked = emailSchema.validate(input.email);
+  if (checked.error) throw new SetupUsageError(`--email: ${input.email} is not an e-mail address`);
   if (input.password.length < PASSWORD_MIN_LENGTH) throw new SetupUsageError(`--password: at least ${PASSWORD_MIN_LENGTH} characters (TOO_SHORT)`);
   if (input.password.length > PASSWORD_MAX_LENGTH) throw new SetupUsageError(`--password: at most ${PASSWORD_MAX_LENGTH} characters (TOO_LONG)`);
   if (isBreachedPassword(input.password)) throw new SetupUsageError('--password: it appears in a list of breached passwords (BREACHED_PASSWORD)');
-  return { email: email as string, password: input.password };
+  return { email: checked.value, password: input.password };
 }
 
 /** Finds or creates one thing, and says which. */
