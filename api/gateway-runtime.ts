@@ -22,6 +22,8 @@ import { createMoneyServices } from '../services/money';
 import type { MoneyDeps } from '../services/money/deps';
 import { createModuleServices, type ModuleServices } from './runtime/module-cache';
 import { loadModuleCatalogue } from '../services/modules/catalogue';
+import { DataCatalogue } from '../services/data/catalogue';
+import type { DataDeps } from '../services/data/records';
 import { CircuitBreakers } from './resilience/circuit-breaker';
 import { TenantBreakers } from './resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../common/temporal/client';
@@ -70,6 +72,8 @@ export interface GatewayRuntime {
   money: MoneyDeps;
   /** Holds and transfers (workflows/money), started on config.moneyFlows.taskQueue. */
   moneyFlows: MoneyFlows;
+  /** The data layer's record endpoints: the autoApi models of the catalogue's manifests. */
+  data: DataDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -86,7 +90,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const stopping = new AbortController();
   const retry = { logger, signal: stopping.signal };
   // Before anything is opened: a broken module manifest stops the start with its file and mistakes.
-  const catalogue = loadModuleCatalogue(config.modules.dir);
+  const catalogue = loadModuleCatalogue(config.modules.dir, { maxModels: config.data.maxTablesPerModule });
   const connections = await openConnections(config, logger);
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
@@ -186,6 +190,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     money,
     // The plan-limit cache is the money routes' own: one cache per gateway.
     moneyFlows: new MoneyFlows({ config, db: connections.db, temporal: () => temporal, limits: money.limits }),
+    data: { db: connections.db, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data },
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

@@ -14,7 +14,7 @@ export interface CursorQuery { limit: number; cursor?: string }
  * JSON. Clients never parse them (document 1, Page envelope); the server checks a token it is handed
  * back against the shape it wrote, so a forged or foreign token is a 400, never a SQL error.
  */
-export function encodePageToken(position: Record<string, string>): string {
+export function encodePageToken(position: Readonly<Record<string, unknown>>): string {
   return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 

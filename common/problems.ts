@@ -84,6 +84,9 @@ const registry = {
   'plan-change-in-progress': { status: 409, title: 'Plan change in progress' },
   'invalid-transition': { status: 422, title: 'Invalid subscription transition' },
   'webhook-signature-invalid': { status: 401, title: 'Webhook signature invalid' },
+  // Data layer (document 2, Errors and Limits).
+  'filter-limit-exceeded': { status: 400, title: 'Too many filters' },
+  'relations-depth-exceeded': { status: 400, title: 'Relations nested too deeply' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -214,6 +217,13 @@ export const problems = {
   invalidTransition: (detail: string) => new Problem('invalid-transition', detail),
   webhookSignatureInvalid: (detail = 'The webhook signature is missing or does not match') =>
     new Problem('webhook-signature-invalid', detail),
+  filterLimitExceeded: (max: number, given: number) =>
+    new Problem('filter-limit-exceeded', `A request holds at most ${max} filters; ${given} were sent`, { max, given }),
+  relationsDepthExceeded: (max: number) =>
+    new Problem('relations-depth-exceeded', `select= embeds relations at most ${max} levels deep`, { max }),
+  /** Decided before the first byte is sent (document 2, Limits: response body 1 MB), so no client reads half a body. */
+  responseTooLarge: (limitBytes: number) => new Problem('payload-too-large',
+    `The response would exceed ${limitBytes} bytes; ask for fewer records (page_size) or fewer fields (select)`, { limitBytes }),
 };
 
 /**

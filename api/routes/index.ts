@@ -34,6 +34,9 @@ import { webhookRoutes } from './billing/webhooks.routes';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { jobKinds } from '../../services/jobs/registry';
 import { jobRoutes } from './jobs/jobs.routes';
+import type { DataDeps } from '../../services/data/records';
+import { dataRecordRoutes } from './data/records.routes';
+import { dataModelRoutes } from './data/models.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -46,6 +49,8 @@ export interface RouteServices {
   /** Holds and transfers, started as Temporal workflows. */
   moneyFlows: MoneyFlows;
   modules: ModuleServices;
+  /** The data layer's record endpoints (document 2, Data layer). */
+  data: DataDeps;
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal: () => TemporalHandle | undefined;
   /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
@@ -78,6 +83,9 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...holdRoutes(services.moneyFlows),
     ...transferRoutes(services.moneyFlows),
     ...moduleRoutes(services.modules),
+    ...dataModelRoutes(services.data),
+    // After GET /data/:module/models (introspection), which GET /data/:module/:model would take.
+    ...dataRecordRoutes(services.data),
     ...billingRoutes(services),
     ...jobRoutes({
       kinds: jobKinds({ auditExport: services.auditExport }), temporal: services.temporal,

@@ -4,6 +4,7 @@ import { repoRoot } from '../paths';
 import { accessSettings } from './access';
 import { auditSettings } from './audit';
 import { billingSettings } from './billing';
+import { dataSettings } from './data';
 import { dbSettings } from './db';
 import { eventsSettings } from './events';
 import { filesSettings } from './files';
@@ -40,6 +41,7 @@ const settings = {
   ...auditSettings,
   ...billingSettings,
   ...moneySettings,
+  ...dataSettings,
   ...accessSettings,
   ...modulesSettings,
   ...identitySettings,

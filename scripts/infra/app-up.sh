@@ -31,6 +31,8 @@ run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.j
 build_sha=$({ printf '%s\n' "$lock_sha"; find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
 
 node dist/db/migrate.js
+# The data layer's module tables (DDL: the owner role); a destructive manifest change stops the bring-up here.
+node dist/workers/data-provision.js
 node dist/workers/topics.js
 
 # A process started from another build is stopped so it comes back on this one.

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkManifest, type ModuleManifest } from './manifest';
+import { checkManifest, type ManifestLimits, type ModuleManifest } from './manifest';
 
 /** A manifest that cannot be used: the gateway does not start, and the message says which file and why. */
 export class ManifestError extends Error {
@@ -32,7 +32,7 @@ export class ModuleCatalogue {
   }
 }
 
-function readManifest(dir: string, folder: string): ModuleManifest {
+function readManifest(dir: string, folder: string, limits: ManifestLimits): ModuleManifest {
   const file = join(dir, folder, 'manifest.json');
   if (!existsSync(file)) throw new ManifestError(`module ${folder}: ${file} is missing`);
   let parsed: unknown;
@@ -41,14 +41,14 @@ function readManifest(dir: string, folder: string): ModuleManifest {
   } catch (error) {
     throw new ManifestError(`module manifest ${file} is not JSON: ${(error as Error).message}`);
   }
-  const checked = checkManifest(parsed, folder);
+  const checked = checkManifest(parsed, folder, limits);
   if (!checked.ok) throw new ManifestError(`module manifest ${file} is invalid: ${checked.problems.join('; ')}`);
   return checked.manifest;
 }
 
 /** Reads every manifest under `dir`; the first broken one throws a ManifestError naming the file and each mistake. */
-export function loadModuleCatalogue(dir: string): ModuleCatalogue {
+export function loadModuleCatalogue(dir: string, limits: ManifestLimits): ModuleCatalogue {
   if (!existsSync(dir)) throw new ManifestError(`the modules folder ${dir} (MODULES_DIR) does not exist`);
   const folders = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  return new ModuleCatalogue(folders.map((folder) => readManifest(dir, folder)));
+  return new ModuleCatalogue(folders.map((folder) => readManifest(dir, folder, limits)));
 }

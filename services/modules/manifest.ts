@@ -8,7 +8,8 @@ import { EVENT_TYPE_PATTERN, SCHEMA_VERSION_PATTERN } from '../events/event-rule
  * project under `modules/<slug>/manifest.json` and are checked here once, at start-up.
  */
 
-export const FIELD_TYPES = ['text', 'integer', 'bigint', 'numeric', 'boolean', 'uuid', 'jsonb', 'timestamptz', 'date'] as const;
+/** `file`: the id of a file of the files service, stored as a uuid (no foreign key: the files live in another service's table). */
+export const FIELD_TYPES = ['text', 'integer', 'bigint', 'numeric', 'boolean', 'uuid', 'jsonb', 'timestamptz', 'date', 'file'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 export const HOOK_EVENTS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete'] as const;
@@ -21,7 +22,7 @@ export interface FieldDefinition {
   type: FieldType;
   /** Default true: only a field declared `nullable: false` is required. */
   nullable: boolean;
-  /** A foreign key to another model of the same module (`companies.id`). */
+  /** A foreign key to another model of the same module: always its id (`companies.id`). */
   references?: { model: string; field: string };
 }
 
@@ -71,6 +72,14 @@ const FIELD_NAME = /^[a-z][a-zA-Z0-9]{0,62}$/;
 const PERMISSION_KEY = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$/;
 /** Columns every model has; the data layer manages them. */
 const IMPLICIT_FIELDS = ['id', 'tenantId', 'createdAt', 'updatedAt', 'deletedAt'];
+/** `/data/{module}/models` is the introspection route, so no model may take that path segment. */
+const RESERVED_MODEL_NAMES = ['models'];
+
+/** Limits from configuration a manifest is checked against. */
+export interface ManifestLimits {
+  /** DATA_MAX_TABLES_PER_MODULE (document 2, Limits): every model is a table. */
+  maxModels: number;
+}
 
 const field = Joi.object<FieldDefinition>({
   type: Joi.string().valid(...FIELD_TYPES).required(),
@@ -105,24 +114,20 @@ const manifestShape = Joi.object<ModuleManifest>({
 });
 
 /** The rules that relate one part of a manifest to another; every broken one is named. */
-function crossChecks(manifest: ModuleManifest): string[] {
+function crossChecks(manifest: ModuleManifest, limits: ManifestLimits): string[] {
   const problems: string[] = [];
+  const modelCount = Object.keys(manifest.models).length;
+  if (modelCount > limits.maxModels) problems.push(`models: ${modelCount} models, at most ${limits.maxModels} per module (one table each)`);
+  for (const name of RESERVED_MODEL_NAMES) {
+    if (Object.hasOwn(manifest.models, name)) problems.push(`models.${name}: the name is reserved (GET /data/{module}/${name} is the model description)`);
+  }
   const prefix = `${manifest.slug}.`;
   manifest.permissions.forEach(({ key }, index) => {
     if (key.startsWith('system.') || key.startsWith('platform.')) problems.push(`permissions[${index}].key ${key} is reserved for the platform`);
     else if (!key.startsWith(prefix)) problems.push(`permissions[${index}].key ${key} must start with ${prefix}`);
   });
-  for (const [modelName, { fields }] of Object.entries(manifest.models)) {
-    for (const [fieldName, { type, references }] of Object.entries(fields)) {
-      if (!references) continue;
-      const where = `models.${modelName}.fields.${fieldName}.references`;
-      const target = manifest.models[references.model];
-      if (!target) problems.push(`${where}: model ${references.model} is not declared`);
-      else if (references.field === 'id' ? type !== 'uuid' : target.fields[references.field]?.type !== type) {
-        problems.push(`${where}: ${references.model}.${references.field} is not a ${type} field of the model`);
-      }
-    }
-  }
+  for (const [modelName, { fields }] of Object.entries(manifest.models)) problems.push(...referenceProblems(manifest, modelName, fields));
+  problems.push(...ambiguousRelations(manifest));
   manifest.hooks.forEach((hook, index) => {
     if (!manifest.models[hook.model]) problems.push(`hooks[${index}].model ${hook.model} is not declared`);
   });
@@ -130,6 +135,46 @@ function crossChecks(manifest: ModuleManifest): string[] {
     if (!type.startsWith(prefix)) problems.push(`events.publishes[${index}] ${type} must start with ${prefix}`);
   });
   return problems;
+}
+
+/**
+ * A reference is a foreign key that includes the tenant, `(tenant_id, field) → target (tenant_id, id)`,
+ * so it can only name the target's id, and is a uuid.
+ */
+function referenceProblems(manifest: ModuleManifest, modelName: string, fields: Record<string, FieldDefinition>): string[] {
+  const problems: string[] = [];
+  for (const [fieldName, { type, references }] of Object.entries(fields)) {
+    if (!references) continue;
+    const where = `models.${modelName}.fields.${fieldName}.references`;
+    if (!Object.hasOwn(manifest.models, references.model)) problems.push(`${where}: model ${references.model} is not declared`);
+    else if (references.field !== 'id') problems.push(`${where}: ${references.model}.${references.field} cannot be referenced, only ${references.model}.id`);
+    else if (type !== 'uuid') problems.push(`${where}: ${references.model}.id is not a ${type} field of the model`);
+  }
+  return problems;
+}
+
+/**
+ * `select=` names a relation by its other model (DECISIONS.md, relations in select): the models a
+ * model references and the models referencing it must all differ, or an embed would be ambiguous
+ * (two references to one target, a reference to itself, or two models referencing each other).
+ */
+function ambiguousRelations(manifest: ModuleManifest): string[] {
+  // model → other model → the reference fields relating them (`contacts.companyId`)
+  const relations = new Map<string, Map<string, string[]>>();
+  const relate = (model: string, other: string, by: string) => {
+    const ofModel = relations.get(model) ?? new Map<string, string[]>();
+    relations.set(model, ofModel.set(other, [...(ofModel.get(other) ?? []), by]));
+  };
+  for (const [modelName, { fields }] of Object.entries(manifest.models)) {
+    for (const [fieldName, { references }] of Object.entries(fields)) {
+      if (!references || !Object.hasOwn(manifest.models, references.model)) continue;
+      relate(modelName, references.model, `${modelName}.${fieldName}`);
+      relate(references.model, modelName, `${modelName}.${fieldName}`);
+    }
+  }
+  return [...relations].flatMap(([model, others]) => [...others]
+    .filter(([, by]) => by.length > 1)
+    .map(([other, by]) => `models.${model}: its relations to ${other} (${by.join(', ')}) would be ambiguous in select=; keep one reference`));
 }
 
 /**
@@ -149,12 +194,12 @@ function withDataPermissions(manifest: ModuleManifest): ModulePermission[] {
 
 export type ManifestCheck = { ok: true; manifest: ModuleManifest } | { ok: false; problems: string[] };
 
-/** Checks a parsed manifest; `slug` is the folder it came from, which the manifest's slug must equal. */
-export function checkManifest(input: unknown, folder: string): ManifestCheck {
+/** Checks a parsed manifest; `folder` is the folder it came from, which the manifest's slug must equal. */
+export function checkManifest(input: unknown, folder: string, limits: ManifestLimits): ManifestCheck {
   const checked = manifestShape.validate(input, { abortEarly: false, errors: { wrap: { label: false } } });
   if (checked.error) return { ok: false, problems: checked.error.details.map((detail) => detail.message) };
   const { value } = checked;
-  const problems = crossChecks(value);
+  const problems = crossChecks(value, limits);
   if (value.slug !== folder) problems.unshift(`slug ${value.slug} differs from its folder modules/${folder}`);
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, manifest: { ...value, permissions: withDataPermissions(value) } };

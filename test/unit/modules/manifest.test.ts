@@ -8,9 +8,11 @@ import { repoRoot } from '../../../common/paths';
 /** Module manifests: the shipped crm module as DECISIONS.md describes it, and every broken manifest refused with its reason. */
 
 const DATA_KEYS = ['read', 'create', 'update', 'delete'];
+/** DATA_MAX_TABLES_PER_MODULE's default. */
+const LIMITS = { maxModels: 50 };
 
 describe('the shipped catalogue', () => {
-  const catalogue = loadModuleCatalogue(join(repoRoot, 'modules'));
+  const catalogue = loadModuleCatalogue(join(repoRoot, 'modules'), LIMITS);
   const crm = catalogue.get('crm')!;
 
   it('holds crm with its two auto-API models, fields, nullability and foreign key', () => {
@@ -65,7 +67,7 @@ const valid = () => ({
 
 describe('checkManifest', () => {
   it('fills defaults and adds the data-layer keys of autoApi models only', () => {
-    const checked = checkManifest(valid(), 'shop');
+    const checked = checkManifest(valid(), 'shop', LIMITS);
     if (!checked.ok) throw new Error(checked.problems.join('; '));
     expect(checked.manifest.description).toBe('');
     expect(checked.manifest.models.customers.autoApi).toBe(false);
@@ -76,7 +78,7 @@ describe('checkManifest', () => {
 
   it('keeps the description of a data-layer key the manifest declares itself', () => {
     const manifest = { ...valid(), permissions: [{ key: 'shop.orders.read', description: 'See orders' }] };
-    const checked = checkManifest(manifest, 'shop');
+    const checked = checkManifest(manifest, 'shop', LIMITS);
     if (!checked.ok) throw new Error(checked.problems.join('; '));
     expect(checked.manifest.permissions.filter((p) => p.key === 'shop.orders.read')).toEqual([{ key: 'shop.orders.read', description: 'See orders' }]);
   });
@@ -100,6 +102,29 @@ describe('checkManifest', () => {
     ['a foreign key of the wrong type', (m) => ({
       ...m, models: { ...m.models, orders: { fields: { customerId: { type: 'text', references: { model: 'customers', field: 'id' } } } } },
     }), /customers\.id is not a text field/],
+    ['a reference to a field other than the id', (m) => ({
+      ...m, models: { ...m.models, orders: { fields: { customerName: { type: 'text', references: { model: 'customers', field: 'name' } } } } },
+    }), /customers\.name cannot be referenced, only customers\.id/],
+    ['a reference to an inherited property name', (m) => ({
+      ...m, models: { orders: { fields: { cartId: { type: 'uuid', references: { model: 'constructor', field: 'id' } } } } }, hooks: [],
+    }), /model constructor is not declared/],
+    ['two references to the same model', (m) => ({
+      ...m, models: { ...m.models, orders: { fields: {
+        customerId: { type: 'uuid', references: { model: 'customers', field: 'id' } },
+        payerId: { type: 'uuid', references: { model: 'customers', field: 'id' } },
+      } } },
+    }), /models\.orders: its relations to customers \(orders\.customerId, orders\.payerId\) would be ambiguous in select=/],
+    ['a model referencing itself', (m) => ({
+      ...m, models: { ...m.models, customers: { fields: { parentId: { type: 'uuid', references: { model: 'customers', field: 'id' } } } } },
+    }), /models\.customers: its relations to customers .* ambiguous/],
+    ['two models referencing each other', (m) => ({
+      ...m, models: { ...m.models, customers: { fields: { lastOrderId: { type: 'uuid', references: { model: 'orders', field: 'id' } } } } },
+    }), /its relations to orders \(customers\.lastOrderId, orders\.customerId\) would be ambiguous/],
+    ['a model named models (the introspection path)', (m) => ({ ...m, models: { ...m.models, models: { fields: { name: { type: 'text' } } } } }),
+      /models\.models: the name is reserved/],
+    ['more models than DATA_MAX_TABLES_PER_MODULE', (m) => ({
+      ...m, hooks: [], models: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`table_${i}`, { fields: { name: { type: 'text' } } }])),
+    }), /models: 51 models, at most 50 per module/],
     ['a hook on an undeclared model', (m) => ({ ...m, hooks: [{ model: 'carts', on: 'afterCreate', handler: 'x' }] }), /hooks\[0\]\.model carts/],
     ['a hook on an unknown event', (m) => ({ ...m, hooks: [{ model: 'orders', on: 'whenever', handler: 'x' }] }), /on/],
     ['publishing another module\'s event', (m) => ({ ...m, events: { publishes: ['crm.contact.created'], subscribes: [] } }), /must start with shop\./],
@@ -107,8 +132,20 @@ describe('checkManifest', () => {
     ['an unknown member', (m) => ({ ...m, routes: [] }), /routes/],
   ];
 
+  it('accepts a file field (a files-service id) and exactly DATA_MAX_TABLES_PER_MODULE models', () => {
+    const models = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`table_${i}`, { fields: { avatar: { type: 'file' } } }]));
+    const checked = checkManifest({ ...valid(), hooks: [], models }, 'shop', LIMITS);
+    if (!checked.ok) throw new Error(checked.problems.join('; '));
+    expect(checked.manifest.models.table_0.fields.avatar).toEqual({ type: 'file', nullable: true });
+  });
+
+  it('takes the model limit from its caller', () => {
+    const checked = checkManifest(valid(), 'shop', { maxModels: 1 });
+    expect(checked).toEqual({ ok: false, problems: ['models: 2 models, at most 1 per module (one table each)'] });
+  });
+
   it.each(broken)('refuses %s', (_what, change, reason) => {
-    const checked = checkManifest(change(valid()), 'shop');
+    const checked = checkManifest(change(valid()), 'shop', LIMITS);
     expect(checked.ok).toBe(false);
     if (!checked.ok) expect(checked.problems.join('; ')).toMatch(reason);
   });
@@ -127,7 +164,7 @@ describe('loadModuleCatalogue', () => {
   it('loads every folder\'s manifest', () => {
     write('shop', JSON.stringify(valid()));
     write('crm', JSON.stringify({ ...valid(), slug: 'crm', permissions: [], hooks: [], models: {}, events: {} }));
-    expect(loadModuleCatalogue(dir).list().map((m) => m.slug)).toEqual(['crm', 'shop']);
+    expect(loadModuleCatalogue(dir, LIMITS).list().map((m) => m.slug)).toEqual(['crm', 'shop']);
   });
 
   it.each([
@@ -137,11 +174,11 @@ describe('loadModuleCatalogue', () => {
     ['a folder without a manifest', () => mkdirSync(join(dir, 'shop')), /module shop: .*manifest\.json is missing/],
   ])('stops at %s', (_what, arrange, message) => {
     arrange();
-    expect(() => loadModuleCatalogue(dir)).toThrow(ManifestError);
-    expect(() => loadModuleCatalogue(dir)).toThrow(message);
+    expect(() => loadModuleCatalogue(dir, LIMITS)).toThrow(ManifestError);
+    expect(() => loadModuleCatalogue(dir, LIMITS)).toThrow(message);
   });
 
   it('stops when the folder does not exist', () => {
-    expect(() => loadModuleCatalogue(join(dir, 'missing'))).toThrow(/MODULES_DIR/);
+    expect(() => loadModuleCatalogue(join(dir, 'missing'), LIMITS)).toThrow(/MODULES_DIR/);
   });
 });

@@ -1,0 +1,75 @@
+import Joi from 'joi';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
+import { SLUG_PATTERN } from '../../../services/modules/manifest';
+import { uuid } from '../../http/ids';
+import { cursorQuery, pageQuery } from '../../http/pagination';
+
+/**
+ * Request and response schemas of the record routes (document 2, Data layer). The records' own
+ * fields are the model's, checked by the service against the manifest (services/data/record-validation.ts),
+ * and the query string is the query language, checked by its parser (services/data/query/); these
+ * schemas check what is the same for every model.
+ */
+
+export interface ModelParams {
+  module: string;
+  model: string;
+}
+
+export interface RecordParams extends ModelParams {
+  id: string;
+}
+
+/** The manifest grammar of slugs and model names (services/modules/manifest.ts). */
+const modelParams = {
+  module: Joi.string().pattern(SLUG_PATTERN, 'module slug').required(),
+  model: Joi.string().pattern(/^[a-z][a-z0-9_]{0,62}$/, 'model name').required(),
+};
+
+export const modelPathParams = Joi.object<ModelParams>(modelParams);
+export const recordPathParams = Joi.object<RecordParams>({ ...modelParams, id: uuid.required() });
+
+/** No default: which pair was sent picks the envelope (as money's history: api/routes/money/transactions.schemas.ts). */
+const size = Joi.number().integer().min(1).max(PAGE_SIZE_MAX);
+const languageValue = Joi.alternatives().try(Joi.string(), Joi.array().items(Joi.string()));
+
+/**
+ * Every other key is a filter, `field=operator.value` (the validation guard refuses unknown keys
+ * elsewhere; here they are the language). The handler hands the raw query string to the parser,
+ * which checks all of it; this schema documents the keys every list takes and refuses mixed pairs.
+ */
+export const listQuery = Joi.object({
+  select: Joi.string().description('Fields and embedded relations: `a,b,relation(c,relation2(d))`, at most 2 levels deep'),
+  order: Joi.string().description('`field.asc,field.desc`; the id breaks ties'),
+  or: Joi.string().description('`(field.op.value,field.op.value)`: conditions joined by OR'),
+  page_size: size.description(`Records per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, next_page_token}`),
+  page_token: pageQuery.page_token,
+  limit: size.description(`Records per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}; not with page_size or page_token`),
+  cursor: cursorQuery.cursor,
+}).pattern(/^/, languageValue)
+  .without('limit', ['page_size', 'page_token'])
+  .without('cursor', ['page_size', 'page_token']);
+
+/** The grammar of the other keys, for the list route's description (OpenAPI lists only the declared keys). */
+export const FILTER_GRAMMAR = 'Any other key is a filter on a field of the model, `field=op.value`: eq, neq, gt, lt, gte, lte, '
+  + 'like and ilike (`*` as wildcard), `in.(a,b)`, `is.null`, `is.notnull`; at most 10 (400 filter-limit-exceeded); '
+  + 'an unknown field or operator is 400 validation-error.';
+
+/** GET one record: only `select=`. */
+export const recordQuery = Joi.object({
+  select: Joi.string().description('Fields and embedded relations: `a,b,relation(c,relation2(d))`, at most 2 levels deep'),
+});
+
+/** A record's fields; which ones and their types are the model's (the service checks them). */
+export const recordBody = Joi.object().unknown(true);
+
+/** A record: id, tenantId, createdAt, updatedAt, deletedAt and the model's fields, or those `select=` named. */
+export const record = Joi.object().unknown(true);
+
+export const recordList = Joi.alternatives().try(
+  Joi.object({ data: Joi.array().items(record).required(), next_page_token: Joi.string() }),
+  Joi.object({
+    data: Joi.array().items(record).required(),
+    meta: Joi.object({ cursor: Joi.string().allow(null).required(), hasMore: Joi.boolean().required() }).required(),
+  }),
+);

@@ -1,0 +1,51 @@
+import { SYSTEM_FIELDS, moduleSchema, type DataField, type DataModel, type DataRelation } from '../../db/queries/data/model';
+import type { ModuleCatalogue } from '../modules/catalogue';
+import type { ModuleManifest } from '../modules/manifest';
+
+/**
+ * The models the automatic data API serves (issue 16): every model a shipped manifest flags
+ * `autoApi`, with its system fields and the relations `select=` may embed. Built once from the
+ * module catalogue at start-up; a request only looks models up.
+ */
+export class DataCatalogue {
+  private readonly byModule: ReadonlyMap<string, ReadonlyMap<string, DataModel>>;
+
+  constructor(modules: ModuleCatalogue) {
+    this.byModule = new Map(modules.list().map((manifest) => [manifest.slug, modelsOf(manifest)]));
+  }
+
+  /** The model, or undefined when the module has no such autoApi model (404 not-found). */
+  model(module: string, name: string): DataModel | undefined {
+    return this.byModule.get(module)?.get(name);
+  }
+
+  /** The module's autoApi models, in manifest order (GET /data/{module}/models). */
+  models(module: string): DataModel[] {
+    return [...(this.byModule.get(module)?.values() ?? [])];
+  }
+}
+
+/** Every model of the manifest, autoApi or not: tables exist for all of them; the API serves the flagged ones. */
+export function tableModelsOf(manifest: ModuleManifest): DataModel[] {
+  const entries = Object.entries(manifest.models);
+  return entries.map(([name, definition]) => {
+    const fields: DataField[] = [
+      ...SYSTEM_FIELDS,
+      ...Object.entries(definition.fields).map(([field, spec]) => ({
+        name: field, column: field, type: spec.type, nullable: spec.nullable, system: false,
+        ...(spec.references ? { references: spec.references.model } : {}),
+      })),
+    ];
+    const manyToOne: DataRelation[] = fields.filter((field) => field.references !== undefined)
+      .map((field) => ({ name: field.references!, cardinality: 'one', localColumn: field.column, remoteColumn: 'id' }));
+    const oneToMany: DataRelation[] = entries.flatMap(([other, otherDefinition]) => Object.entries(otherDefinition.fields)
+      .filter(([, spec]) => spec.references?.model === name)
+      .map(([field]) => ({ name: other, cardinality: 'many' as const, localColumn: 'id', remoteColumn: field })));
+    return { module: manifest.slug, name, schema: moduleSchema(manifest.slug), table: name, fields, relations: [...manyToOne, ...oneToMany] };
+  });
+}
+
+function modelsOf(manifest: ModuleManifest): ReadonlyMap<string, DataModel> {
+  const served = new Set(Object.entries(manifest.models).filter(([, definition]) => definition.autoApi).map(([name]) => name));
+  return new Map(tableModelsOf(manifest).filter((model) => served.has(model.name)).map((model) => [model.name, model]));
+}

@@ -1,0 +1,197 @@
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
+import { problems } from '../../../common/problems';
+import type { DataField, DataModel } from '../../../db/queries/data/model';
+import type {
+  PlanColumn, PlanCondition, PlanEmbed, PlanField, PlanOrderKey, PlanValue, ReadPlan,
+} from '../../../db/queries/data/read-plan';
+import type { DataCatalogue } from '../catalogue';
+import { converters } from '../record-validation';
+import { decodeDataPageToken, queryHash } from './page-token';
+import { parseListQuery, type FilterNode, type OrderItem, type RawQuery, type SelectItem } from './parse';
+
+/**
+ * The query language's syntax tree checked against the model (issue 16; PostgREST's ReadPlan):
+ * every name resolved to a column of the model or a relation the catalogue serves, every value
+ * converted to its field's type by the same rules as request bodies (record-validation.ts), every
+ * limit applied. What comes out can be turned into SQL without another check (read.queries.ts).
+ *
+ * Decisions the documents leave open:
+ * - `deleted_at` is the system field deletedAt: filters accept both spellings (document 2 writes
+ *   `?deleted_at=is.notnull`; our fields are camelCase). A filter on it anywhere (also inside or=)
+ *   replaces the default `deleted_at IS NULL`, and means what it says: `is.notnull` returns the
+ *   soft-deleted records only. Embedded records are always the live ones.
+ * - The 10-filter limit counts every condition, inside or/and groups too.
+ * - like/ilike: `*` is the wildcard; `%`, `_` and `\` in the value match themselves.
+ * - Without `order`, records come in id order (UUID v7: creation order). `id` ends every order as
+ *   the tie-breaker, so keyset pages are stable; jsonb fields cannot be ordered by or compared.
+ * - Without `select`, a record has every field and no embeds.
+ */
+
+/** Document 2, Data layer limits: at most 10 filters per request. */
+export const MAX_FILTERS = 10;
+
+/** A list request (GET /data/{module}/{model}): the query string as Koa gives it (`ctx.query`). */
+export function planList(model: DataModel, catalogue: DataCatalogue, query: RawQuery, tenantId: string): ReadPlan {
+  const parsed = parseListQuery(query);
+  const given = parsed.filters.reduce((sum, node) => sum + leaves(node), 0);
+  if (given > MAX_FILTERS) throw problems.filterLimitExceeded(MAX_FILTERS, given);
+  const conditions = parsed.filters.map((node) => conditionOf(model, node));
+  if (!parsed.filters.some(namesDeletedAt)) conditions.push(LIVE_ONLY);
+  const { fields, embeds } = selectionOf(model, catalogue, parsed.select ?? [{ kind: 'all' }]);
+  const order = orderOf(model, parsed.order ?? []);
+  const pageSize = parsed.page.size ?? PAGE_SIZE_DEFAULT;
+  if (pageSize < 1 || pageSize > PAGE_SIZE_MAX) {
+    throw invalid(parsed.page.sizeParameter, 'OUT_OF_RANGE', `must be between 1 and ${PAGE_SIZE_MAX}`);
+  }
+  const hash = queryHash([model.schema, model.table, conditions, order, fields, embeds]);
+  const plan: ReadPlan = { schema: model.schema, table: model.table, tenantId, fields, embeds, conditions, order, pageSize, queryHash: hash };
+  const { token, tokenParameter } = parsed.page;
+  return token === undefined ? plan : { ...plan, after: positionOf(model, order, token, tokenParameter, hash) };
+}
+
+/** A one-record request (GET /data/{module}/{model}/:id): only `select=` is accepted. */
+export function planOne(model: DataModel, catalogue: DataCatalogue, query: RawQuery, tenantId: string): ReadPlan {
+  const other = Object.keys(query).find((parameter) => parameter !== 'select' && query[parameter] !== undefined);
+  if (other !== undefined) throw invalid(other, 'UNKNOWN_FIELD', 'is not a parameter of a one-record read; only select is');
+  const parsed = parseListQuery(query);
+  const { fields, embeds } = selectionOf(model, catalogue, parsed.select ?? [{ kind: 'all' }]);
+  return {
+    schema: model.schema, table: model.table, tenantId, fields, embeds, conditions: [LIVE_ONLY],
+    order: [ID_ORDER], pageSize: 1, queryHash: '',
+  };
+}
+
+/** The models a plan reads besides its own (each needs its `{module}.{model}.read` permission). */
+export function embeddedModels(plan: Pick<ReadPlan, 'embeds'>): string[] {
+  const names = new Set<string>();
+  const visit = (embeds: readonly PlanEmbed[]): void => embeds.forEach((embed) => { names.add(embed.table); visit(embed.embeds); });
+  visit(plan.embeds);
+  return [...names];
+}
+
+const LIVE_ONLY: PlanCondition = { kind: 'null', target: { column: 'deleted_at', type: 'timestamptz' }, isNull: true };
+const ID_ORDER: PlanOrderKey = { column: 'id', type: 'uuid', direction: 'asc', nullable: false };
+
+function invalid(parameter: string, code: string, message: string) {
+  return problems.validation([{ field: parameter, code, message }], `The query parameter ${parameter} is not valid`);
+}
+
+type FilterGroup = Extract<FilterNode, { kind: 'and' | 'or' }>;
+
+function isGroup(node: FilterNode): node is FilterGroup {
+  return node.kind === 'and' || node.kind === 'or';
+}
+
+function leaves(node: FilterNode): number {
+  return isGroup(node) ? node.conditions.reduce((sum, child) => sum + leaves(child), 0) : 1;
+}
+
+function namesDeletedAt(node: FilterNode): boolean {
+  return isGroup(node) ? node.conditions.some(namesDeletedAt) : fieldName(node.field) === 'deletedAt';
+}
+
+/** The one system field with a second spelling in filters (document 2 writes `deleted_at`). */
+function fieldName(name: string): string {
+  return name === 'deleted_at' ? 'deletedAt' : name;
+}
+
+function fieldOf(model: DataModel, name: string, parameter: string): DataField {
+  const field = model.fields.find((candidate) => candidate.name === name);
+  if (!field) throw invalid(parameter, 'UNKNOWN_FIELD', `${name} is not a field of ${model.module}.${model.name}`);
+  return field;
+}
+
+const columnOf = (field: DataField): PlanColumn => ({ column: field.column, type: field.type });
+
+/**
+ * A value of the query string converted for its field, by the rules of request bodies. The query
+ * string has only text, so integers and booleans are read from it first (strictly: `1e3` is no integer).
+ */
+function valueOf(field: DataField, text: string, parameter: string): PlanValue {
+  const candidate = field.type === 'integer' && /^[+-]?\d{1,10}$/.test(text) ? Number(text)
+    : field.type === 'boolean' && (text === 'true' || text === 'false') ? text === 'true'
+      : text;
+  const converted = converters[field.type](candidate, { maxRecordSizeBytes: 0, maxJsonbSizeBytes: 0 });
+  if ('code' in converted) throw invalid(parameter, converted.code, `${field.name} ${converted.message}`);
+  return converted.value as PlanValue;
+}
+
+/** `*` any run of characters; every other character, `%`, `_` and `\` included, itself (LIKE's escape is `\`). */
+function likePattern(text: string): string {
+  return text.replace(/[\\%_]/g, '\\$&').replace(/\*/g, '%');
+}
+
+function conditionOf(model: DataModel, node: FilterNode): PlanCondition {
+  if (isGroup(node)) return { kind: node.kind, conditions: node.conditions.map((child) => conditionOf(model, child)) };
+  const field = fieldOf(model, fieldName(node.field), node.parameter);
+  if (node.kind === 'is') return { kind: 'null', target: columnOf(field), isNull: node.isNull };
+  if (field.type === 'jsonb') throw invalid(node.parameter, 'INVALID_OPERATOR', `${field.name} is jsonb: only is.null and is.notnull apply`);
+  if (node.kind === 'in') return { kind: 'in', target: columnOf(field), values: node.values.map((value) => valueOf(field, value, node.parameter)) };
+  if (node.operator === 'like' || node.operator === 'ilike') {
+    if (field.type !== 'text') throw invalid(node.parameter, 'INVALID_OPERATOR', `${node.operator} applies to text fields; ${field.name} is ${field.type}`);
+    return { kind: 'compare', target: columnOf(field), operator: node.operator, value: likePattern(node.value) };
+  }
+  return { kind: 'compare', target: columnOf(field), operator: node.operator, value: valueOf(field, node.value, node.parameter) };
+}
+
+function selectionOf(model: DataModel, catalogue: DataCatalogue, items: readonly SelectItem[]): { fields: PlanField[]; embeds: PlanEmbed[] } {
+  const fields = new Map<string, PlanField>();
+  const embeds: PlanEmbed[] = [];
+  for (const item of items) {
+    if (item.kind === 'all') {
+      model.fields.forEach((field) => fields.set(field.name, { name: field.name, column: field.column, type: field.type }));
+    } else if (item.kind === 'field') {
+      const field = fieldOf(model, item.name, 'select');
+      fields.set(field.name, { name: field.name, column: field.column, type: field.type });
+    } else {
+      if (embeds.some((embed) => embed.name === item.relation)) throw invalid('select', 'DUPLICATE_VALUE', `${item.relation} is embedded twice`);
+      embeds.push(embedOf(model, catalogue, item.relation, item.items));
+    }
+  }
+  const clash = embeds.find((embed) => fields.has(embed.name));
+  if (clash) throw invalid('select', 'DUPLICATE_VALUE', `${clash.name} is both a field and a relation in select`);
+  return { fields: [...fields.values()], embeds };
+}
+
+/** A relation is named by its target model (DECISIONS.md); the target must be a model the API serves. */
+function embedOf(model: DataModel, catalogue: DataCatalogue, name: string, items: readonly SelectItem[]): PlanEmbed {
+  const relations = model.relations.filter((relation) => relation.name === name);
+  const target = catalogue.model(model.module, name);
+  if (relations.length === 0 || !target) {
+    throw invalid('select', 'UNKNOWN_RELATION', `${name} is not a relation of ${model.module}.${model.name}`);
+  }
+  if (relations.length > 1) {
+    throw invalid('select', 'AMBIGUOUS_RELATION', `${model.name} and ${name} are related through more than one field`);
+  }
+  const [relation] = relations;
+  return {
+    name, cardinality: relation.cardinality, schema: target.schema, table: target.table,
+    localColumn: relation.localColumn, remoteColumn: relation.remoteColumn,
+    ...selectionOf(target, catalogue, items),
+  };
+}
+
+function orderOf(model: DataModel, items: readonly OrderItem[]): PlanOrderKey[] {
+  const keys: PlanOrderKey[] = [];
+  for (const item of items) {
+    const field = fieldOf(model, item.field, 'order');
+    if (field.type === 'jsonb') throw invalid('order', 'INVALID_VALUE', `${field.name} is jsonb and cannot be ordered by`);
+    if (keys.some((key) => key.column === field.column)) throw invalid('order', 'DUPLICATE_VALUE', `${field.name} is named twice`);
+    keys.push({ column: field.column, type: field.type, direction: item.direction, nullable: field.nullable });
+  }
+  return keys.some((key) => key.column === 'id') ? keys : [...keys, ID_ORDER];
+}
+
+/** The last row's order-key values of a page token, typed like filter values (a forged value is a 400, not a SQL error). */
+function positionOf(model: DataModel, order: readonly PlanOrderKey[], token: string, parameter: string, hash: string): (PlanValue | null)[] {
+  const values = decodeDataPageToken(token, parameter, hash, order.length);
+  return values.map((value, index) => {
+    const key = order[index];
+    const field = model.fields.find((candidate) => candidate.column === key.column)!;
+    if (value === null) {
+      if (!key.nullable) throw invalid(parameter, 'INVALID_FORMAT', 'is not a page token of this list');
+      return null;
+    }
+    return valueOf(field, value, parameter);
+  });
+}

@@ -1,0 +1,101 @@
+import { createDbPool, type DatabasePool } from '../../../db/pool';
+import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { get, registerAccount } from '../../helpers/identity';
+import { configureModule, installModule } from '../../helpers/modules';
+import { addMember } from '../../helpers/rbac';
+
+/**
+ * The model description `GET /data/{module}/models` (document 2, Model description; issue 16)
+ * through the real gateway: the autoApi models of the shipped crm manifest, for any member of a
+ * tenant that has the module installed and active, and 404 module-not-found for any other.
+ */
+
+let gateway: TestGateway;
+let owner: DatabasePool;
+
+beforeAll(async () => {
+  await migrateSharedDatabase();
+  gateway = await startTestGateway();
+  owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'data-models-test-owner' });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await owner?.end();
+});
+
+const SYSTEM_FIELDS = [
+  { name: 'id', type: 'uuid', nullable: false, primaryKey: true },
+  { name: 'tenantId', type: 'uuid', nullable: false },
+  { name: 'createdAt', type: 'timestamptz', nullable: false },
+  { name: 'updatedAt', type: 'timestamptz', nullable: false },
+  { name: 'deletedAt', type: 'timestamptz', nullable: true },
+];
+
+const CRM_MODELS = {
+  data: [
+    { name: 'companies', fields: [...SYSTEM_FIELDS, { name: 'name', type: 'text', nullable: false }, { name: 'country', type: 'text', nullable: true }] },
+    {
+      name: 'contacts',
+      fields: [
+        ...SYSTEM_FIELDS,
+        { name: 'firstName', type: 'text', nullable: false },
+        { name: 'lastName', type: 'text', nullable: true },
+        { name: 'email', type: 'text', nullable: true },
+        { name: 'age', type: 'integer', nullable: true },
+        { name: 'companyId', type: 'uuid', nullable: true, foreignKey: 'companies.id' },
+        { name: 'tags', type: 'jsonb', nullable: true },
+      ],
+    },
+  ],
+};
+
+const models = (token?: string, module = 'crm') => get(gateway, `/data/${module}/models`, token);
+
+function expectModuleNotFound(answer: { status: number; body: Record<string, unknown> }): void {
+  expect({ status: answer.status, type: answer.body.type }).toEqual({ status: 404, type: gateway.problemType('module-not-found') });
+}
+
+describe('GET /data/{module}/models', () => {
+  it('answers 401 without a token', async () => {
+    const answer = await models();
+    expect(answer.status).toBe(401);
+    expect(answer.body.type).toBe(gateway.problemType('unauthorized'));
+  });
+
+  it('answers 404 module-not-found for a module the tenant has not installed, or that does not exist', async () => {
+    const { accessToken } = await registerAccount(gateway);
+    expectModuleNotFound(await models(accessToken));
+    expectModuleNotFound(await models(accessToken, 'nosuchmodule'));
+    expectModuleNotFound(await models(accessToken, 'NOT-a-slug'));
+  });
+
+  it('describes the crm models once installed, to every member: no permission beyond membership', async () => {
+    const account = await registerAccount(gateway);
+    expect((await installModule(gateway, account.accessToken, 'crm')).status).toBe(201);
+
+    const described = await models(account.accessToken);
+    expect(described.status).toBe(200);
+    expect(described.body).toEqual(CRM_MODELS);
+
+    // The member role holds no permission at all (services/access/permissions.ts).
+    const member = await addMember(gateway, owner, account.tenant.id, 'member');
+    const asMember = await models(member.token);
+    expect({ status: asMember.status, body: asMember.body }).toEqual({ status: 200, body: CRM_MODELS });
+  });
+
+  it('shows another tenant the same catalogue, only while the module is installed and active there', async () => {
+    const first = await registerAccount(gateway);
+    const second = await registerAccount(gateway);
+    expect((await installModule(gateway, first.accessToken, 'crm')).status).toBe(201);
+    expectModuleNotFound(await models(second.accessToken));
+
+    expect((await installModule(gateway, second.accessToken, 'crm')).status).toBe(201);
+    expect((await models(second.accessToken)).body).toEqual(CRM_MODELS);
+
+    expect((await configureModule(gateway, second.accessToken, 'crm', { status: 'inactive' })).status).toBe(200);
+    expectModuleNotFound(await models(second.accessToken));
+    expect((await models(first.accessToken)).body).toEqual(CRM_MODELS);
+  });
+});

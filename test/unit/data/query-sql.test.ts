@@ -1,0 +1,205 @@
+import { isProblem } from '../../../common/problems';
+import { listStatement, recordStatement } from '../../../db/queries/data/read.queries';
+import type { ReadPlan } from '../../../db/queries/data/read-plan';
+import { encodeDataPageToken } from '../../../services/data/query/page-token';
+import type { RawQuery } from '../../../services/data/query/parse';
+import { planList, planOne } from '../../../services/data/query/plan';
+import { dataCatalogue, dataModel } from '../../helpers/data-models';
+
+/**
+ * The SQL of a plan (db/queries/data/read.queries.ts), one table per rule: the statement's text and
+ * its values as slonik sends them. Names are quoted identifiers of the model, every value a parameter.
+ */
+
+const TENANT = '0192f0c2-0000-7000-8000-000000000001';
+const things = dataModel('lab', 'things');
+const contacts = dataModel('crm', 'contacts');
+const companies = dataModel('crm', 'companies');
+
+const plan = (query: RawQuery, model = contacts) => planList(model, dataCatalogue, query, TENANT);
+
+/** The text with slonik's placeholders numbered plainly and whitespace collapsed. */
+function text(statement: { sql: string }): string {
+  return statement.sql.replace(/\$slonik_(\d+)/g, '$$$1').replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/ \)/g, ')').trim();
+}
+
+function where(statement: { sql: string }): string {
+  return /WHERE (.*) ORDER BY/.exec(text(statement))![1];
+}
+
+describe('a list is one statement: fields, keyset keys, tenant, live rows, order, page size + 1', () => {
+  it('renders the whole statement', () => {
+    const statement = listStatement(plan({ select: 'firstName,age' }));
+    expect(text(statement)).toBe(
+      'SELECT "t"."firstName" AS "firstName", "t"."age" AS "age", json_build_array(to_json("t"."id") #>> \'{}\') AS "$keyset"'
+      + ' FROM "mod_crm"."contacts" AS "t"'
+      + ' WHERE "t"."tenant_id" = $1 AND "t"."deleted_at" IS NULL'
+      + ' ORDER BY "t"."id" ASC NULLS LAST LIMIT $2',
+    );
+    expect(statement.values).toEqual([TENANT, 21]);
+  });
+
+  it('timestamps are answered as ISO 8601 UTC with milliseconds', () => {
+    expect(text(listStatement(plan({ select: 'createdAt' })))).toContain(
+      'to_char("t"."created_at" AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\') AS "createdAt"',
+    );
+  });
+});
+
+describe('conditions: every value a parameter cast to its column type', () => {
+  it.each([
+    [{ age: 'eq.42' }, '"t"."age" = $2::"int4"', [42]],
+    [{ age: 'neq.42' }, '"t"."age" <> $2::"int4"', [42]],
+    [{ age: 'gt.1' }, '"t"."age" > $2::"int4"', [1]],
+    [{ age: 'lt.1' }, '"t"."age" < $2::"int4"', [1]],
+    [{ age: 'gte.1' }, '"t"."age" >= $2::"int4"', [1]],
+    [{ age: 'lte.1' }, '"t"."age" <= $2::"int4"', [1]],
+    [{ email: 'like.*@x.io' }, '"t"."email" LIKE $2::"text"', ['%@x.io']],
+    [{ email: 'ilike.a_*' }, '"t"."email" ILIKE $2::"text"', ['a\\_%']],
+    [{ age: 'in.(1,2)' }, '"t"."age" = ANY($2::"int4"[])', [[1, 2]]],
+    [{ companyId: 'in.(0192f0c2-aaaa-7000-8000-00000000000a)' }, '"t"."companyId" = ANY($2::"uuid"[])', [['0192f0c2-aaaa-7000-8000-00000000000a']]],
+    [{ email: 'is.null' }, '"t"."email" IS NULL', []],
+    [{ email: 'is.notnull' }, '"t"."email" IS NOT NULL', []],
+    [{ createdAt: 'gt.2026-01-01T00:00:00Z' }, '"t"."created_at" > $2::"timestamptz"', ['2026-01-01T00:00:00Z']],
+    [{ or: '(age.lt.18,age.gt.60)' }, '("t"."age" < $2::"int4" OR "t"."age" > $3::"int4")', [18, 60]],
+    [{ or: '(age.gt.60,and(age.gt.18,email.is.null))' }, '("t"."age" > $2::"int4" OR ("t"."age" > $3::"int4" AND "t"."email" IS NULL))', [60, 18]],
+  ])('%j → %s', (query, condition, values) => {
+    const statement = listStatement(plan(query));
+    expect(where(statement)).toBe(`"t"."tenant_id" = $1 AND ${condition} AND "t"."deleted_at" IS NULL`);
+    expect(statement.values).toEqual([TENANT, ...values, 21]);
+  });
+
+  it('the types of lab.things: bigint, numeric, boolean, date, file', () => {
+    const statement = listStatement(plan({ big: 'gt.9007199254740993', price: 'lt.1.5', active: 'eq.true', day: 'eq.2026-01-01', attachment: 'is.null' }, things));
+    expect(where(statement)).toBe('"t"."tenant_id" = $1 AND "t"."big" > $2::"int8" AND "t"."price" < $3::"numeric" AND "t"."active" = $4::"bool"'
+      + ' AND "t"."day" = $5::"date" AND "t"."attachment" IS NULL AND "t"."deleted_at" IS NULL');
+    expect(statement.values).toEqual([TENANT, '9007199254740993', '1.5', true, '2026-01-01', 21]);
+  });
+
+  it('deleted_at=is.notnull replaces the live-rows condition', () => {
+    expect(where(listStatement(plan({ deleted_at: 'is.notnull' })))).toBe('"t"."tenant_id" = $1 AND "t"."deleted_at" IS NOT NULL');
+  });
+});
+
+describe('embeds: correlated subqueries, tenant-filtered, live rows only', () => {
+  it('many-to-one is row_to_json of the one row (NULL when none)', () => {
+    const statement = listStatement(plan({ select: 'firstName,companies(name)' }));
+    expect(text(statement)).toContain('SELECT "t"."firstName" AS "firstName", (SELECT row_to_json(r) FROM (SELECT "e1"."name" AS "name"'
+      + ' FROM "mod_crm"."companies" AS "e1" WHERE "e1"."tenant_id" = $1 AND "e1"."id" = "t"."companyId" AND "e1"."deleted_at" IS NULL) AS r) AS "companies",');
+    expect(statement.values).toEqual([TENANT, TENANT, 21]);
+  });
+
+  it('one-to-many is json_agg in id order, [] when none; depth 2 correlates with its parent', () => {
+    const statement = listStatement(plan({ select: 'name,contacts(firstName,companies(name))' }, companies));
+    expect(text(statement)).toContain('(SELECT coalesce(json_agg(r), \'[]\'::json) FROM (SELECT "e1"."firstName" AS "firstName",'
+      + ' (SELECT row_to_json(r) FROM (SELECT "e2"."name" AS "name" FROM "mod_crm"."companies" AS "e2"'
+      + ' WHERE "e2"."tenant_id" = $1 AND "e2"."id" = "e1"."companyId" AND "e2"."deleted_at" IS NULL) AS r) AS "companies"'
+      + ' FROM "mod_crm"."contacts" AS "e1" WHERE "e1"."tenant_id" = $2 AND "e1"."companyId" = "t"."id" AND "e1"."deleted_at" IS NULL'
+      + ' ORDER BY "e1"."id") AS r) AS "contacts"');
+    expect(statement.values).toEqual([TENANT, TENANT, TENANT, 21]);
+  });
+});
+
+describe('keyset pagination: after the last row, for every mix of directions and NULLs', () => {
+  const tokenFor = (query: RawQuery, model: typeof things, keys: (string | null)[]) =>
+    ({ ...query, page_token: encodeDataPageToken(plan(query, model).queryHash, keys) });
+  const ID = '0192f0c2-aaaa-7000-8000-00000000000a';
+
+  it.each([
+    ['id alone', {}, [ID],
+      '"t"."id" >= $2::"uuid" AND (("t"."id" > $3::"uuid"))', [ID, ID]],
+    ['NOT NULL desc, then id', { order: 'createdAt.desc' }, ['2026-01-01T00:00:00.123456+00:00', ID],
+      '"t"."created_at" <= $2::"timestamptz" AND (("t"."created_at" < $3::"timestamptz") OR ("t"."created_at" = $4::"timestamptz" AND "t"."id" > $5::"uuid"))',
+      ['2026-01-01T00:00:00.123456+00:00', '2026-01-01T00:00:00.123456+00:00', '2026-01-01T00:00:00.123456+00:00', ID]],
+    ['nullable asc at a value: NULLs come after', { order: 'count' }, ['5', ID],
+      '((("t"."count" > $2::"int4" OR "t"."count" IS NULL)) OR ("t"."count" = $3::"int4" AND "t"."id" > $4::"uuid"))', [5, 5, ID]],
+    ['nullable asc at NULL: only NULLs with a greater id', { order: 'count' }, [null, ID],
+      '(("t"."count" IS NULL AND "t"."id" > $2::"uuid"))', [ID]],
+    ['nullable desc at a value: NULLs came first', { order: 'count.desc' }, ['5', ID],
+      '(("t"."count" < $2::"int4") OR ("t"."count" = $3::"int4" AND "t"."id" > $4::"uuid"))', [5, 5, ID]],
+    ['nullable desc at NULL: every value comes after', { order: 'count.desc' }, [null, ID],
+      '(("t"."count" IS NOT NULL) OR ("t"."count" IS NULL AND "t"."id" > $2::"uuid"))', [ID]],
+    ['mixed: NULL desc, NOT NULL asc, id', { order: 'count.desc,rank' }, [null, '7', ID],
+      '(("t"."count" IS NOT NULL) OR ("t"."count" IS NULL AND "t"."rank" > $2::"int4") OR ("t"."count" IS NULL AND "t"."rank" = $3::"int4" AND "t"."id" > $4::"uuid"))',
+      [7, 7, ID]],
+  ])('%s', (_case, query: RawQuery, keys, predicate, values) => {
+    const statement = listStatement(plan(tokenFor(query, things, keys), things));
+    expect(where(statement)).toBe(`"t"."tenant_id" = $1 AND "t"."deleted_at" IS NULL AND ${predicate}`);
+    expect(statement.values.slice(1, -1)).toEqual(values);
+    expect(text(statement)).toMatch(/LIMIT \$\d+$/);
+  });
+
+  it('the order is the requested one, then id; no OFFSET', () => {
+    const sqlText = text(listStatement(plan({ order: 'count.desc,rank' }, things)));
+    expect(sqlText).toContain('ORDER BY "t"."count" DESC NULLS FIRST, "t"."rank" ASC NULLS LAST, "t"."id" ASC NULLS LAST LIMIT');
+    expect(sqlText).toContain('json_build_array(to_json("t"."count") #>> \'{}\', to_json("t"."rank") #>> \'{}\', to_json("t"."id") #>> \'{}\') AS "$keyset"');
+    expect(sqlText).not.toContain('OFFSET');
+  });
+});
+
+describe('one record by id', () => {
+  it('names the tenant and the id, and only live records', () => {
+    const statement = recordStatement(planOne(contacts, dataCatalogue, { select: 'firstName' }, TENANT), '0192f0c2-aaaa-7000-8000-00000000000a');
+    expect(text(statement)).toBe('SELECT "t"."firstName" AS "firstName" FROM "mod_crm"."contacts" AS "t"'
+      + ' WHERE "t"."tenant_id" = $1 AND "t"."id" = $2::uuid AND "t"."deleted_at" IS NULL');
+    expect(statement.values).toEqual([TENANT, '0192f0c2-aaaa-7000-8000-00000000000a']);
+  });
+});
+
+describe('SQL injection in every position: refused, or a parameter', () => {
+  const PAYLOAD = "x'); DROP TABLE mod_crm.contacts; --";
+
+  /** Either a 400 problem, or a statement whose text does not contain the payload (it is in the values). */
+  function outcome(query: RawQuery): string {
+    let planned: ReadPlan;
+    try {
+      planned = plan(query);
+    } catch (error) {
+      if (isProblem(error)) return `refused ${error.status}`;
+      throw error;
+    }
+    const statement = listStatement(planned);
+    expect(statement.sql).not.toContain('DROP TABLE');
+    expect(JSON.stringify(statement.values)).toContain('DROP TABLE');
+    return 'parameterized';
+  }
+
+  it.each([
+    ['field name', { [`email${PAYLOAD}`]: 'eq.1' }, 'refused 400'],
+    ['field name in or', { or: `(email${PAYLOAD}.eq.1)` }, 'refused 400'],
+    ['operator', { email: `eq${PAYLOAD}.1` }, 'refused 400'],
+    ['text value', { email: `eq.${PAYLOAD}` }, 'parameterized'],
+    ['like value', { email: `like.*${PAYLOAD}*` }, 'parameterized'],
+    ['in value', { email: `in.("${PAYLOAD.replace(/[()]/g, '')}")` }, 'parameterized'],
+    ['or value', { or: `(email.eq."${PAYLOAD.replace(/[()]/g, '')}",age.gt.1)` }, 'parameterized'],
+    ['typed value', { age: `eq.1${PAYLOAD}` }, 'refused 400'],
+    ['uuid value', { companyId: `eq.${PAYLOAD}` }, 'refused 400'],
+    ['order field', { order: `email${PAYLOAD}` }, 'refused 400'],
+    ['order direction', { order: `email.asc${PAYLOAD}` }, 'refused 400'],
+    ['select field', { select: `email,${PAYLOAD}` }, 'refused 400'],
+    ['select relation', { select: `firstName,companies${PAYLOAD}(name)` }, 'refused 400'],
+    ['page_size', { page_size: `1${PAYLOAD}` }, 'refused 400'],
+    ['page_token (not a token)', { page_token: PAYLOAD }, 'refused 400'],
+  ])('%s → %s', (_position, query: RawQuery, expected) => {
+    expect(outcome(query)).toBe(expected);
+  });
+
+  it('cursor: a token carrying the payload as a text key is a parameter', () => {
+    const query = { order: 'email' };
+    const cursor = encodeDataPageToken(plan(query).queryHash, [PAYLOAD, '0192f0c2-aaaa-7000-8000-00000000000a']);
+    expect(outcome({ ...query, cursor })).toBe('parameterized');
+  });
+
+  it('cursor: the payload as a typed key is refused', () => {
+    const query = { order: 'age' };
+    const cursor = encodeDataPageToken(plan(query).queryHash, [PAYLOAD, '0192f0c2-aaaa-7000-8000-00000000000a']);
+    expect(outcome({ ...query, cursor })).toBe('refused 400');
+  });
+
+  it('identifiers are quoted by slonik even if a name held a quote', () => {
+    const statement = listStatement({
+      ...plan({ select: 'firstName' }), fields: [{ name: 'a"b', column: 'c"d', type: 'text' }],
+    });
+    expect(text(statement)).toContain('"t"."c""d" AS "a""b"');
+  });
+});
