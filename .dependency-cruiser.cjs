@@ -58,6 +58,17 @@ module.exports = {
       to: { path: '^(api|services|activities|workers|db|common|scripts)/', pathNot: '^common/temporal/propagated-context\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'modules-see-only-common', severity: 'error',
+      comment: 'A module\'s hook code ships with its manifest and is run by the data layer: it knows the platform only through '
+        + 'common/ (the hook contract common/data-hooks.ts and the problem registry), never a service, a query or the gateway.',
+      from: { path: '^modules/' }, to: { path: '^(api|services|activities|workflows|workers|db|scripts)/' },
+    },
+    {
+      name: 'only-the-hook-registry-loads-modules', severity: 'error',
+      comment: 'Modules\' code is reached through services/data/hooks.ts, which maps the manifests\' handler names to it.',
+      from: { pathNot: '^(services/data/hooks\\.ts|modules/)' }, to: { path: '^modules/' },
+    },
+    {
       name: 'middleware-below-routes', severity: 'error', comment: 'Inside the gateway, routes use middleware and runtime; never the reverse.',
       from: { path: '^api/(middleware|runtime|http|resilience|metrics|health|openapi)/' }, to: { path: '^api/(routes|app\\.ts|server\\.ts)' },
     },

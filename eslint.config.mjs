@@ -7,7 +7,7 @@ import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-const tsFolders = ['api', 'services', 'activities', 'workflows', 'workers', 'db', 'common', 'scripts', 'test', 'bench'];
+const tsFolders = ['api', 'services', 'activities', 'workflows', 'workers', 'db', 'common', 'scripts', 'test', 'bench', 'modules'];
 
 // The workflow sandbox replaces `assert` with a deterministic stub; every other built-in is refused
 // at bundling time, so the lint refuses it first (as Temporal's samples do).

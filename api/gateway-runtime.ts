@@ -23,6 +23,7 @@ import type { MoneyDeps } from '../services/money/deps';
 import { createModuleServices, type ModuleServices } from './runtime/module-cache';
 import { loadModuleCatalogue } from '../services/modules/catalogue';
 import { DataCatalogue } from '../services/data/catalogue';
+import { loadDataHooks } from '../services/data/hooks';
 import type { DataDeps } from '../services/data/records';
 import { CircuitBreakers } from './resilience/circuit-breaker';
 import { TenantBreakers } from './resilience/tenant-breaker';
@@ -91,6 +92,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const retry = { logger, signal: stopping.signal };
   // Before anything is opened: a broken module manifest stops the start with its file and mistakes.
   const catalogue = loadModuleCatalogue(config.modules.dir, { maxModels: config.data.maxTablesPerModule });
+  // Likewise a manifest hook whose handler its module's code lacks.
+  const dataHooks = loadDataHooks(catalogue);
   const connections = await openConnections(config, logger);
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
@@ -190,7 +193,12 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     money,
     // The plan-limit cache is the money routes' own: one cache per gateway.
     moneyFlows: new MoneyFlows({ config, db: connections.db, temporal: () => temporal, limits: money.limits }),
-    data: { db: connections.db, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data },
+    data: {
+      db: connections.db, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data,
+      hooks: dataHooks, enforcePlanLimits: config.billingLimits.enabled,
+      // A read is cancelled by PostgreSQL no later than the gateway gives up on it (its 504).
+      readTimeoutMs: Math.min(config.data.statementTimeoutMs, config.api.downstreamTimeoutMs),
+    },
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { HTTP_SERVER_OPTIONS } from './http/server-options';
 import type { AddressInfo } from 'node:net';
 import { config as loadConfig, ConfigError, type Config } from '../common/config';
 import { createLogger, type Logger } from '../common/logger';
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
     readiness: [...runtime.probes.readiness, { name: 'shutdown', met: () => !shuttingDown, reason: 'shutting down' }],
   });
   const handle = app.callback();
-  const server = createServer((request, response) => {
+  const server = createServer(HTTP_SERVER_OPTIONS, (request, response) => {
     // While draining, a kept-alive connection is closed after its response instead of reused.
     if (shuttingDown) response.setHeader('Connection', 'close');
     void handle(request, response);

@@ -76,8 +76,25 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, H = unkn
   /** Limit enforcement beyond the subscription status checks every bearer route gets (RouteBilling). */
   billing?: RouteBilling;
   schemas: RouteSchemas<P, Q, B, H>;
+  /**
+   * What the OpenAPI document shows in place of a route whose path parameters name entries of a
+   * catalogue (`/data/:module/:model` serves every autoApi model of the manifests): one operation
+   * per entry, with its concrete path and its own schemas, built from the same catalogue the
+   * handler serves. The route itself is what is mounted and guarded.
+   */
+  documentedAs?: () => readonly DocumentedOperation[];
   // A method, not a function property, so routes of different shapes fit in one list.
   handler(ctx: RouteContext<P, Q, B, H>): void | Promise<void>;
+}
+
+/** One concrete operation of a catalogue-driven route (RouteDefinition.documentedAs). */
+export interface DocumentedOperation {
+  /** In @koa/router syntax, with the catalogue's parameters filled in: `/data/crm/contacts/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  schemas: RouteSchemas<unknown, unknown, unknown, unknown>;
 }
 
 /** A route of any shape, as lists hold them; each route is checked against its own types where defined. */

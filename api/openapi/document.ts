@@ -78,13 +78,18 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
   };
 }
 
+/** The route as the document shows it: itself, or its concrete operations (RouteDefinition.documentedAs). */
+function documentedRoutes(route: AnyRoute): AnyRoute[] {
+  return route.documentedAs ? route.documentedAs().map((operation) => ({ ...route, ...operation })) : [route];
+}
+
 /**
  * One OpenAPI 3.1 document per namespace, generated from the same joi schemas the guard
  * validates with. Paths are relative to the servers `/v1` and `/api/v1`.
  */
 export function buildOpenApiDocument(namespace: Namespace, routes: readonly AnyRoute[], version: string): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of routes) {
+  for (const route of routes.flatMap(documentedRoutes)) {
     const path = openApiPath(route.path);
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(route) };
   }

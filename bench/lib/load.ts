@@ -103,11 +103,12 @@ export function startChildServer(entry: string, listenMessage: string, env: Reco
 }
 
 /**
- * The gateway (api/server.ts) as a child process against the running services. The limiter still
- * counts every request, but a load from one address must not be refused.
+ * The gateway (api/server.ts, or `entry`: a gateway of a bench's own that logs the same line) as a
+ * child process against the running services. The limiter still counts every request, but a load
+ * from one address must not be refused.
  */
-export async function startBenchGateway(env: Record<string, string> = {}): Promise<ChildServer> {
-  const gateway = await startChildServer('api/server.ts', 'gateway listening', {
+export async function startBenchGateway(env: Record<string, string> = {}, entry = 'api/server.ts'): Promise<ChildServer> {
+  const gateway = await startChildServer(entry, 'gateway listening', {
     NODE_ENV: 'production', API_HOST: '127.0.0.1', API_PORT: '0', LOG_LEVEL: 'info',
     // Production refuses the public development key; the bench's accounts use 2FA nowhere.
     MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),

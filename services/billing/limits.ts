@@ -1,7 +1,7 @@
 import { problems, type PlanLimit } from '../../common/problems';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import {
-  METRIC_KEYS, selectPlanState, selectUsageOf, type PlanState, type UsageMetric, type UsageValues,
+  METRIC_KEYS, adjustUsage, selectPlanState, selectUsageOf, type CountedMetric, type PlanState, type UsageMetric, type UsageValues,
 } from '../../db/queries/billing/usage.queries';
 /**
  * What billing's limit enforcement needs to know of a route (document 1, Limits): `creates` names the
@@ -61,4 +61,18 @@ export async function checkCreationLimitIn(tx: DatabaseTransactionConnection, me
   const state = await selectPlanState(tx);
   const limit = state && creationLimitOf(state, metric);
   if (limit) checkCreationLimit(limit, metric, await selectUsageOf(tx, metric));
+}
+
+/**
+ * Rule 5 for a creation that holds no lock of its own (a data record): the counter is raised first,
+ * which holds its row lock until the transaction ends, so concurrent creations of the tenant are
+ * counted one after the other and none passes a ceiling another just reached; the usage compared
+ * is the one before this creation. A refusal rolls the count back with the transaction.
+ */
+export async function countCreationIn(tx: DatabaseTransactionConnection, metric: CountedMetric, enforce: boolean): Promise<void> {
+  await adjustUsage(tx, metric, 1);
+  if (!enforce) return;
+  const state = await selectPlanState(tx);
+  const limit = state && creationLimitOf(state, metric);
+  if (limit) checkCreationLimit(limit, metric, await selectUsageOf(tx, metric) - 1);
 }

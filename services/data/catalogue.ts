@@ -19,6 +19,11 @@ export class DataCatalogue {
     return this.byModule.get(module)?.get(name);
   }
 
+  /** The modules with an autoApi model, in catalogue order (the data namespace's OpenAPI document). */
+  modules(): string[] {
+    return [...this.byModule].filter(([, models]) => models.size > 0).map(([module]) => module);
+  }
+
   /** The module's autoApi models, in manifest order (GET /data/{module}/models). */
   models(module: string): DataModel[] {
     return [...(this.byModule.get(module)?.values() ?? [])];

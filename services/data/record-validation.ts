@@ -118,7 +118,8 @@ export function validateRecord(model: DataModel, body: Record<string, unknown>, 
   for (const [name, value] of Object.entries(body)) {
     const field = byName.get(name);
     if (!field) {
-      errors.push({ field: name, code: 'UNKNOWN_FIELD', message: `${name} is not a field of ${model.module}.${model.name}` });
+      // A key with no name is named by its request part, as the route guard does (a problem's field is never empty).
+      errors.push({ field: name || 'body', code: 'UNKNOWN_FIELD', message: `"${name}" is not a field of ${model.module}.${model.name}` });
     } else if (field.system) {
       // The code other routes give a body key they do not take (object.unknown), with the reason.
       errors.push({ field: name, code: 'UNKNOWN_FIELD', message: `${name} is set by the platform and is never taken from a request` });

@@ -6,15 +6,20 @@ import type { DataModel } from '../../db/queries/data/model';
 import type { ReadPlan } from '../../db/queries/data/read-plan';
 import { selectRecord, type DataRecord } from '../../db/queries/data/read.queries';
 import {
-  brokenForeignKeyOf, insertRecord, selectForeignKeyColumn, softDeleteRecord, updateRecord as updateRow,
+  brokenForeignKeyOf, insertRecord, lockLiveRecord, selectForeignKeyColumn, softDeleteRecord, updateRecord as updateRow,
 } from '../../db/queries/data/records.queries';
+import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { withTenant } from '../../db/tenant';
 import type { PermissionCheck } from '../access/permissions';
+import type { Actor } from '../access/role-changes';
+import { countCreationIn } from '../billing/limits';
 import type { DataCatalogue } from './catalogue';
+import type { BeforeEvent, DataHooks } from './hooks';
 import type { RawQuery } from './query/parse';
 import { embeddedModels, planList, planOne } from './query/plan';
-import { selectRecords } from './query/select';
-import { checkRecordSize, validateRecord, type RecordLimits } from './record-validation';
+import { readWithinBudget, selectRecords } from './query/select';
+import { recordChange } from './record-changes';
+import { checkRecordSize, validateRecord, type RecordLimits, type RecordValues } from './record-validation';
 
 /**
  * The record endpoints of the data layer (document 2, Data layer; issue 16): create, read one, list,
@@ -27,6 +32,12 @@ export interface DataDeps {
   /** The gateway's permission resolver: the caller's roles now, not the token's. */
   permissions: PermissionCheck;
   limits: RecordLimits;
+  /** The modules' before hooks, loaded at start-up (hooks.ts loadDataHooks). */
+  hooks: DataHooks;
+  /** Billing is deployed (BILLING_ENABLED): the plan's `records` limit is enforced; the count is kept either way. */
+  enforcePlanLimits: boolean;
+  /** The statement_timeout of a read (readWithinBudget): DATA_STATEMENT_TIMEOUT_MS, within the gateway's deadline. */
+  readTimeoutMs: number;
 }
 
 /** Which record of which model a request names. */
@@ -38,9 +49,10 @@ export interface RecordTarget {
 /** Document 2, Limits / Data layer: a response body is at most 1 MB. */
 const RESPONSE_MAX_BYTES = 1_048_576;
 
+/** `count`: every record the filters match, only when asked for (Prefer: count=exact). */
 export type ListAnswer =
-  | { data: DataRecord[]; next_page_token?: string }
-  | { data: DataRecord[]; meta: { cursor: string | null; hasMore: boolean } };
+  | { data: DataRecord[]; next_page_token?: string; count?: number }
+  | { data: DataRecord[]; meta: { cursor: string | null; hasMore: boolean }; count?: number };
 
 type Action = 'read' | 'create' | 'update' | 'delete';
 
@@ -105,21 +117,59 @@ async function writing<T>(deps: DataDeps, model: DataModel, write: () => Promise
   }
 }
 
-/** The record as GET answers it (its default select), read in the write's own transaction. */
-async function readBack(deps: DataDeps, model: DataModel, tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<DataRecord> {
-  const record = await selectRecord(tx, planOne(model, deps.catalogue, {}, tenantId), id);
+/**
+ * The record as GET answers it (its default select), read in the write's own transaction; `deleted`
+ * reads the record a delete has just soft-deleted (GET's plan keeps live records only).
+ */
+async function readBack(
+  deps: DataDeps, model: DataModel, tx: DatabaseTransactionConnection, tenantId: string, id: string, deleted = false,
+): Promise<DataRecord> {
+  const plan = planOne(model, deps.catalogue, {}, tenantId);
+  const record = await selectRecord(tx, deleted ? { ...plan, conditions: [] } : plan, id);
   if (!record) throw problems.notFound(`${model.name} record`);
   return record;
 }
 
-/** POST /data/{module}/{model}: 201 with the record; id (UUID v7) and tenantId are the platform's. */
-export async function createRecord(deps: DataDeps, auth: AuthState, target: RecordTarget, body: Record<string, unknown>): Promise<DataRecord> {
+/**
+ * A live record of the tenant, locked until the write's transaction ends, so the hooks and the
+ * before snapshot of the change see the record the write changes.
+ */
+async function lockedRecord(deps: DataDeps, model: DataModel, tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<DataRecord> {
+  if (!await lockLiveRecord(tx, model, tenantId, id)) throw problems.notFound(`${model.name} record`);
+  return readBack(deps, model, tx, tenantId, id);
+}
+
+/**
+ * The values to write once the model's before hooks have run (document 2: they may change the data),
+ * checked against the model again when a hook changed anything: a hook cannot write what a client
+ * could not. A hook that refuses throws its problem, and the transaction writes nothing.
+ */
+async function hooked(
+  deps: DataDeps, model: DataModel, auth: AuthState, event: Exclude<BeforeEvent, 'beforeDelete'>, values: RecordValues, record: DataRecord | null,
+): Promise<RecordValues> {
+  const data = Object.fromEntries(values.fields.map(({ field, value }) => [field.name, value]));
+  const result = await deps.hooks.runBefore(event, { tenantId: auth.tenantId, userId: auth.userId, module: model.module, model: model.name, data, record });
+  return result === data ? values : validateRecord(model, { ...result }, event === 'beforeCreate' ? 'create' : 'update', deps.limits);
+}
+
+/**
+ * POST /data/{module}/{model}: 201 with the record; id (UUID v7) and tenantId are the platform's. In
+ * one transaction: the plan's `records` count (402 plan-limit-exceeded at the ceiling), the before
+ * hooks, the insert, and the record's event and audit record (record-changes.ts).
+ */
+export async function createRecord(
+  deps: DataDeps, auth: AuthState, actor: Actor, target: RecordTarget, body: Record<string, unknown>,
+): Promise<DataRecord> {
   const model = await modelFor(deps, auth, target, 'create');
-  const values = validateRecord(model, body, 'create', deps.limits);
+  const checked = validateRecord(model, body, 'create', deps.limits);
   const id = newId();
   const record = await writing(deps, model, () => withTenant(deps.db, auth.tenantId, async (tx) => {
+    await countCreationIn(tx, 'records', deps.enforcePlanLimits);
+    const values = await hooked(deps, model, auth, 'beforeCreate', checked, null);
     await insertRecord(tx, model, auth.tenantId, id, values.fields);
-    return readBack(deps, model, tx, auth.tenantId, id);
+    const after = await readBack(deps, model, tx, auth.tenantId, id);
+    await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'created', before: null, after });
+    return after;
   }));
   return measured(record);
 }
@@ -133,7 +183,7 @@ export async function readRecord(deps: DataDeps, auth: AuthState, target: Record
   const model = await modelFor(deps, auth, target, 'read');
   const plan = planOne(model, deps.catalogue, query, auth.tenantId);
   await assertEmbedsReadable(deps, auth, model, plan);
-  const record = await withTenant(deps.db, auth.tenantId, (tx) => selectRecord(tx, plan, id));
+  const record = await readWithinBudget(deps.db, auth.tenantId, deps.readTimeoutMs, (tx) => selectRecord(tx, plan, id));
   if (!record) throw problems.notFound(`${model.name} record`);
   return measured(record);
 }
@@ -141,39 +191,60 @@ export async function readRecord(deps: DataDeps, auth: AuthState, target: Record
 /**
  * GET /data/{module}/{model}: filters, order, select and a keyset page. `page_size`/`page_token`
  * answer {data, next_page_token}; `limit`/`cursor` answer {data, meta {cursor, hasMore}}, the
- * envelopes of the platform's other lists (money history, audit).
+ * envelopes of the platform's other lists (money history, audit). With `count` (the route's
+ * `Prefer: count=exact`) either also has `count`, counted in the page's own statement.
  */
-export async function listRecords(deps: DataDeps, auth: AuthState, target: RecordTarget, query: RawQuery): Promise<ListAnswer> {
+export async function listRecords(
+  deps: DataDeps, auth: AuthState, target: RecordTarget, query: RawQuery, options: { count?: boolean } = {},
+): Promise<ListAnswer> {
   const model = await modelFor(deps, auth, target, 'read');
   const plan = planList(model, deps.catalogue, query, auth.tenantId);
   await assertEmbedsReadable(deps, auth, model, plan);
-  const page = await withTenant(deps.db, auth.tenantId, (tx) => selectRecords(tx, plan));
+  const page = await readWithinBudget(deps.db, auth.tenantId, deps.readTimeoutMs, (tx) => selectRecords(tx, plan, options));
+  const count = page.total === undefined ? {} : { count: page.total };
   if (query.limit !== undefined || query.cursor !== undefined) {
     const cursor = page.nextPageToken ?? null;
-    return measured({ data: page.rows, meta: { cursor, hasMore: cursor !== null } });
+    return measured({ data: page.rows, meta: { cursor, hasMore: cursor !== null }, ...count });
   }
-  return measured(page.nextPageToken ? { data: page.rows, next_page_token: page.nextPageToken } : { data: page.rows });
+  return measured({ data: page.rows, ...(page.nextPageToken ? { next_page_token: page.nextPageToken } : {}), ...count });
 }
 
-/** PATCH /data/{module}/{model}/:id: only the fields given change; 200 with the record. */
+/**
+ * PATCH /data/{module}/{model}/:id: only the fields given change; 200 with the record. The record is
+ * locked first, then the before hooks run, then the update, its event and audit record.
+ */
 export async function updateRecord(
-  deps: DataDeps, auth: AuthState, target: RecordTarget, id: string, body: Record<string, unknown>,
+  deps: DataDeps, auth: AuthState, actor: Actor, target: RecordTarget, id: string, body: Record<string, unknown>,
 ): Promise<DataRecord> {
   const model = await modelFor(deps, auth, target, 'update');
-  const values = validateRecord(model, body, 'update', deps.limits);
+  const checked = validateRecord(model, body, 'update', deps.limits);
   const record = await writing(deps, model, () => withTenant(deps.db, auth.tenantId, async (tx) => {
-    if (!await updateRow(tx, model, auth.tenantId, id, values.fields)) throw problems.notFound(`${model.name} record`);
-    const updated = await readBack(deps, model, tx, auth.tenantId, id);
+    const before = await lockedRecord(deps, model, tx, auth.tenantId, id);
+    const values = await hooked(deps, model, auth, 'beforeUpdate', checked, before);
+    await updateRow(tx, model, auth.tenantId, id, values.fields);
+    const after = await readBack(deps, model, tx, auth.tenantId, id);
     // Thrown inside the transaction: a change that grows the record past the limit is rolled back.
-    checkRecordSize(modelFieldsOf(model, updated), deps.limits.maxRecordSizeBytes);
-    return updated;
+    checkRecordSize(modelFieldsOf(model, after), deps.limits.maxRecordSizeBytes);
+    await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'updated', before, after });
+    return after;
   }));
   return measured(record);
 }
 
-/** DELETE /data/{module}/{model}/:id: soft delete (deleted_at set, the row kept); 204. */
-export async function deleteRecord(deps: DataDeps, auth: AuthState, target: RecordTarget, id: string): Promise<void> {
+/**
+ * DELETE /data/{module}/{model}/:id: soft delete (deleted_at set, the row kept); 204. The before
+ * hooks may refuse it; the record stops counting against the plan's `records` (docs/decisions/data.md).
+ */
+export async function deleteRecord(deps: DataDeps, auth: AuthState, actor: Actor, target: RecordTarget, id: string): Promise<void> {
   const model = await modelFor(deps, auth, target, 'delete');
-  const deleted = await withTenant(deps.db, auth.tenantId, (tx) => softDeleteRecord(tx, model, auth.tenantId, id));
-  if (!deleted) throw problems.notFound(`${model.name} record`);
+  await withTenant(deps.db, auth.tenantId, async (tx) => {
+    const before = await lockedRecord(deps, model, tx, auth.tenantId, id);
+    await deps.hooks.runBefore('beforeDelete', {
+      tenantId: auth.tenantId, userId: auth.userId, module: model.module, model: model.name, data: {}, record: before,
+    });
+    await softDeleteRecord(tx, model, auth.tenantId, id);
+    await adjustUsage(tx, 'records', -1);
+    const after = await readBack(deps, model, tx, auth.tenantId, id, true);
+    await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'deleted', before, after });
+  });
 }

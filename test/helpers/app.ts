@@ -1,6 +1,7 @@
 import { createApp } from '../../api/app';
 import { platformRoutes } from '../../api/routes';
 import type { AnyRoute } from '../../api/http/route-registry';
+import { HTTP_SERVER_OPTIONS } from '../../api/http/server-options';
 import { startGatewayRuntime, type GatewayRuntime } from '../../api/gateway-runtime';
 import { loadConfig, type Config } from '../../common/config';
 import { createLogger } from '../../common/logger';
@@ -47,7 +48,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const app = createApp({ config, logger, routes, ...runtime.gateway, ...runtime.probes });
   const handle = app.callback();
   // Koa's handler answers its own errors (ctx.onerror), so its promise never rejects.
-  const server = await serve((request, response) => void handle(request, response));
+  const server = await serve((request, response) => void handle(request, response), HTTP_SERVER_OPTIONS);
   if (options.waitUntilReady) {
     await waitFor('the gateway to be ready', async () => (await call(`${server.baseUrl}/ready`)).status === 200);
   }

@@ -1,4 +1,4 @@
-import { createServer, type RequestListener } from 'node:http';
+import { createServer, type RequestListener, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RunningServer {
@@ -7,8 +7,8 @@ export interface RunningServer {
 }
 
 /** Serves a request listener (a Koa app's callback) on an ephemeral port of 127.0.0.1. */
-export async function serve(listener: RequestListener): Promise<RunningServer> {
-  const server = createServer(listener);
+export async function serve(listener: RequestListener, options: ServerOptions = {}): Promise<RunningServer> {
+  const server = createServer(options, listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

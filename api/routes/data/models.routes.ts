@@ -17,6 +17,10 @@ export function dataModelRoutes(deps: { catalogue: DataCatalogue }): AnyRoute[] 
       description: 'The autoApi models of the module\'s manifest. A module the tenant has not installed (or deactivated) is 404 module-not-found.',
       auth: 'bearer', module: (params) => params.module,
       schemas: { params: moduleParams, response: { 200: modelList } },
+      documentedAs: () => deps.catalogue.modules().map((module) => ({
+        path: `/data/${module}/models`, operationId: `data.${module}.models.list`,
+        summary: `The models of ${module}: fields, types, nullability, keys`, schemas: { response: { 200: modelList } },
+      })),
       handler(ctx) {
         ctx.body = { data: deps.catalogue.models(ctx.guard.params.module).map(describeModel) };
       },

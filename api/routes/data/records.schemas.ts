@@ -38,7 +38,7 @@ const languageValue = Joi.alternatives().try(Joi.string(), Joi.array().items(Joi
  * elsewhere; here they are the language). The handler hands the raw query string to the parser,
  * which checks all of it; this schema documents the keys every list takes and refuses mixed pairs.
  */
-export const listQuery = Joi.object({
+const listKeys = {
   select: Joi.string().description('Fields and embedded relations: `a,b,relation(c,relation2(d))`, at most 2 levels deep'),
   order: Joi.string().description('`field.asc,field.desc`; the id breaks ties'),
   or: Joi.string().description('`(field.op.value,field.op.value)`: conditions joined by OR'),
@@ -46,13 +46,21 @@ export const listQuery = Joi.object({
   page_token: pageQuery.page_token,
   limit: size.description(`Records per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}; not with page_size or page_token`),
   cursor: cursorQuery.cursor,
-}).pattern(/^/, languageValue)
-  .without('limit', ['page_size', 'page_token'])
-  .without('cursor', ['page_size', 'page_token']);
+};
+
+/** The keys every list takes, with `keys` added or narrowed (one model's query in the data document: model-operations.ts). */
+export function listQueryWith(keys: Joi.PartialSchemaMap = {}): Joi.ObjectSchema {
+  return Joi.object({ ...listKeys, ...keys })
+    .without('limit', ['page_size', 'page_token'])
+    .without('cursor', ['page_size', 'page_token']);
+}
+
+export const listQuery = listQueryWith().pattern(/^/, languageValue);
 
 /** The grammar of the other keys, for the list route's description (OpenAPI lists only the declared keys). */
 export const FILTER_GRAMMAR = 'Any other key is a filter on a field of the model, `field=op.value`: eq, neq, gt, lt, gte, lte, '
-  + 'like and ilike (`*` as wildcard), `in.(a,b)`, `is.null`, `is.notnull`; at most 10 (400 filter-limit-exceeded); '
+  + 'like and ilike (`*` as wildcard), `in.(a,b)`, `is.null`, `is.notnull`, each negated by a `not.` prefix (`not.in.(a,b)`); '
+  + 'at most 10 (400 filter-limit-exceeded); '
   + 'an unknown field or operator is 400 validation-error.';
 
 /** GET one record: only `select=`. */
@@ -66,10 +74,32 @@ export const recordBody = Joi.object().unknown(true);
 /** A record: id, tenantId, createdAt, updatedAt, deletedAt and the model's fields, or those `select=` named. */
 export const record = Joi.object().unknown(true);
 
-export const recordList = Joi.alternatives().try(
-  Joi.object({ data: Joi.array().items(record).required(), next_page_token: Joi.string() }),
-  Joi.object({
-    data: Joi.array().items(record).required(),
-    meta: Joi.object({ cursor: Joi.string().allow(null).required(), hasMore: Joi.boolean().required() }).required(),
-  }),
-);
+/** Sent only with `Prefer: count=exact`. */
+const count = Joi.number().integer().min(0)
+  .description('Every record the filters match, whatever the page; only with `Prefer: count=exact`');
+
+/** The two envelopes of a list of `item`s (records of any model, or of one in the data document). */
+export function listEnvelope(item: Joi.Schema) {
+  return Joi.alternatives().try(
+    Joi.object({ data: Joi.array().items(item).required(), next_page_token: Joi.string(), count }),
+    Joi.object({
+      data: Joi.array().items(item).required(),
+      meta: Joi.object({ cursor: Joi.string().allow(null).required(), hasMore: Joi.boolean().required() }).required(),
+      count,
+    }),
+  );
+}
+
+export const recordList = listEnvelope(record);
+
+/**
+ * `Prefer: count=exact` (RFC 7240; PostgREST's): the list also answers `count`, and says so in
+ * `Preference-Applied`. Other preferences are ignored, as RFC 7240 lets a server do.
+ */
+export const listHeaders = Joi.object({
+  Prefer: Joi.string().max(200).description('`count=exact`: the answer also has `count`, every record the filters match; other preferences are ignored'),
+});
+
+export function prefersExactCount(prefer: string | undefined): boolean {
+  return prefer !== undefined && prefer.split(',').some((preference) => /^\s*count\s*=\s*"?exact"?\s*(;|$)/i.test(preference));
+}

@@ -38,11 +38,12 @@ export const redirectResponse = Joi.object({ url: Joi.string().uri({ scheme: ['h
  * (session_state, scope, authuser, prompt ...), so unknown members are accepted here and ignored.
  */
 export const callbackQuery = Joi.object<CallbackQuery>({
-  state: Joi.string().max(512).required(),
-  code: Joi.string().max(4096),
-  // RFC 6749 4.1.2.1: error and error_description are printable ASCII without " and \.
+  // RFC 6749 Appendix A: state and code are VSCHAR (printable ASCII); error and error_description
+  // (4.1.2.1) are printable ASCII without " and \.
+  state: Joi.string().max(512).pattern(/^[\x20-\x7E]+$/).required(),
+  code: Joi.string().max(4096).pattern(/^[\x20-\x7E]+$/),
   error: Joi.string().max(100).pattern(/^[\x20\x21\x23-\x5B\x5D-\x7E]+$/),
-  error_description: Joi.string().max(1000),
+  error_description: Joi.string().max(1000).pattern(/^[\x20\x21\x23-\x5B\x5D-\x7E]+$/),
   iss: Joi.string().max(1000),
 }).unknown(true);
 

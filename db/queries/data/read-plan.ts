@@ -23,7 +23,9 @@ export type PlanCondition =
   | { kind: 'compare'; target: PlanColumn; operator: ComparisonOperator; value: PlanValue }
   | { kind: 'in'; target: PlanColumn; values: PlanValue[] }
   | { kind: 'null'; target: PlanColumn; isNull: boolean }
-  | { kind: 'and' | 'or'; conditions: PlanCondition[] };
+  | { kind: 'and' | 'or'; conditions: PlanCondition[] }
+  /** A `not.` filter: SQL's NOT, so a NULL field matches neither `gt.60` nor `not.gt.60` (as in PostgREST). */
+  | { kind: 'not'; condition: PlanCondition };
 
 /** A field of a record in the response: `column` of the table answered as `name`. */
 export interface PlanField {

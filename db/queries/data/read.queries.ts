@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
+import { StatementTimeoutError, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { sql } from '../../pool';
 import type { DataFieldType } from './model';
 import type { ComparisonOperator, PlanColumn, PlanCondition, PlanEmbed, PlanField, PlanValue, ReadPlan } from './read-plan';
@@ -18,6 +18,9 @@ import type { ComparisonOperator, PlanColumn, PlanCondition, PlanEmbed, PlanFiel
  *   starts after the last row's key values: the OR over i of (keys before i equal, key i after),
  *   with the NULL placement above spelled out, never a row comparison (row comparisons are not
  *   leakproof, so under row-level security they cannot bound an index scan; see audit-read.queries.ts).
+ * - The total (`Prefer: count=exact`) is an uncorrelated subquery of the page's own statement, so
+ *   it counts in the snapshot the page was read in; it ignores the page position (every record the
+ *   filters match). Without the preference nothing is counted.
  */
 
 /** A record as the API answers it: camelCase field names, timestamps as ISO 8601 strings, embeds as objects/arrays. */
@@ -38,16 +41,54 @@ const OPERATORS: Record<ComparisonOperator, FragmentSqlToken> = {
   gte: sql.fragment`>=`, lte: sql.fragment`<=`, like: sql.fragment`LIKE`, ilike: sql.fragment`ILIKE`,
 };
 
+/** The total of `Prefer: count=exact`, as a column of the page's rows. */
+const COUNT = '$count';
+
 const ROOT = 't';
 
-/** The statement of one page of a list: LIMIT page size + 1, so `hasMore` needs no count. */
-export function listStatement(plan: ReadPlan) {
+/**
+ * The budget of the statements that follow in the transaction (issue 16: a query runs inside the
+ * gateway's deadline): SET LOCAL statement_timeout, as set_config(…, true) so the value is a
+ * parameter. Transaction-local: the pooled connection goes back with the pool's own timeout.
+ */
+export function statementBudgetStatement(timeoutMs: number) {
+  return sql.unsafe`SELECT set_config('statement_timeout', ${`${timeoutMs}ms`}, true)`;
+}
+
+export async function limitStatementTime(tx: CommonQueryMethods, timeoutMs: number): Promise<void> {
+  await tx.query(statementBudgetStatement(timeoutMs));
+}
+
+/** A statement cancelled by statement_timeout (SQLSTATE 57014, not a cancel request). */
+export function isStatementTimeout(error: unknown): boolean {
+  return error instanceof StatementTimeoutError;
+}
+
+/** Every record of the plan's table the filters match (no page position): `count(*)` as a subquery. */
+function countSql(plan: ReadPlan): FragmentSqlToken {
+  const alias = 'c';
+  const conditions = [sql.fragment`${column(alias, 'tenant_id')} = ${plan.tenantId}`, ...plan.conditions.map((c) => conditionSql(alias, c))];
+  return sql.fragment`(SELECT count(*) FROM ${sql.identifier([plan.schema, plan.table])} AS ${sql.identifier([alias])}
+    WHERE ${sql.join(conditions, sql.fragment` AND `)})`;
+}
+
+/** The total alone: for a page with no row to carry it. */
+export function countStatement(plan: ReadPlan) {
+  return sql.type(z.object({ count: z.number() }))`SELECT ${countSql(plan)} AS count`;
+}
+
+/**
+ * The statement of one page of a list: LIMIT page size + 1, so `hasMore` needs no count; with
+ * `count`, each row also carries the total.
+ */
+export function listStatement(plan: ReadPlan, options: { count?: boolean } = {}) {
   const conditions = plan.after ? [...plan.conditions.map((c) => conditionSql(ROOT, c)), keysetSql(plan, plan.after)]
     : plan.conditions.map((c) => conditionSql(ROOT, c));
   const keys = plan.order.map((key) => sql.fragment`to_json(${column(ROOT, key.column)}) #>> '{}'`);
   const keyset = sql.fragment`json_build_array(${sql.join(keys, sql.fragment`, `)}) AS ${sql.identifier([KEYSET])}`;
+  const total = options.count ? [sql.fragment`${countSql(plan)} AS ${sql.identifier([COUNT])}`] : [];
   return sql.type(record)`
-    SELECT ${sql.join([...selectList(ROOT, plan.fields, plan.embeds, plan.tenantId), keyset], sql.fragment`, `)}
+    SELECT ${sql.join([...selectList(ROOT, plan.fields, plan.embeds, plan.tenantId), keyset, ...total], sql.fragment`, `)}
     FROM ${sql.identifier([plan.schema, plan.table])} AS ${sql.identifier([ROOT])}
     WHERE ${sql.join([sql.fragment`${column(ROOT, 'tenant_id')} = ${plan.tenantId}`, ...conditions], sql.fragment` AND `)}
     ORDER BY ${sql.join(plan.order.map((key) => (key.direction === 'asc'
@@ -70,15 +111,28 @@ export function recordStatement(plan: ReadPlan, id: string) {
   `;
 }
 
+export interface RecordPage {
+  rows: DataRecord[];
+  /** The order-key values of the last row, when another page follows. */
+  nextKeys?: (string | null)[];
+  /** Every record the filters match, when asked for. */
+  total?: number;
+}
+
 /**
  * One page of records: `rows` (at most page size) and, when another page follows, `nextKeys`, the
- * order-key values of the last row (services/data/query/page-token.ts makes the token of them).
+ * order-key values of the last row (services/data/query/page-token.ts makes the token of them);
+ * with `count`, the `total`. An empty first page counts 0 in the same statement; an empty later
+ * page (its records deleted since the previous one) has no row to carry the total, which a second
+ * statement then counts.
  */
-export async function selectRecordPage(tx: CommonQueryMethods, plan: ReadPlan): Promise<{ rows: DataRecord[]; nextKeys?: (string | null)[] }> {
-  const fetched = await tx.any(listStatement(plan));
-  const rows = fetched.slice(0, plan.pageSize).map(({ [KEYSET]: _keys, ...fields }) => fields);
-  if (fetched.length <= plan.pageSize) return { rows };
-  return { rows, nextKeys: fetched[plan.pageSize - 1][KEYSET] as (string | null)[] };
+export async function selectRecordPage(tx: CommonQueryMethods, plan: ReadPlan, options: { count?: boolean } = {}): Promise<RecordPage> {
+  const fetched = await tx.any(listStatement(plan, options));
+  const rows = fetched.slice(0, plan.pageSize).map(({ [KEYSET]: _keys, [COUNT]: _count, ...fields }) => fields);
+  const total = !options.count ? {}
+    : { total: fetched.length > 0 ? fetched[0][COUNT] as number : plan.after ? await tx.oneFirst(countStatement(plan)) : 0 };
+  if (fetched.length <= plan.pageSize) return { rows, ...total };
+  return { rows, nextKeys: fetched[plan.pageSize - 1][KEYSET] as (string | null)[], ...total };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -127,6 +181,8 @@ function conditionSql(alias: string, condition: PlanCondition): FragmentSqlToken
     case 'and':
     case 'or':
       return sql.fragment`(${sql.join(condition.conditions.map((c) => conditionSql(alias, c)), condition.kind === 'and' ? sql.fragment` AND ` : sql.fragment` OR `)})`;
+    case 'not':
+      return sql.fragment`NOT (${conditionSql(alias, condition.condition)})`;
     case 'null':
       return condition.isNull ? sql.fragment`${column(alias, condition.target.column)} IS NULL` : sql.fragment`${column(alias, condition.target.column)} IS NOT NULL`;
     case 'in':

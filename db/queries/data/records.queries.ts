@@ -58,6 +58,20 @@ export async function updateRecord(
   return row !== null;
 }
 
+/**
+ * Locks a live record of the tenant until the transaction ends, for an update or delete that reads
+ * it first (its before snapshot and hooks then see what the write changes, not a concurrent write's
+ * earlier state); false when it is unknown, another tenant's or soft-deleted.
+ */
+export async function lockLiveRecord(tx: CommonQueryMethods, model: Table, tenantId: string, id: string): Promise<boolean> {
+  const row = await tx.maybeOne(sql.type(idRow)`
+    SELECT id FROM ${tableOf(model)}
+    WHERE tenant_id = ${tenantId} AND id = ${id} AND deleted_at IS NULL
+    FOR UPDATE
+  `);
+  return row !== null;
+}
+
 /** Soft delete (document 2: deleted_at set, the row kept); false when there is no live record to delete. */
 export async function softDeleteRecord(tx: CommonQueryMethods, model: Table, tenantId: string, id: string): Promise<boolean> {
   const row = await tx.maybeOne(sql.type(idRow)`

@@ -8,6 +8,7 @@ import { problems, type FieldError } from '../../../common/problems';
  * (plan.ts). Every error names the query parameter it was found in.
  *
  *   ?field=op.value          eq neq gt lt gte lte like ilike (`*` is the wildcard), in.(a,b,"c,d"), is.null, is.notnull
+ *   ?field=not.op.value      any of them negated (`not.in.(a,b)`, `not.is.null`; also inside or/and groups)
  *   ?or=(f.op.v,and(f.op.v,f.op.v))   (also ?and=(...); groups nest)
  *   ?order=a.asc,b.desc      (asc by default)
  *   ?select=a,b,relation(c,relation2(d))   (`*` is every field)
@@ -21,10 +22,11 @@ import { problems, type FieldError } from '../../../common/problems';
 /** The query string of a request as Koa parses it: a repeated parameter is an array. */
 export type RawQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
 
+/** A leaf of the filter tree; `negated` (only when true): written with the `not.` prefix (PostgREST's). */
 export type FilterNode =
-  | { kind: 'compare'; parameter: string; field: string; operator: ComparisonOperator; value: string }
-  | { kind: 'in'; parameter: string; field: string; values: string[] }
-  | { kind: 'is'; parameter: string; field: string; isNull: boolean }
+  | { kind: 'compare'; parameter: string; field: string; operator: ComparisonOperator; value: string; negated?: true }
+  | { kind: 'in'; parameter: string; field: string; values: string[]; negated?: true }
+  | { kind: 'is'; parameter: string; field: string; isNull: boolean; negated?: true }
   | { kind: 'and' | 'or'; parameter: string; conditions: FilterNode[] };
 
 export type SelectItem =
@@ -111,21 +113,23 @@ export function parseListQuery(query: RawQuery): ListQuery {
   return { filters, ...(order ? { order } : {}), ...(select ? { select } : {}), page };
 }
 
-/** `field=op.value` (also a leaf of an or/and group, where `quoted` values are unquoted). */
-export function parseFilter(parameter: string, field: string, text: string, quoted = false): FilterNode {
+/** `field=op.value` or `field=not.op.value` (also a leaf of an or/and group, where `quoted` values are unquoted). */
+export function parseFilter(parameter: string, field: string, written: string, quoted = false): FilterNode {
+  const negated = written.startsWith('not.') ? { negated: true as const } : {};
+  const text = written.startsWith('not.') ? written.slice('not.'.length) : written;
   const dot = text.indexOf('.');
   const operator = dot < 0 ? text : text.slice(0, dot);
   if (dot < 0) syntax(parameter, `"${text}" is not operator.value (for example eq.42)`);
   const value = text.slice(dot + 1);
   if (COMPARISONS.has(operator)) {
-    return { kind: 'compare', parameter, field, operator: operator as ComparisonOperator, value: quoted ? unquote(parameter, value) : value };
+    return { kind: 'compare', parameter, field, operator: operator as ComparisonOperator, value: quoted ? unquote(parameter, value) : value, ...negated };
   }
-  if (operator === 'in') return { kind: 'in', parameter, field, values: parseList(parameter, value) };
+  if (operator === 'in') return { kind: 'in', parameter, field, values: parseList(parameter, value), ...negated };
   if (operator === 'is') {
     if (value !== 'null' && value !== 'notnull') syntax(parameter, 'is takes null or notnull', 'INVALID_VALUE');
-    return { kind: 'is', parameter, field, isNull: value === 'null' };
+    return { kind: 'is', parameter, field, isNull: value === 'null', ...negated };
   }
-  return syntax(parameter, `unknown operator "${operator}"; use eq, neq, gt, lt, gte, lte, like, ilike, in or is`, 'UNKNOWN_OPERATOR');
+  return syntax(parameter, `unknown operator "${operator}"; use eq, neq, gt, lt, gte, lte, like, ilike, in or is, each optionally after not.`, 'UNKNOWN_OPERATOR');
 }
 
 /** `(a,b,"c,d")`: the values of an `in`. */

@@ -123,6 +123,11 @@ function likePattern(text: string): string {
 
 function conditionOf(model: DataModel, node: FilterNode): PlanCondition {
   if (isGroup(node)) return { kind: node.kind, conditions: node.conditions.map((child) => conditionOf(model, child)) };
+  const condition = leafConditionOf(model, node);
+  return node.negated ? { kind: 'not', condition } : condition;
+}
+
+function leafConditionOf(model: DataModel, node: Exclude<FilterNode, FilterGroup>): PlanCondition {
   const field = fieldOf(model, fieldName(node.field), node.parameter);
   if (node.kind === 'is') return { kind: 'null', target: columnOf(field), isNull: node.isNull };
   if (field.type === 'jsonb') throw invalid(node.parameter, 'INVALID_OPERATOR', `${field.name} is jsonb: only is.null and is.notnull apply`);

@@ -42,6 +42,13 @@ NOT_IN_A_SCHEMA = (
     (r"toWalletId", "INVALID_VALUE"),
     # A hold's ttl: one duration in two notations, 1 s to 168 h across units (its description).
     (r"ttl", "INVALID_VALUE"),
+    # Data records (the data document, api/routes/data/model-operations.ts): a reference names a
+    # record the tenant has (crm contacts.companyId, a row that must exist); order= names each field
+    # once, which a pattern of reasonable size cannot state (its description does).
+    (r"companyId", "INVALID_VALUE"),
+    (r"order", "DUPLICATE_VALUE"),
+    # A module's before hook (crm's refuseNegativeAge): a manifest names its hooks, not their rules.
+    (r"age", "OUT_OF_RANGE"),
 )
 
 

@@ -66,20 +66,21 @@ describe('a module\'s life cycle', () => {
     const tenant = await registerAccount(gateway);
     const token = tenant.accessToken;
     const tenantId = tenant.tenant.id;
+    const { version } = gateway.runtime.modules.catalogue.get('crm')!;
 
     const installed = await installModule(gateway, token, 'crm');
     expect(installed.status).toBe(201);
-    expect(installed.body).toEqual(expect.objectContaining({ slug: 'crm', installed: true, status: 'active', installedVersion: '1.0.0', config: {} }));
+    expect(installed.body).toEqual(expect.objectContaining({ slug: 'crm', installed: true, status: 'active', installedVersion: version, config: {} }));
     expect(await crmKeysOf(token)).toEqual([...CRM_KEYS].sort());
     const [installEvent] = await eventsOf(tenantId, 'installed');
     const moduleId = String(installEvent.data.module_id);
     expect(installEvent).toEqual({
       type: 'module.registry.installed', partitionKey: moduleId,
-      data: expect.objectContaining({ slug: 'crm', version: '1.0.0', status: 'active', installed: true, reinstalled: false, tenant_id: tenantId, changed_by: tenant.user.id }),
+      data: expect.objectContaining({ slug: 'crm', version, status: 'active', installed: true, reinstalled: false, tenant_id: tenantId, changed_by: tenant.user.id }),
     });
     expect(await auditRecordsOf(owner, tenantId, 'module.registry.installed')).toEqual([expect.objectContaining({
       entityType: 'module', entityId: moduleId, actorId: tenant.user.id, before: null,
-      after: { slug: 'crm', version: '1.0.0', status: 'active', config: {}, installed: true },
+      after: { slug: 'crm', version, status: 'active', config: {}, installed: true },
     })]);
 
     // Installing again registers the keys again and changes nothing else.

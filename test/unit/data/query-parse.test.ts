@@ -49,11 +49,37 @@ describe('field=operator.value', () => {
     [{ age: '42' }, 'age', 'INVALID_FORMAT'],
     [{ age: 'between.1' }, 'age', 'UNKNOWN_OPERATOR'],
     [{ age: 'EQ.1' }, 'age', 'UNKNOWN_OPERATOR'],
-    [{ age: 'not.eq.1' }, 'age', 'UNKNOWN_OPERATOR'],
+    [{ age: 'not.not.eq.1' }, 'age', 'UNKNOWN_OPERATOR'],
+    [{ age: 'not.' }, 'age', 'INVALID_FORMAT'],
+    [{ age: 'not.between.1' }, 'age', 'UNKNOWN_OPERATOR'],
     [{ age: "eq;DROP TABLE x.1" }, 'age', 'UNKNOWN_OPERATOR'],
     [{ age: "=1 OR 1=1--.1" }, 'age', 'UNKNOWN_OPERATOR'],
   ])('%j → 400 naming %s (%s)', (query, field, code) => {
     expect(problemOf(query)).toEqual({ type: 'validation-error', status: 400, errors: [{ field, code }] });
+  });
+});
+
+describe('not.: every operator negated (PostgREST)', () => {
+  it.each([
+    [{ age: 'not.gt.60' }, { kind: 'compare', parameter: 'age', field: 'age', operator: 'gt', value: '60', negated: true }],
+    [{ name: 'not.like.A*' }, { kind: 'compare', parameter: 'name', field: 'name', operator: 'like', value: 'A*', negated: true }],
+    [{ name: 'not.eq.not.x' }, { kind: 'compare', parameter: 'name', field: 'name', operator: 'eq', value: 'not.x', negated: true }],
+    [{ x: 'not.in.(a,b)' }, { kind: 'in', parameter: 'x', field: 'x', values: ['a', 'b'], negated: true }],
+    [{ email: 'not.is.null' }, { kind: 'is', parameter: 'email', field: 'email', isNull: true, negated: true }],
+  ])('%j → %j', (query, filter) => {
+    expect(parseListQuery(query)).toEqual({ filters: [filter], page });
+  });
+
+  it('inside or/and groups too', () => {
+    expect(parseListQuery({ or: '(age.not.lt.18,and(email.not.is.null,name.not.in.("a,b")))' }).filters).toEqual([{
+      kind: 'or', parameter: 'or', conditions: [
+        { kind: 'compare', parameter: 'or', field: 'age', operator: 'lt', value: '18', negated: true },
+        { kind: 'and', parameter: 'or', conditions: [
+          { kind: 'is', parameter: 'or', field: 'email', isNull: true, negated: true },
+          { kind: 'in', parameter: 'or', field: 'name', values: ['a,b'], negated: true },
+        ] },
+      ],
+    }]);
   });
 });
 

@@ -31,6 +31,30 @@ function problemOf(work: () => unknown): { type: string; status: number; errors?
 
 const invalid = (field: string, code: string) => ({ type: 'validation-error', status: 400, errors: [{ field, code }] });
 
+describe('not.: the leaf condition wrapped in a not, typed as without it', () => {
+  it.each([
+    [{ count: 'not.gt.60' }, { kind: 'compare', target: { column: 'count', type: 'integer' }, operator: 'gt', value: 60 }],
+    [{ label: 'not.like.A*' }, { kind: 'compare', target: { column: 'label', type: 'text' }, operator: 'like', value: 'A%' }],
+    [{ count: 'not.in.(1,2)' }, { kind: 'in', target: { column: 'count', type: 'integer' }, values: [1, 2] }],
+    [{ note: 'not.is.null' }, { kind: 'null', target: { column: 'note', type: 'text' }, isNull: true }],
+    [{ doc: 'not.is.notnull' }, { kind: 'null', target: { column: 'doc', type: 'jsonb' }, isNull: false }],
+  ])('%j', (query, condition) => {
+    expect(plan(query).conditions).toEqual([{ kind: 'not', condition }, LIVE]);
+  });
+
+  it('a not. value is checked like any other; jsonb still takes only is', () => {
+    expect(problemOf(() => plan({ count: 'not.eq.abc' }))).toEqual(invalid('count', 'INVALID_TYPE'));
+    expect(problemOf(() => plan({ doc: 'not.eq.1' }))).toEqual(invalid('doc', 'INVALID_OPERATOR'));
+    expect(problemOf(() => plan({ count: 'not.like.1' }))).toEqual(invalid('count', 'INVALID_OPERATOR'));
+  });
+
+  it('deleted_at=not.is.null replaces the live-rows condition, as is.notnull does', () => {
+    expect(plan({ deleted_at: 'not.is.null' }).conditions).toEqual([
+      { kind: 'not', condition: { kind: 'null', target: { column: 'deleted_at', type: 'timestamptz' }, isNull: true } },
+    ]);
+  });
+});
+
 describe('values are typed per field type', () => {
   it.each([
     [{ label: 'eq.x' }, { column: 'label', type: 'text' }, 'eq', 'x'],

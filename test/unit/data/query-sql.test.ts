@@ -1,5 +1,8 @@
 import { isProblem } from '../../../common/problems';
-import { listStatement, recordStatement } from '../../../db/queries/data/read.queries';
+import {
+  countStatement, isStatementTimeout, listStatement, recordStatement, statementBudgetStatement,
+} from '../../../db/queries/data/read.queries';
+import { StatementTimeoutError, StatementCancelledError } from 'slonik';
 import type { ReadPlan } from '../../../db/queries/data/read-plan';
 import { encodeDataPageToken } from '../../../services/data/query/page-token';
 import type { RawQuery } from '../../../services/data/query/parse';
@@ -62,6 +65,12 @@ describe('conditions: every value a parameter cast to its column type', () => {
     [{ email: 'is.notnull' }, '"t"."email" IS NOT NULL', []],
     [{ createdAt: 'gt.2026-01-01T00:00:00Z' }, '"t"."created_at" > $2::"timestamptz"', ['2026-01-01T00:00:00Z']],
     [{ or: '(age.lt.18,age.gt.60)' }, '("t"."age" < $2::"int4" OR "t"."age" > $3::"int4")', [18, 60]],
+    // not.: SQL's NOT around the condition (a NULL field matches neither gt.60 nor not.gt.60).
+    [{ age: 'not.gt.60' }, 'NOT ("t"."age" > $2::"int4")', [60]],
+    [{ firstName: 'not.like.A*' }, 'NOT ("t"."firstName" LIKE $2::"text")', ['A%']],
+    [{ age: 'not.in.(1,2)' }, 'NOT ("t"."age" = ANY($2::"int4"[]))', [[1, 2]]],
+    [{ email: 'not.is.null' }, 'NOT ("t"."email" IS NULL)', []],
+    [{ or: '(age.not.lt.18,email.not.is.null)' }, '(NOT ("t"."age" < $2::"int4") OR NOT ("t"."email" IS NULL))', [18]],
     [{ or: '(age.gt.60,and(age.gt.18,email.is.null))' }, '("t"."age" > $2::"int4" OR ("t"."age" > $3::"int4" AND "t"."email" IS NULL))', [60, 18]],
   ])('%j → %s', (query, condition, values) => {
     const statement = listStatement(plan(query));
@@ -201,5 +210,44 @@ describe('SQL injection in every position: refused, or a parameter', () => {
       ...plan({ select: 'firstName' }), fields: [{ name: 'a"b', column: 'c"d', type: 'text' }],
     });
     expect(text(statement)).toContain('"t"."c""d" AS "a""b"');
+  });
+});
+
+describe('Prefer: count=exact: the total in the page\'s own statement, ignoring the page position', () => {
+  const count = '(SELECT count(*) FROM "mod_crm"."contacts" AS "c" WHERE "c"."tenant_id" = $1 AND "c"."age" > $2::"int4" AND "c"."deleted_at" IS NULL) AS "$count"';
+
+  it('a column of every row, with the filters and not the keyset', () => {
+    const first = plan({ age: 'gt.1', select: 'age' });
+    const after = { ...first, after: ['0192f0c2-aaaa-7000-8000-00000000000a'] };
+    const statement = listStatement(after, { count: true });
+    expect(text(statement)).toContain(`json_build_array(to_json("t"."id") #>> '{}') AS "$keyset", ${count} FROM "mod_crm"."contacts" AS "t"`);
+    // The count's values come first (the select list), then the page's: tenant, filter, keyset, limit.
+    expect(statement.values).toEqual([TENANT, 1, TENANT, 1, after.after[0], after.after[0], 21]);
+  });
+
+  it('without the preference nothing is counted', () => {
+    expect(text(listStatement(plan({ age: 'gt.1' })))).not.toContain('count(');
+  });
+
+  it('the total alone, for an empty later page', () => {
+    expect(text(countStatement(plan({ age: 'gt.1' })))).toBe(
+      'SELECT (SELECT count(*) FROM "mod_crm"."contacts" AS "c" WHERE "c"."tenant_id" = $1 AND "c"."age" > $2::"int4" AND "c"."deleted_at" IS NULL) AS count',
+    );
+  });
+});
+
+describe('the query budget', () => {
+  it('is SET LOCAL statement_timeout: set_config(…, true), transaction-local', () => {
+    const statement = statementBudgetStatement(250);
+    expect(text(statement)).toBe("SELECT set_config('statement_timeout', $1, true)");
+    expect(statement.values).toEqual(['250ms']);
+  });
+
+  it('a statement_timeout cancellation is told from a cancel request', () => {
+    const timeout = new StatementTimeoutError(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+    const cancelled = new StatementCancelledError(Object.assign(new Error('canceling statement due to user request'), { code: '57014' }));
+    expect(isStatementTimeout(timeout)).toBe(true);
+    expect(isStatementTimeout(cancelled)).toBe(false);
+    expect(isStatementTimeout(new Error('x'))).toBe(false);
   });
 });

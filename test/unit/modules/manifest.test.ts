@@ -34,7 +34,9 @@ describe('the shipped catalogue', () => {
       },
     });
     expect(crm.events).toEqual({ publishes: ['crm.contact.created', 'crm.contact.updated'], subscribes: ['auth.user.created'] });
-    expect(crm.hooks).toEqual([]);
+    expect(crm.hooks).toEqual(['beforeCreate', 'beforeUpdate'].flatMap((on) => [
+      { model: 'contacts', on, handler: 'refuseNegativeAge' }, { model: 'contacts', on, handler: 'normaliseEmail' },
+    ]));
   });
 
   it('registers the data-layer keys of both models, each once', () => {

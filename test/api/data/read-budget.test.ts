@@ -1,0 +1,64 @@
+import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
+import { provisionModules } from '../../../services/data/provision';
+import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { registerAccount } from '../../helpers/identity';
+import { installModule } from '../../helpers/modules';
+import { send } from '../../helpers/rbac';
+
+/**
+ * The query budget of data reads (issue 16): a read past DATA_STATEMENT_TIMEOUT_MS is cancelled by
+ * PostgreSQL and answered 504 gateway-timeout, and the connection goes back clean.
+ *
+ * How a read is made slow, honestly: an owner connection holds ACCESS EXCLUSIVE on the table (what
+ * a migration's ALTER TABLE holds), so the read waits for the lock, and statement_timeout counts the
+ * wait. No test-only path in the service, no pg_sleep; the lock lasts only while the request runs
+ * (about twice the 300 ms budget: the gateway retries a failed GET once).
+ */
+
+const BUDGET_MS = 300;
+
+let gateway: TestGateway;
+let owner: DatabasePool;
+
+beforeAll(async () => {
+  await migrateSharedDatabase();
+  gateway = await startTestGateway({ env: { DATA_STATEMENT_TIMEOUT_MS: String(BUDGET_MS) } });
+  owner = await createDbPool(ownerUrl(), { maxPoolSize: 1, name: 'data-read-budget-test-owner' });
+  await provisionModules(owner, gateway.runtime.modules.catalogue.list());
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await owner?.end();
+});
+
+it('takes the lower of DATA_STATEMENT_TIMEOUT_MS and the gateway deadline', () => {
+  expect(gateway.runtime.data.readTimeoutMs).toBe(Math.min(BUDGET_MS, gateway.config.api.downstreamTimeoutMs));
+});
+
+it('a read past its budget is 504 gateway-timeout; the connection is clean after', async () => {
+  const account = await registerAccount(gateway);
+  const token = account.accessToken;
+  expect((await installModule(gateway, token, 'crm')).status).toBe(201);
+  const contact = await send<{ id: string }>(gateway, 'POST', '/data/crm/contacts', token, { firstName: 'Ada' });
+  expect(contact.status).toBe(201);
+
+  const [list, one] = await owner.transaction(async (tx) => {
+    await tx.query(sql.unsafe`LOCK TABLE mod_crm.contacts IN ACCESS EXCLUSIVE MODE`);
+    return Promise.all([
+      send(gateway, 'GET', '/data/crm/contacts', token),
+      send(gateway, 'GET', `/data/crm/contacts/${contact.body.id}`, token),
+    ]);
+  });
+  for (const answer of [list, one]) {
+    expect({ status: answer.status, type: (answer.body as { type?: string }).type }).toEqual({ status: 504, type: gateway.problemType('gateway-timeout') });
+  }
+
+  // SET LOCAL ended with the cancelled transaction: the pool's connections keep their own timeout.
+  const timeouts = await Promise.all(Array.from({ length: 4 }, () => gateway.runtime.data.db.oneFirst(sql.unsafe`SHOW statement_timeout`)));
+  expect(timeouts.every((value) => value !== `${BUDGET_MS}ms`)).toBe(true);
+  const after = await send<{ data: unknown[] }>(gateway, 'GET', '/data/crm/contacts', token);
+  expect(after.status).toBe(200);
+  expect(after.body.data).toHaveLength(1);
+});
