@@ -4,6 +4,7 @@ import { newId } from '../../common/ids';
 import { ReconnectingProducer } from '../../common/kafka';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { AuditConsumer } from '../../workers/audit/consumer';
+import { AuditFallbackReplayer } from '../../workers/audit/fallback-replay';
 import { AuditStore } from '../../services/audit/store';
 import { outboxRowToEvent } from '../../workers/outbox/publisher';
 import { markOutboxEventsPublished, selectOutboxEventsOfTenant } from '../../db/queries/events/outbox.queries';
@@ -16,6 +17,8 @@ import { addMembership, bearer, post, registerAccount } from './identity';
  * The audit API against the whole pipeline: the real gateway sends its intake to a topic of this
  * test file, and an audit consumer running in this process stores that topic into the test
  * database (the platform's running consumer writes into another database and never sees it).
+ * A fallback replayer runs beside it, as in the consumer process: on a busy machine the intake's
+ * Kafka send can outlast AUDIT_PUBLISH_TIMEOUT_MS and the records go to the buffer instead.
  */
 export interface AuditApiStack {
   gateway: TestGateway;
@@ -28,18 +31,25 @@ export interface AuditApiStack {
 export async function startAuditApiStack(prefix: string, env: Record<string, string> = {}): Promise<AuditApiStack> {
   await migrateSharedDatabase();
   const topic = await createTestTopic(prefix);
-  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: `${prefix}-owner` });
+  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 6, name: `${prefix}-owner` });
   const consumer = new AuditConsumer({
     kafka: topic.kafka, store: new AuditStore(owner), logger: quietLogger(), topic: topic.name,
     settings: { groupId: `test.${prefix}.${newId()}`, chunkSize: 500, partitionsConcurrently: 3 },
   });
   await consumer.start();
+  const replayer = new AuditFallbackReplayer({
+    pool: owner, kafka: topic.kafka, logger: quietLogger(), topic: topic.name,
+    settings: { intervalMs: 500, batchSize: 500, alarmAfterDays: 7 },
+  });
+  const replaying = replayer.run();
   // The tests count the records they write; the gateway's own request records would join them.
   const gateway = await startTestGateway({ env: { AUDIT_INTAKE_TOPIC: topic.name, AUDIT_REQUEST_ENABLED: 'false', ...env } });
   return {
     gateway, owner, topic,
     async close() {
       await gateway.close();
+      replayer.stop();
+      await replaying;
       await consumer.stop();
       await topic.drop();
       await owner.end();
