@@ -45,11 +45,16 @@ export function creationLimitOf(state: PlanState, metric: UsageMetric): { allowe
   return enforced.reduce((strictest, candidate) => (candidate.allowed < strictest.allowed ? candidate : strictest));
 }
 
-/** Rule 5: usage at or above a non-zero limit refuses the creation, with document 1's limit object. */
-export function checkCreationLimit(limit: { allowed: number; planId: string }, metric: UsageMetric, current: number): void {
-  if (current < limit.allowed) return;
+/**
+ * Rule 5: usage at or above a non-zero limit refuses the creation, with document 1's limit object;
+ * `requested` resources created at once (a data create with nested records) are refused when they
+ * would pass it together.
+ */
+export function checkCreationLimit(limit: { allowed: number; planId: string }, metric: UsageMetric, current: number, requested = 1): void {
+  if (current + requested <= limit.allowed) return;
   const detail: PlanLimit = { resource: metric, allowed: limit.allowed, current, planId: limit.planId };
-  throw problems.planLimitExceeded(detail);
+  throw requested === 1 ? problems.planLimitExceeded(detail)
+    : problems.planLimitExceeded(detail, {}, `The plan ${limit.planId} allows ${limit.allowed} ${metric}; ${current} in use, ${requested} more asked for`);
 }
 
 /**
@@ -64,15 +69,16 @@ export async function checkCreationLimitIn(tx: DatabaseTransactionConnection, me
 }
 
 /**
- * Rule 5 for a creation that holds no lock of its own (a data record): the counter is raised first,
- * which holds its row lock until the transaction ends, so concurrent creations of the tenant are
- * counted one after the other and none passes a ceiling another just reached; the usage compared
- * is the one before this creation. A refusal rolls the count back with the transaction.
+ * Rule 5 for a creation that holds no lock of its own (a data record, `count` of them at once): the
+ * counter is raised first, which holds its row lock until the transaction ends, so concurrent
+ * creations of the tenant are counted one after the other and none passes a ceiling another just
+ * reached; the usage compared is the one before this creation. A refusal rolls the count back with
+ * the transaction.
  */
-export async function countCreationIn(tx: DatabaseTransactionConnection, metric: CountedMetric, enforce: boolean): Promise<void> {
-  await adjustUsage(tx, metric, 1);
+export async function countCreationIn(tx: DatabaseTransactionConnection, metric: CountedMetric, enforce: boolean, count = 1): Promise<void> {
+  await adjustUsage(tx, metric, count);
   if (!enforce) return;
   const state = await selectPlanState(tx);
   const limit = state && creationLimitOf(state, metric);
-  if (limit) checkCreationLimit(limit, metric, await selectUsageOf(tx, metric) - 1);
+  if (limit) checkCreationLimit(limit, metric, await selectUsageOf(tx, metric) - count, count);
 }

@@ -28,7 +28,27 @@ export class DataCatalogue {
   models(module: string): DataModel[] {
     return [...(this.byModule.get(module)?.values() ?? [])];
   }
+
+  /**
+   * A relation of the model by the name `select=` embeds it with and a create nests it under: the
+   * target model's (DECISIONS.md), which the API must serve. Two references between the same models
+   * leave the name ambiguous. The caller names the request part in its problem (`select`, `contacts`).
+   */
+  relationOf(model: DataModel, name: string): RelationOf {
+    const relations = model.relations.filter((relation) => relation.name === name);
+    const target = this.model(model.module, name);
+    if (relations.length === 0 || !target) {
+      return { code: 'UNKNOWN_RELATION', message: `${name} is not a relation of ${model.module}.${model.name}` };
+    }
+    if (relations.length > 1) {
+      return { code: 'AMBIGUOUS_RELATION', message: `${model.name} and ${name} are related through more than one field` };
+    }
+    return { relation: relations[0], target };
+  }
 }
+
+/** A relation and the model it reaches, or why the name is none (an errors[] entry's code and message). */
+export type RelationOf = { relation: DataRelation; target: DataModel } | { code: 'UNKNOWN_RELATION' | 'AMBIGUOUS_RELATION'; message: string };
 
 /** Every model of the manifest, autoApi or not: tables exist for all of them; the API serves the flagged ones. */
 export function tableModelsOf(manifest: ModuleManifest): DataModel[] {

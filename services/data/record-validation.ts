@@ -119,7 +119,7 @@ export function validateRecord(model: DataModel, body: Record<string, unknown>, 
     const field = byName.get(name);
     if (!field) {
       // A key with no name is named by its request part, as the route guard does (a problem's field is never empty).
-      errors.push({ field: name || 'body', code: 'UNKNOWN_FIELD', message: `"${name}" is not a field of ${model.module}.${model.name}` });
+      errors.push({ field: name || 'body', code: 'UNKNOWN_FIELD', message: notAFieldMessage(model, name, mode) });
     } else if (field.system) {
       // The code other routes give a body key they do not take (object.unknown), with the reason.
       errors.push({ field: name, code: 'UNKNOWN_FIELD', message: `${name} is set by the platform and is never taken from a request` });
@@ -144,6 +144,20 @@ export function validateRecord(model: DataModel, body: Record<string, unknown>, 
   if (errors.length > 0) throw problems.validation(errors, `The ${model.name} record is not valid`);
   checkRecordSize(Object.fromEntries(fields.map(({ field, value }) => [field.name, value])), limits.maxRecordSizeBytes);
   return { fields };
+}
+
+/**
+ * Why a body key is not taken. A relation's name says where related records can be written: a create
+ * nests the records of the model's one-to-many relations (nested-writes.ts, which takes those keys out
+ * before the record is checked), so a relation seen here is a many-to-one one, one inside a nested
+ * record (one level deep), or one in an update.
+ */
+function notAFieldMessage(model: DataModel, name: string, mode: 'create' | 'update'): string {
+  const where = `${model.module}.${model.name}`;
+  if (!model.relations.some((relation) => relation.name === name)) return `"${name}" is not a field of ${where}`;
+  return mode === 'update'
+    ? `${name} is a relation of ${where}, not a field: related records are written nested only by a create`
+    : `${name} is a relation of ${where}, not a field: a create nests the records of its one-to-many relations, one level deep (a nested record nests none)`;
 }
 
 /**

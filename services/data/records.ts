@@ -16,6 +16,9 @@ import { countCreationIn } from '../billing/limits';
 import type { DataCatalogue } from './catalogue';
 import type { BeforeEvent, DataHooks } from './hooks';
 import type { RawQuery } from './query/parse';
+import {
+  addressedAt, createNestedRecords, fieldAt, nestedModels, recordCountOf, splitCreateBody, validateCreate, type RecordToCreate,
+} from './nested-writes';
 import { embeddedModels, planList, planOne } from './query/plan';
 import { readWithinBudget, selectRecords } from './query/select';
 import { recordChange } from './record-changes';
@@ -64,11 +67,15 @@ type Action = 'read' | 'create' | 'update' | 'delete';
 async function modelFor(deps: DataDeps, auth: AuthState, target: RecordTarget, action: Action): Promise<DataModel> {
   const model = deps.catalogue.model(target.module, target.model);
   if (!model) throw problems.notFound(`model ${target.module}.${target.model}`);
+  await assertAllowed(deps, auth, model, action);
+  return model;
+}
+
+async function assertAllowed(deps: DataDeps, auth: AuthState, model: DataModel, action: Action): Promise<void> {
   const key = `${model.module}.${model.name}`;
   const allowed = await deps.permissions.allows(auth, `${key}.${action}`)
     || ((action === 'create' || action === 'update') && await deps.permissions.allows(auth, `${key}.write`));
   if (!allowed) throw problems.forbidden(`${key}.${action} is required`);
-  return model;
 }
 
 /**
@@ -98,21 +105,44 @@ function modelFieldsOf(model: DataModel, record: DataRecord): Record<string, unk
   return Object.fromEntries(model.fields.filter((field) => !field.system).map((field) => [field.name, record[field.name]]));
 }
 
+/** A record's write broke a foreign key (SQLSTATE 23503): which record, for `writing` to name the field. */
+class BrokenReference extends Error {
+  constructor(readonly model: DataModel, readonly path: string | undefined, readonly constraint: string, cause: unknown) {
+    super(`${model.module}.${model.name}: foreign key ${constraint} broken`, { cause });
+  }
+}
+
+/**
+ * One record's steps with their failures told by record: a validation-error of a nested record (its
+ * hooks' refusal) names its fields by path (`contacts[1].age`); a broken foreign key becomes a
+ * BrokenReference, whose field `writing` reads once the transaction has rolled back.
+ */
+async function attributed<T>(model: DataModel, path: string | undefined, steps: () => Promise<T>): Promise<T> {
+  try {
+    return await steps();
+  } catch (error) {
+    const constraint = brokenForeignKeyOf(error);
+    if (constraint !== null) throw new BrokenReference(model, path, constraint, error);
+    throw path === undefined ? error : addressedAt(path, error);
+  }
+}
+
 /**
  * A reference to a record the tenant does not have (foreign key `(tenant_id, field)`): 400 naming
  * the field, the same answer for an unknown id and another tenant's, so neither is told apart.
  */
-async function writing<T>(deps: DataDeps, model: DataModel, write: () => Promise<T>): Promise<T> {
+async function writing<T>(deps: DataDeps, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    const constraint = brokenForeignKeyOf(error);
+    if (!(error instanceof BrokenReference)) throw error;
+    const { model, path, constraint } = error;
     // The write's transaction has rolled back: the catalog is read on the pool.
-    const column = constraint === null ? null : await selectForeignKeyColumn(deps.db, model, constraint);
+    const column = await selectForeignKeyColumn(deps.db, model, constraint);
     const field = model.fields.find((candidate) => candidate.column === column);
-    if (!field) throw error;
+    if (!field) throw error.cause;
     throw problems.validation([{
-      field: field.name, code: 'INVALID_VALUE', message: `${field.name} names no ${field.references ?? 'record'} record of this tenant`,
+      field: fieldAt(path, field.name), code: 'INVALID_VALUE', message: `${field.name} names no ${field.references ?? 'record'} record of this tenant`,
     }], `The ${model.name} record references a record that does not exist`);
   }
 }
@@ -153,25 +183,43 @@ async function hooked(
 }
 
 /**
- * POST /data/{module}/{model}: 201 with the record; id (UUID v7) and tenantId are the platform's. In
- * one transaction: the plan's `records` count (402 plan-limit-exceeded at the ceiling), the before
- * hooks, the insert, and the record's event and audit record (record-changes.ts).
+ * The steps of every created record, alone or nested: its before hooks, the insert, the record read
+ * back as GET answers it, and its event and audit record (record-changes.ts).
+ */
+async function createOne(
+  deps: DataDeps, tx: DatabaseTransactionConnection, auth: AuthState, actor: Actor, model: DataModel, id: string, record: RecordToCreate,
+): Promise<DataRecord> {
+  return attributed(model, record.path, async () => {
+    const values = await hooked(deps, model, auth, 'beforeCreate', record.values, null);
+    await insertRecord(tx, model, auth.tenantId, id, values.fields);
+    const after = await readBack(deps, model, tx, auth.tenantId, id);
+    await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'created', before: null, after });
+    return after;
+  });
+}
+
+/**
+ * POST /data/{module}/{model}: 201 with the record; id (UUID v7) and tenantId are the platform's. A
+ * key naming a one-to-many relation (`contacts: [...]`) nests records created with it, answered
+ * embedded under that name (nested-writes.ts); each model written needs its create permission. In
+ * one transaction: every record counted against the plan's `records` (402 plan-limit-exceeded past
+ * the ceiling), then per record its hooks, insert, event and audit record; anything refused rolls
+ * back all of it. The answer is measured inside it, so a 413 writes nothing either.
  */
 export async function createRecord(
   deps: DataDeps, auth: AuthState, actor: Actor, target: RecordTarget, body: Record<string, unknown>,
 ): Promise<DataRecord> {
   const model = await modelFor(deps, auth, target, 'create');
-  const checked = validateRecord(model, body, 'create', deps.limits);
+  const split = splitCreateBody(model, deps.catalogue, body);
+  for (const nested of nestedModels(split)) await assertAllowed(deps, auth, nested, 'create');
   const id = newId();
-  const record = await writing(deps, model, () => withTenant(deps.db, auth.tenantId, async (tx) => {
-    await countCreationIn(tx, 'records', deps.enforcePlanLimits);
-    const values = await hooked(deps, model, auth, 'beforeCreate', checked, null);
-    await insertRecord(tx, model, auth.tenantId, id, values.fields);
-    const after = await readBack(deps, model, tx, auth.tenantId, id);
-    await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'created', before: null, after });
-    return after;
+  const checked = validateCreate(model, split, id, deps.limits);
+  return writing(deps, () => withTenant(deps.db, auth.tenantId, async (tx) => {
+    await countCreationIn(tx, 'records', deps.enforcePlanLimits, recordCountOf(checked));
+    const record = await createOne(deps, tx, auth, actor, model, id, { values: checked.values });
+    const nested = await createNestedRecords(checked, (nestedModel, row) => createOne(deps, tx, auth, actor, nestedModel, newId(), row));
+    return measured({ ...record, ...nested });
   }));
-  return measured(record);
 }
 
 /**
@@ -218,10 +266,10 @@ export async function updateRecord(
 ): Promise<DataRecord> {
   const model = await modelFor(deps, auth, target, 'update');
   const checked = validateRecord(model, body, 'update', deps.limits);
-  const record = await writing(deps, model, () => withTenant(deps.db, auth.tenantId, async (tx) => {
+  const record = await writing(deps, () => withTenant(deps.db, auth.tenantId, async (tx) => {
     const before = await lockedRecord(deps, model, tx, auth.tenantId, id);
     const values = await hooked(deps, model, auth, 'beforeUpdate', checked, before);
-    await updateRow(tx, model, auth.tenantId, id, values.fields);
+    await attributed(model, undefined, () => updateRow(tx, model, auth.tenantId, id, values.fields));
     const after = await readBack(deps, model, tx, auth.tenantId, id);
     // Thrown inside the transaction: a change that grows the record past the limit is rolled back.
     checkRecordSize(modelFieldsOf(model, after), deps.limits.maxRecordSizeBytes);

@@ -178,16 +178,18 @@ function ambiguousRelations(manifest: ModuleManifest): string[] {
 }
 
 /**
- * Document 1, Permission keys 3: every autoApi model gets its data-layer keys registered; a key the
- * manifest declares itself keeps its own description.
+ * Document 1, Permission keys 3: every autoApi model gets its data-layer keys registered, and
+ * `.write` (DECISIONS.md: create and update), so a role can be given it; a key the manifest
+ * declares itself keeps its own description.
  */
 function withDataPermissions(manifest: ModuleManifest): ModulePermission[] {
   const declared = new Set(manifest.permissions.map((p) => p.key));
   const derived = Object.entries(manifest.models)
     .filter(([, definition]) => definition.autoApi)
-    .flatMap(([modelName]) => DATA_ACTIONS.map((action) => ({
-      key: `${manifest.slug}.${modelName}.${action}`, description: `${action} ${modelName}`,
-    })))
+    .flatMap(([modelName]) => [
+      ...DATA_ACTIONS.map((action) => ({ key: `${manifest.slug}.${modelName}.${action}`, description: `${action} ${modelName}` })),
+      { key: `${manifest.slug}.${modelName}.write`, description: `create and update ${modelName}` },
+    ])
     .filter((permission) => !declared.has(permission.key));
   return [...manifest.permissions, ...derived];
 }

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import type { DataField, DataFieldType, DataModel } from '../../../db/queries/data/model';
+import { MAX_NESTED_RECORDS } from '../../../services/data/nested-writes';
 import { MAX_FILTERS } from '../../../services/data/query/plan';
 import type { DataCatalogue } from '../../../services/data/catalogue';
 import type { DocumentedOperation } from '../../http/route-registry';
@@ -85,11 +86,39 @@ function recordSchema(model: DataModel, catalogue: DataCatalogue, embedded = fal
   return Joi.object({ ...fields, ...relations }).description(`A ${model.module}.${model.name} record: the fields select= names (all by default)`);
 }
 
-function createBody(model: DataModel): Joi.ObjectSchema {
-  return Joi.object(Object.fromEntries(ownFields(model).map((field) => {
+/** The model's own fields of a create body, less `except` (a nested record's reference to its parent). */
+function createFields(model: DataModel, except?: string): Joi.PartialSchemaMap {
+  return Object.fromEntries(ownFields(model).filter((field) => field.name !== except).map((field) => {
     const value = nullableIf(field, bodyValue(field.type));
     return [field.name, field.nullable ? value : value.required()];
-  })));
+  }));
+}
+
+/**
+ * The one-to-many relations a create may nest records of (services/data/nested-writes.ts): those
+ * `select=` embeds as arrays, with one reference between the models, whose name is no field. Each
+ * array holds at most its share of the MAX_NESTED_RECORDS a create nests in all, so the document is
+ * never wider than the service; a nested record is the target's create body without its reference
+ * to the parent and without nested records of its own.
+ */
+function nestedArrays(model: DataModel, catalogue: DataCatalogue): Joi.PartialSchemaMap {
+  const nestable = model.relations.flatMap((relation) => {
+    const found = relation.cardinality === 'many' && !model.fields.some((field) => field.name === relation.name)
+      ? catalogue.relationOf(model, relation.name) : undefined;
+    if (!found || 'code' in found) return [];
+    const reference = found.target.fields.find((field) => field.column === relation.remoteColumn)!;
+    return [{ name: relation.name, target: found.target, reference: reference.name }];
+  });
+  const share = Math.floor(MAX_NESTED_RECORDS / Math.max(nestable.length, 1));
+  return Object.fromEntries(nestable.map(({ name, target, reference }) => [name, Joi.array()
+    .items(Joi.object(createFields(target, reference)))
+    .max(share)
+    .description(`${target.module}.${name} records created with this one in its transaction, their ${reference} set to its id `
+      + `(which they may not name); one level deep, at most ${MAX_NESTED_RECORDS} nested records in all; answered embedded as select=*,${name}(*) would`)]));
+}
+
+function createBody(model: DataModel, catalogue: DataCatalogue): Joi.ObjectSchema {
+  return Joi.object({ ...createFields(model), ...nestedArrays(model, catalogue) });
 }
 
 function patchBody(model: DataModel): Joi.ObjectSchema {
@@ -181,7 +210,7 @@ export function recordOperations(catalogue: DataCatalogue): Record<'list' | 'cre
     })),
     create: each((model, base, record) => ({
       path: base, operationId: `${id(model)}.create`, summary: `Create a ${model.module}.${model.name} record`,
-      schemas: { body: createBody(model), response: { 201: record } },
+      schemas: { body: createBody(model, catalogue), response: { 201: record } },
     })),
     get: each((model, base, record) => ({
       path: `${base}/:id`, operationId: `${id(model)}.get`, summary: `One ${model.module}.${model.name} record`,

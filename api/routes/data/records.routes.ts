@@ -1,5 +1,6 @@
 import { authOf } from '../../context';
 import { callerOf } from '../caller';
+import { MAX_NESTED_RECORDS } from '../../../services/data/nested-writes';
 import type { RawQuery } from '../../../services/data/query/parse';
 import {
   createRecord, deleteRecord, listRecords, readRecord, updateRecord, type DataDeps,
@@ -55,7 +56,9 @@ export function dataRecordRoutes(deps: DataDeps): AnyRoute[] {
       documentedAs: documented.create,
       summary: 'Create a record',
       description: `The model's fields; id, tenantId and the timestamps are the platform's and refused in a body. `
-        + `A record counts against the plan's \`records\` limit: 402 plan-limit-exceeded at it. ${HOOKS} ${PERMISSIONS}`,
+        + `A key naming a one-to-many relation (\`contacts: [...]\` on companies) nests records created in the same transaction, `
+        + `their reference set to the new record (never named in them), one level deep, at most ${MAX_NESTED_RECORDS}; the answer embeds them under that name. `
+        + `Every record counts against the plan's \`records\` limit: 402 plan-limit-exceeded past it. ${HOOKS} ${PERMISSIONS}`,
       auth: 'bearer', module: moduleOfPath,
       schemas: { params: modelPathParams, body: recordBody, response: { 201: record } },
       async handler(ctx) {

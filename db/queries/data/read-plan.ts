@@ -70,4 +70,9 @@ export interface ReadPlan {
   after?: (PlanValue | null)[];
   /** Binds page tokens to the query they were issued for (filters, order, select). */
   queryHash: string;
+  /**
+   * A model's default one-record read (no select=): one statement text per model, worth preparing
+   * once per connection. Other selections are not prepared: their texts are unbounded in number.
+   */
+  prepared?: boolean;
 }

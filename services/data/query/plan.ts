@@ -23,7 +23,8 @@ import { parseListQuery, type FilterNode, type OrderItem, type RawQuery, type Se
  * - The 10-filter limit counts every condition, inside or/and groups too.
  * - like/ilike: `*` is the wildcard; `%`, `_` and `\` in the value match themselves.
  * - Without `order`, records come in id order (UUID v7: creation order). `id` ends every order as
- *   the tie-breaker, so keyset pages are stable; jsonb fields cannot be ordered by or compared.
+ *   the tie-breaker, in the direction of the key before it, so keyset pages are stable and an
+ *   index can serve the order; jsonb fields cannot be ordered by or compared.
  * - Without `select`, a record has every field and no embeds.
  */
 
@@ -57,7 +58,7 @@ export function planOne(model: DataModel, catalogue: DataCatalogue, query: RawQu
   const { fields, embeds } = selectionOf(model, catalogue, parsed.select ?? [{ kind: 'all' }]);
   return {
     schema: model.schema, table: model.table, tenantId, fields, embeds, conditions: [LIVE_ONLY],
-    order: [ID_ORDER], pageSize: 1, queryHash: '',
+    order: [ID_ORDER], pageSize: 1, queryHash: '', prepared: parsed.select === undefined,
   };
 }
 
@@ -158,17 +159,11 @@ function selectionOf(model: DataModel, catalogue: DataCatalogue, items: readonly
   return { fields: [...fields.values()], embeds };
 }
 
-/** A relation is named by its target model (DECISIONS.md); the target must be a model the API serves. */
+/** A relation is named by its target model (DECISIONS.md); the target must be a model the API serves (catalogue.ts relationOf). */
 function embedOf(model: DataModel, catalogue: DataCatalogue, name: string, items: readonly SelectItem[]): PlanEmbed {
-  const relations = model.relations.filter((relation) => relation.name === name);
-  const target = catalogue.model(model.module, name);
-  if (relations.length === 0 || !target) {
-    throw invalid('select', 'UNKNOWN_RELATION', `${name} is not a relation of ${model.module}.${model.name}`);
-  }
-  if (relations.length > 1) {
-    throw invalid('select', 'AMBIGUOUS_RELATION', `${model.name} and ${name} are related through more than one field`);
-  }
-  const [relation] = relations;
+  const found = catalogue.relationOf(model, name);
+  if ('code' in found) throw invalid('select', found.code, found.message);
+  const { relation, target } = found;
   return {
     name, cardinality: relation.cardinality, schema: target.schema, table: target.table,
     localColumn: relation.localColumn, remoteColumn: relation.remoteColumn,
@@ -184,7 +179,12 @@ function orderOf(model: DataModel, items: readonly OrderItem[]): PlanOrderKey[] 
     if (keys.some((key) => key.column === field.column)) throw invalid('order', 'DUPLICATE_VALUE', `${field.name} is named twice`);
     keys.push({ column: field.column, type: field.type, direction: item.direction, nullable: field.nullable });
   }
-  return keys.some((key) => key.column === 'id') ? keys : [...keys, ID_ORDER];
+  if (keys.some((key) => key.column === 'id')) return keys;
+  // The tie-breaker runs the way the last key does: ORDER BY created_at DESC, id DESC is the
+  // (tenant_id, created_at, id) index read backwards, which can stop after one page; with id ASC
+  // PostgreSQL would sort every matching row of the tenant first.
+  const last = keys.at(-1);
+  return [...keys, last ? { ...ID_ORDER, direction: last.direction } : ID_ORDER];
 }
 
 /** The last row's order-key values of a page token, typed like filter values (a forged value is a 400, not a SQL error). */

@@ -2,7 +2,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { problems } from '../../../common/problems';
 import type { DatabasePool } from '../../../db/pool';
 import {
-  isStatementTimeout, limitStatementTime, selectRecordPage, type DataRecord,
+  isStatementTimeout, selectRecordPage, type DataRecord,
 } from '../../../db/queries/data/read.queries';
 import type { ReadPlan } from '../../../db/queries/data/read-plan';
 import { withTenant } from '../../../db/tenant';
@@ -32,10 +32,7 @@ export async function readWithinBudget<T>(
   db: DatabasePool, tenantId: string, timeoutMs: number, work: (tx: CommonQueryMethods) => Promise<T>,
 ): Promise<T> {
   try {
-    return await withTenant(db, tenantId, async (tx) => {
-      await limitStatementTime(tx, timeoutMs);
-      return work(tx);
-    });
+    return await withTenant(db, tenantId, work, { statementTimeoutMs: timeoutMs });
   } catch (error) {
     if (isStatementTimeout(error)) {
       throw problems.timeout(`The query ran past its ${timeoutMs} ms budget; narrow its filters or ask for fewer records or relations`);

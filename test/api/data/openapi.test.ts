@@ -60,6 +60,22 @@ it('states the create and patch bodies of the model', () => {
   expect(update.minProperties).toBe(1);
 });
 
+it('states the nested records a create may carry: the one-to-many relations, without the reference, at most 100', () => {
+  const create = doc.paths['/data/crm/companies'].post;
+  const body = create.requestBody!.content['application/json'].schema;
+  expect(Object.keys(body.properties!)).toEqual(['name', 'country', 'contacts']);
+  expect(body.required).toEqual(['name']);
+  const contacts = body.properties!.contacts as Schema & { items: Schema; maxItems: number };
+  expect(contacts).toMatchObject({ type: 'array', maxItems: 100 });
+  expect(Object.keys(contacts.items.properties!)).toEqual(['firstName', 'lastName', 'email', 'age', 'tags']);
+  expect(contacts.items).toMatchObject({ required: ['firstName'], additionalProperties: false });
+  // The answer embeds them as the record's relation does.
+  const answer = create.responses['201'].content!['application/json'].schema;
+  expect(answer.properties!.contacts).toMatchObject({ type: 'array' });
+  // contacts nest nothing: companies is their many-to-one relation.
+  expect(Object.keys(doc.paths['/data/crm/contacts'].post.requestBody!.content['application/json'].schema.properties!)).not.toContain('companies');
+});
+
 it('has every field as a filter parameter whose pattern is the query language for its type', () => {
   const list = doc.paths['/data/crm/contacts'].get;
   for (const name of ['select', 'order', 'or', 'page_size', 'page_token', 'limit', 'cursor', 'id', 'firstName', 'age', 'tags']) {

@@ -47,8 +47,9 @@ NOT_IN_A_SCHEMA = (
     # once, which a pattern of reasonable size cannot state (its description does).
     (r"companyId", "INVALID_VALUE"),
     (r"order", "DUPLICATE_VALUE"),
-    # A module's before hook (crm's refuseNegativeAge): a manifest names its hooks, not their rules.
-    (r"age", "OUT_OF_RANGE"),
+    # A module's before hook (crm's refuseNegativeAge): a manifest names its hooks, not their rules;
+    # on a nested record (a company's contacts) the field is named by its path, `contacts[1].age`.
+    (r"(contacts\[\d+\]\.)?age", "OUT_OF_RANGE"),
 )
 
 

@@ -31,7 +31,7 @@ afterAll(async () => {
   await owner?.end();
 });
 
-const CRM_KEYS = ['companies', 'contacts'].flatMap((model) => ['read', 'create', 'update', 'delete'].map((action) => `crm.${model}.${action}`));
+const CRM_KEYS = ['companies', 'contacts'].flatMap((model) => ['read', 'create', 'update', 'delete', 'write'].map((action) => `crm.${model}.${action}`));
 
 const listModules = async (token: string) => (await get<{ data: ModuleView[] }>(gateway, '/modules', token)).body.data;
 const crmOf = async (token: string) => (await listModules(token)).find((module) => module.slug === 'crm')!;

@@ -17,6 +17,8 @@ const companies = dataModel('crm', 'companies');
 const plan = (query: RawQuery, model = things) => planList(model, dataCatalogue, query, TENANT);
 const LIVE = { kind: 'null', target: { column: 'deleted_at', type: 'timestamptz' }, isNull: true };
 const ID_ASC = { column: 'id', type: 'uuid', direction: 'asc', nullable: false };
+/** After a descending key, the tie-breaker descends too (an index read backwards serves both). */
+const ID_DESC = { ...ID_ASC, direction: 'desc' };
 
 function problemOf(work: () => unknown): { type: string; status: number; errors?: { field: string; code: string }[] } {
   try {
@@ -244,13 +246,13 @@ describe('select= and embeds', () => {
 describe('order= ends with id, the tie-breaker', () => {
   it.each([
     [{}, [ID_ASC]],
-    [{ order: 'count.desc' }, [{ column: 'count', type: 'integer', direction: 'desc', nullable: true }, ID_ASC]],
+    [{ order: 'count.desc' }, [{ column: 'count', type: 'integer', direction: 'desc', nullable: true }, ID_DESC]],
     [{ order: 'rank,seenAt.desc' }, [
       { column: 'rank', type: 'integer', direction: 'asc', nullable: false },
-      { column: 'seenAt', type: 'timestamptz', direction: 'desc', nullable: true }, ID_ASC,
+      { column: 'seenAt', type: 'timestamptz', direction: 'desc', nullable: true }, ID_DESC,
     ]],
-    [{ order: 'id.desc' }, [{ ...ID_ASC, direction: 'desc' }]],
-    [{ order: 'createdAt.desc' }, [{ column: 'created_at', type: 'timestamptz', direction: 'desc', nullable: false }, ID_ASC]],
+    [{ order: 'id.desc' }, [ID_DESC]],
+    [{ order: 'createdAt.desc' }, [{ column: 'created_at', type: 'timestamptz', direction: 'desc', nullable: false }, ID_DESC]],
   ])('%j', (query, order) => {
     expect(plan(query).order).toEqual(order);
   });

@@ -1,8 +1,9 @@
 import { isProblem } from '../../../common/problems';
 import {
-  countStatement, isStatementTimeout, listStatement, recordStatement, statementBudgetStatement,
+  countStatement, isStatementTimeout, listStatement, recordStatement,
 } from '../../../db/queries/data/read.queries';
 import { StatementTimeoutError, StatementCancelledError } from 'slonik';
+import { tenantSettingsStatement } from '../../../db/tenant';
 import type { ReadPlan } from '../../../db/queries/data/read-plan';
 import { encodeDataPageToken } from '../../../services/data/query/page-token';
 import type { RawQuery } from '../../../services/data/query/parse';
@@ -27,17 +28,18 @@ function text(statement: { sql: string }): string {
 }
 
 function where(statement: { sql: string }): string {
-  return /WHERE (.*) ORDER BY/.exec(text(statement))![1];
+  return /AS "t" WHERE (.*?) ORDER BY/.exec(text(statement))![1];
 }
 
-describe('a list is one statement: fields, keyset keys, tenant, live rows, order, page size + 1', () => {
+describe('a list is one statement: the page chosen first (tenant, live rows, order, page size + 1), then shaped', () => {
   it('renders the whole statement', () => {
     const statement = listStatement(plan({ select: 'firstName,age' }));
     expect(text(statement)).toBe(
       'SELECT "t"."firstName" AS "firstName", "t"."age" AS "age", json_build_array(to_json("t"."id") #>> \'{}\') AS "$keyset"'
-      + ' FROM "mod_crm"."contacts" AS "t"'
+      + ' FROM (SELECT * FROM "mod_crm"."contacts" AS "t"'
       + ' WHERE "t"."tenant_id" = $1 AND "t"."deleted_at" IS NULL'
-      + ' ORDER BY "t"."id" ASC NULLS LAST LIMIT $2',
+      + ' ORDER BY "t"."id" ASC NULLS LAST LIMIT $2) AS "t"'
+      + ' ORDER BY "t"."id" ASC NULLS LAST',
     );
     expect(statement.values).toEqual([TENANT, 21]);
   });
@@ -117,17 +119,17 @@ describe('keyset pagination: after the last row, for every mix of directions and
   it.each([
     ['id alone', {}, [ID],
       '"t"."id" >= $2::"uuid" AND (("t"."id" > $3::"uuid"))', [ID, ID]],
-    ['NOT NULL desc, then id', { order: 'createdAt.desc' }, ['2026-01-01T00:00:00.123456+00:00', ID],
-      '"t"."created_at" <= $2::"timestamptz" AND (("t"."created_at" < $3::"timestamptz") OR ("t"."created_at" = $4::"timestamptz" AND "t"."id" > $5::"uuid"))',
+    ['NOT NULL desc, then id (descending too)', { order: 'createdAt.desc' }, ['2026-01-01T00:00:00.123456+00:00', ID],
+      '"t"."created_at" <= $2::"timestamptz" AND (("t"."created_at" < $3::"timestamptz") OR ("t"."created_at" = $4::"timestamptz" AND "t"."id" < $5::"uuid"))',
       ['2026-01-01T00:00:00.123456+00:00', '2026-01-01T00:00:00.123456+00:00', '2026-01-01T00:00:00.123456+00:00', ID]],
     ['nullable asc at a value: NULLs come after', { order: 'count' }, ['5', ID],
       '((("t"."count" > $2::"int4" OR "t"."count" IS NULL)) OR ("t"."count" = $3::"int4" AND "t"."id" > $4::"uuid"))', [5, 5, ID]],
     ['nullable asc at NULL: only NULLs with a greater id', { order: 'count' }, [null, ID],
       '(("t"."count" IS NULL AND "t"."id" > $2::"uuid"))', [ID]],
     ['nullable desc at a value: NULLs came first', { order: 'count.desc' }, ['5', ID],
-      '(("t"."count" < $2::"int4") OR ("t"."count" = $3::"int4" AND "t"."id" > $4::"uuid"))', [5, 5, ID]],
+      '(("t"."count" < $2::"int4") OR ("t"."count" = $3::"int4" AND "t"."id" < $4::"uuid"))', [5, 5, ID]],
     ['nullable desc at NULL: every value comes after', { order: 'count.desc' }, [null, ID],
-      '(("t"."count" IS NOT NULL) OR ("t"."count" IS NULL AND "t"."id" > $2::"uuid"))', [ID]],
+      '(("t"."count" IS NOT NULL) OR ("t"."count" IS NULL AND "t"."id" < $2::"uuid"))', [ID]],
     ['mixed: NULL desc, NOT NULL asc, id', { order: 'count.desc,rank' }, [null, '7', ID],
       '(("t"."count" IS NOT NULL) OR ("t"."count" IS NULL AND "t"."rank" > $2::"int4") OR ("t"."count" IS NULL AND "t"."rank" = $3::"int4" AND "t"."id" > $4::"uuid"))',
       [7, 7, ID]],
@@ -135,7 +137,7 @@ describe('keyset pagination: after the last row, for every mix of directions and
     const statement = listStatement(plan(tokenFor(query, things, keys), things));
     expect(where(statement)).toBe(`"t"."tenant_id" = $1 AND "t"."deleted_at" IS NULL AND ${predicate}`);
     expect(statement.values.slice(1, -1)).toEqual(values);
-    expect(text(statement)).toMatch(/LIMIT \$\d+$/);
+    expect(text(statement)).toMatch(/LIMIT \$\d+\) AS "t" ORDER BY/);
   });
 
   it('the order is the requested one, then id; no OFFSET', () => {
@@ -152,6 +154,15 @@ describe('one record by id', () => {
     expect(text(statement)).toBe('SELECT "t"."firstName" AS "firstName" FROM "mod_crm"."contacts" AS "t"'
       + ' WHERE "t"."tenant_id" = $1 AND "t"."id" = $2::uuid AND "t"."deleted_at" IS NULL');
     expect(statement.values).toEqual([TENANT, '0192f0c2-aaaa-7000-8000-00000000000a']);
+    expect(statement.name).toBeUndefined();
+  });
+
+  it('prepares the default read (no select=) under a name derived from its text', () => {
+    const read = (id: string) => recordStatement(planOne(contacts, dataCatalogue, {}, TENANT), id);
+    const [first, second] = [read('0192f0c2-aaaa-7000-8000-00000000000a'), read('0192f0c2-bbbb-7000-8000-00000000000b')];
+    expect(first.name).toMatch(/^data_one_[0-9a-f]{32}$/);
+    expect(second.name).toBe(first.name);
+    expect(recordStatement(planOne(companies, dataCatalogue, {}, TENANT), '0192f0c2-aaaa-7000-8000-00000000000a').name).not.toBe(first.name);
   });
 });
 
@@ -220,7 +231,7 @@ describe('Prefer: count=exact: the total in the page\'s own statement, ignoring 
     const first = plan({ age: 'gt.1', select: 'age' });
     const after = { ...first, after: ['0192f0c2-aaaa-7000-8000-00000000000a'] };
     const statement = listStatement(after, { count: true });
-    expect(text(statement)).toContain(`json_build_array(to_json("t"."id") #>> '{}') AS "$keyset", ${count} FROM "mod_crm"."contacts" AS "t"`);
+    expect(text(statement)).toContain(`json_build_array(to_json("t"."id") #>> '{}') AS "$keyset", ${count} FROM (SELECT * FROM "mod_crm"."contacts" AS "t"`);
     // The count's values come first (the select list), then the page's: tenant, filter, keyset, limit.
     expect(statement.values).toEqual([TENANT, 1, TENANT, 1, after.after[0], after.after[0], 21]);
   });
@@ -237,10 +248,11 @@ describe('Prefer: count=exact: the total in the page\'s own statement, ignoring 
 });
 
 describe('the query budget', () => {
-  it('is SET LOCAL statement_timeout: set_config(…, true), transaction-local', () => {
-    const statement = statementBudgetStatement(250);
-    expect(text(statement)).toBe("SELECT set_config('statement_timeout', $1, true)");
-    expect(statement.values).toEqual(['250ms']);
+  it('is SET LOCAL statement_timeout: set_config(…, true), transaction-local, in the statement that sets the tenant', () => {
+    const statement = tenantSettingsStatement(TENANT, { statementTimeoutMs: 250 });
+    expect(text(statement)).toBe("SELECT set_config('app.tenant_id', $1, true), set_config('statement_timeout', $2, true)");
+    expect(statement.values).toEqual([TENANT, '250ms']);
+    expect(text(tenantSettingsStatement(TENANT))).toBe("SELECT set_config('app.tenant_id', $1, true)");
   });
 
   it('a statement_timeout cancellation is told from a cancel request', () => {

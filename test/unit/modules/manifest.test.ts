@@ -7,7 +7,7 @@ import { repoRoot } from '../../../common/paths';
 
 /** Module manifests: the shipped crm module as DECISIONS.md describes it, and every broken manifest refused with its reason. */
 
-const DATA_KEYS = ['read', 'create', 'update', 'delete'];
+const DATA_KEYS = ['read', 'create', 'update', 'delete', 'write'];
 /** DATA_MAX_TABLES_PER_MODULE's default. */
 const LIMITS = { maxModels: 50 };
 
@@ -68,13 +68,13 @@ const valid = () => ({
 });
 
 describe('checkManifest', () => {
-  it('fills defaults and adds the data-layer keys of autoApi models only', () => {
+  it('fills defaults and adds the data-layer keys (write too) of autoApi models only', () => {
     const checked = checkManifest(valid(), 'shop', LIMITS);
     if (!checked.ok) throw new Error(checked.problems.join('; '));
     expect(checked.manifest.description).toBe('');
     expect(checked.manifest.models.customers.autoApi).toBe(false);
     expect(checked.manifest.permissions.map((p) => p.key)).toEqual([
-      'shop.orders.refund', 'shop.orders.read', 'shop.orders.create', 'shop.orders.update', 'shop.orders.delete',
+      'shop.orders.refund', 'shop.orders.read', 'shop.orders.create', 'shop.orders.update', 'shop.orders.delete', 'shop.orders.write',
     ]);
   });
 
