@@ -1,10 +1,5 @@
-import { createDbPool, type DatabasePool } from '../../../db/pool';
-import { provisionModules } from '../../../services/data/provision';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { crmTenant, startDataApiStack, type DataApiStack, type DataRecord } from '../../helpers/data-api';
 import { call } from '../../helpers/http';
-import { registerAccount } from '../../helpers/identity';
-import { installModule } from '../../helpers/modules';
 import { send } from '../../helpers/rbac';
 
 /**
@@ -12,40 +7,32 @@ import { send } from '../../helpers/rbac';
  * on crm contacts {firstName, lastName, email, age, companyId, tags}.
  */
 
-let gateway: TestGateway;
-let owner: DatabasePool;
+let stack: DataApiStack;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  gateway = await startTestGateway();
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 1, name: 'data-list-query-test-owner' });
-  await provisionModules(owner, gateway.runtime.modules.catalogue.list());
+  stack = await startDataApiStack('data-list-query-test');
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
-type DataRecord = Record<string, unknown> & { id: string };
 interface Page { data: DataRecord[]; next_page_token?: string; meta?: { cursor: string | null; hasMore: boolean }; count?: number }
 
 /** A tenant with crm installed and five contacts: ages 20, 40, 60, 80 and none; e-mails on two. */
 async function tenantWithContacts(): Promise<string> {
-  const account = await registerAccount(gateway);
-  const token = account.accessToken;
-  expect((await installModule(gateway, token, 'crm')).status).toBe(201);
+  const { token } = await crmTenant(stack);
   for (const contact of [
     { firstName: 'Ada', age: 20, email: 'ada@x.io' }, { firstName: 'Alan', age: 40 }, { firstName: 'Bea', age: 60, email: 'bea@x.io' },
     { firstName: 'Cy', age: 80 }, { firstName: 'Dot' },
   ]) {
-    expect((await send(gateway, 'POST', '/data/crm/contacts', token, contact)).status).toBe(201);
+    expect((await send(stack.gateway, 'POST', '/data/crm/contacts', token, contact)).status).toBe(201);
   }
   return token;
 }
 
 function list(token: string, query: Record<string, string>, headers: Record<string, string> = {}) {
-  return call<Page>(`${gateway.baseUrl}/v1/data/crm/contacts?${new URLSearchParams(query).toString()}`, {
+  return call<Page>(`${stack.gateway.baseUrl}/v1/data/crm/contacts?${new URLSearchParams(query).toString()}`, {
     headers: { authorization: `Bearer ${token}`, ...headers },
   });
 }

@@ -1,6 +1,4 @@
-import { createDbPool, type DatabasePool } from '../../../db/pool';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { crmTenant, startDataApiStack, type DataApiStack } from '../../helpers/data-api';
 import { get, registerAccount } from '../../helpers/identity';
 import { configureModule, installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
@@ -11,18 +9,14 @@ import { addMember } from '../../helpers/rbac';
  * tenant that has the module installed and active, and 404 module-not-found for any other.
  */
 
-let gateway: TestGateway;
-let owner: DatabasePool;
+let stack: DataApiStack;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  gateway = await startTestGateway();
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'data-models-test-owner' });
+  stack = await startDataApiStack('data-models-test');
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
 const SYSTEM_FIELDS = [
@@ -51,51 +45,49 @@ const CRM_MODELS = {
   ],
 };
 
-const models = (token?: string, module = 'crm') => get(gateway, `/data/${module}/models`, token);
+const models = (token?: string, module = 'crm') => get(stack.gateway, `/data/${module}/models`, token);
 
 function expectModuleNotFound(answer: { status: number; body: Record<string, unknown> }): void {
-  expect({ status: answer.status, type: answer.body.type }).toEqual({ status: 404, type: gateway.problemType('module-not-found') });
+  expect({ status: answer.status, type: answer.body.type }).toEqual({ status: 404, type: stack.gateway.problemType('module-not-found') });
 }
 
 describe('GET /data/{module}/models', () => {
   it('answers 401 without a token', async () => {
     const answer = await models();
     expect(answer.status).toBe(401);
-    expect(answer.body.type).toBe(gateway.problemType('unauthorized'));
+    expect(answer.body.type).toBe(stack.gateway.problemType('unauthorized'));
   });
 
   it('answers 404 module-not-found for a module the tenant has not installed, or that does not exist', async () => {
-    const { accessToken } = await registerAccount(gateway);
+    const { accessToken } = await registerAccount(stack.gateway);
     expectModuleNotFound(await models(accessToken));
     expectModuleNotFound(await models(accessToken, 'nosuchmodule'));
     expectModuleNotFound(await models(accessToken, 'NOT-a-slug'));
   });
 
   it('describes the crm models once installed, to every member: no permission beyond membership', async () => {
-    const account = await registerAccount(gateway);
-    expect((await installModule(gateway, account.accessToken, 'crm')).status).toBe(201);
+    const { token, tenantId } = await crmTenant(stack);
 
-    const described = await models(account.accessToken);
+    const described = await models(token);
     expect(described.status).toBe(200);
     expect(described.body).toEqual(CRM_MODELS);
 
     // The member role holds no permission at all (services/access/permissions.ts).
-    const member = await addMember(gateway, owner, account.tenant.id, 'member');
+    const member = await addMember(stack.gateway, stack.owner, tenantId, 'member');
     const asMember = await models(member.token);
     expect({ status: asMember.status, body: asMember.body }).toEqual({ status: 200, body: CRM_MODELS });
   });
 
   it('shows another tenant the same catalogue, only while the module is installed and active there', async () => {
-    const first = await registerAccount(gateway);
-    const second = await registerAccount(gateway);
-    expect((await installModule(gateway, first.accessToken, 'crm')).status).toBe(201);
+    const first = await crmTenant(stack);
+    const second = await registerAccount(stack.gateway);
     expectModuleNotFound(await models(second.accessToken));
 
-    expect((await installModule(gateway, second.accessToken, 'crm')).status).toBe(201);
+    expect((await installModule(stack.gateway, second.accessToken, 'crm')).status).toBe(201);
     expect((await models(second.accessToken)).body).toEqual(CRM_MODELS);
 
-    expect((await configureModule(gateway, second.accessToken, 'crm', { status: 'inactive' })).status).toBe(200);
+    expect((await configureModule(stack.gateway, second.accessToken, 'crm', { status: 'inactive' })).status).toBe(200);
     expectModuleNotFound(await models(second.accessToken));
-    expect((await models(first.accessToken)).body).toEqual(CRM_MODELS);
+    expect((await models(first.token)).body).toEqual(CRM_MODELS);
   });
 });

@@ -1,15 +1,11 @@
 import { z } from 'zod';
 import { newId } from '../../../common/ids';
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { adjustUsage } from '../../../db/queries/billing/usage.queries';
+import { sql } from '../../../db/pool';
 import { withTenant } from '../../../db/tenant';
-import { provisionModules } from '../../../services/data/provision';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { setSubscription } from '../../helpers/billing';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../../helpers/db';
-import { registerAccount } from '../../helpers/identity';
-import { installModule } from '../../helpers/modules';
-import { addMember, send } from '../../helpers/rbac';
+import {
+  crmTenant, crmTenantOnFreePlan, memberWithPermissions, recordsUsed, startDataApiStack, UUID_V7, type DataApiStack, type DataRecord,
+} from '../../helpers/data-api';
+import { send } from '../../helpers/rbac';
 import { auditRecordsOf } from '../../helpers/users';
 
 /**
@@ -20,51 +16,30 @@ import { auditRecordsOf } from '../../helpers/users';
  * permission; a refusal of any record writes nothing.
  */
 
-let gateway: TestGateway;
-let owner: DatabasePool;
-let app: DatabasePool;
+let stack: DataApiStack;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  gateway = await startTestGateway();
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'data-nested-test-owner' });
-  app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'data-nested-test-app' });
-  await provisionModules(owner, gateway.runtime.modules.catalogue.list());
+  stack = await startDataApiStack('data-nested-test');
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
-  await app?.end();
+  await stack?.close();
 });
 
-type DataRecord = Record<string, unknown> & { id: string };
 type Company = DataRecord & { contacts: DataRecord[] };
 interface Problem { type: string; detail: string; errors?: { field: string; code: string; message: string }[]; limit?: unknown }
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-async function crmTenant() {
-  const account = await registerAccount(gateway);
-  expect((await installModule(gateway, account.accessToken, 'crm')).status).toBe(201);
-  return { token: account.accessToken, tenantId: account.tenant.id, userId: account.user.id };
-}
-
-const createCompany = (token: string, body: Record<string, unknown>) => send<Company & Problem>(gateway, 'POST', '/data/crm/companies', token, body);
-
-const recordsUsed = (tenantId: string) => owner.oneFirst(sql.type(z.object({ value: z.number() }))`
-  SELECT coalesce((SELECT value FROM usage_counters WHERE tenant_id = ${tenantId} AND metric = 'records'), 0)::int AS value
-`);
+const createCompany = (token: string, body: Record<string, unknown>) => send<Company & Problem>(stack.gateway, 'POST', '/data/crm/companies', token, body);
 
 /** Every company and contact row of the tenant, soft-deleted or not; row-level security is FORCEd, so read in the tenant. */
-const storedRows = (tenantId: string) => withTenant(owner, tenantId, (tx) => tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+const storedRows = (tenantId: string) => withTenant(stack.owner, tenantId, (tx) => tx.oneFirst(sql.type(z.object({ count: z.number() }))`
   SELECT ((SELECT count(*) FROM mod_crm.companies WHERE tenant_id = ${tenantId}) + (SELECT count(*) FROM mod_crm.contacts WHERE tenant_id = ${tenantId}))::int AS count
 `));
 
 const dataEvent = z.object({ topic: z.string(), partitionKey: z.string(), type: z.string(), data: z.record(z.string(), z.unknown()) });
 
 /** The tenant's data-layer events (outbox rows of platform.data.events), oldest first. */
-const dataEventsOf = (tenantId: string) => owner.any(sql.type(dataEvent)`
+const dataEventsOf = (tenantId: string) => stack.owner.any(sql.type(dataEvent)`
   SELECT topic, partition_key AS "partitionKey", type, data FROM outbox_events
   WHERE tenant_id = ${tenantId} AND topic = 'platform.data.events' ORDER BY seq
 `);
@@ -73,13 +48,13 @@ const dataEventsOf = (tenantId: string) => owner.any(sql.type(dataEvent)`
 async function expectNothingWritten(tenantId: string, recordsBefore = 0): Promise<void> {
   expect(await storedRows(tenantId)).toBe(0);
   expect(await dataEventsOf(tenantId)).toEqual([]);
-  expect(await auditRecordsOf(owner, tenantId, 'data.crm.companies.created')).toEqual([]);
-  expect(await auditRecordsOf(owner, tenantId, 'data.crm.contacts.created')).toEqual([]);
-  expect(await recordsUsed(tenantId)).toBe(recordsBefore);
+  expect(await auditRecordsOf(stack.owner, tenantId, 'data.crm.companies.created')).toEqual([]);
+  expect(await auditRecordsOf(stack.owner, tenantId, 'data.crm.contacts.created')).toEqual([]);
+  expect(await recordsUsed(stack, tenantId)).toBe(recordsBefore);
 }
 
 function expectProblem(answer: { status: number; body: Problem }, status: number, type: string, fields?: [string, string][]): void {
-  expect({ status: answer.status, type: answer.body.type }).toEqual({ status, type: gateway.problemType(type) });
+  expect({ status: answer.status, type: answer.body.type }).toEqual({ status, type: stack.gateway.problemType(type) });
   if (fields) expect(answer.body.errors?.map(({ field, code }) => [field, code])).toEqual(fields);
 }
 
@@ -91,7 +66,7 @@ const THREE_CONTACTS = [
 
 describe('a company created with its contacts', () => {
   it('creates all four records in one transaction, the contacts referencing the company, hooks run on each', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const answer = await createCompany(token, { name: 'Acme', country: 'GB', contacts: THREE_CONTACTS });
     expect(answer.status).toBe(201);
     const company = answer.body;
@@ -108,13 +83,13 @@ describe('a company created with its contacts', () => {
     expect(new Set(company.contacts.map((contact) => contact.id)).size).toBe(3);
 
     // The answer is what select=*,contacts(*) reads back.
-    const read = await send<Company>(gateway, 'GET', `/data/crm/companies/${company.id}?select=*,contacts(*)`, token);
+    const read = await send<Company>(stack.gateway, 'GET', `/data/crm/companies/${company.id}?select=*,contacts(*)`, token);
     expect(read.body).toEqual(company);
-    expect(await recordsUsed(tenantId)).toBe(4);
+    expect(await recordsUsed(stack, tenantId)).toBe(4);
   });
 
   it('writes one event on platform.data.events and one audit record per record, keyed by its id', async () => {
-    const { token, tenantId, userId } = await crmTenant();
+    const { token, tenantId, userId } = await crmTenant(stack);
     const company = (await createCompany(token, { name: 'Acme', contacts: THREE_CONTACTS })).body;
     const { contacts, ...companyRecord } = company;
 
@@ -126,16 +101,16 @@ describe('a company created with its contacts', () => {
       })),
     ]);
     const who = { actorId: userId, meta: { module: 'crm' }, before: null };
-    expect(await auditRecordsOf(owner, tenantId, 'data.crm.companies.created')).toEqual([
+    expect(await auditRecordsOf(stack.owner, tenantId, 'data.crm.companies.created')).toEqual([
       expect.objectContaining({ ...who, entityType: 'companies', entityId: company.id, after: companyRecord }),
     ]);
-    expect(await auditRecordsOf(owner, tenantId, 'data.crm.contacts.created')).toEqual(contacts.map((contact) => expect.objectContaining({
+    expect(await auditRecordsOf(stack.owner, tenantId, 'data.crm.contacts.created')).toEqual(contacts.map((contact) => expect.objectContaining({
       ...who, entityType: 'contacts', entityId: contact.id, after: contact,
     })));
   });
 
   it('answers an empty relation as an empty array, and a company alone as before', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     const empty = await createCompany(token, { name: 'Acme', contacts: [] });
     expect(empty.status).toBe(201);
     expect(empty.body.contacts).toEqual([]);
@@ -147,14 +122,14 @@ describe('a company created with its contacts', () => {
 
 describe('a refused nested create writes nothing', () => {
   it('a contact refused by its hook (age -1): the hook\'s 400 naming the field by path, and no company', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const refused = await createCompany(token, { name: 'Acme', contacts: [{ firstName: 'Ada' }, { firstName: 'Bob', age: -1 }] });
     expectProblem(refused, 400, 'validation-error', [['contacts[1].age', 'OUT_OF_RANGE']]);
     await expectNothingWritten(tenantId);
   });
 
   it('a contact naming companyId: 400 naming it, since the platform sets it', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const other = (await createCompany(token, { name: 'Other' })).body;
     const refused = await createCompany(token, { name: 'Acme', contacts: [{ firstName: 'Ada', companyId: other.id }] });
     expectProblem(refused, 400, 'validation-error', [['contacts[0].companyId', 'UNKNOWN_FIELD']]);
@@ -163,7 +138,7 @@ describe('a refused nested create writes nothing', () => {
   });
 
   it('every mistake of every record in one errors[], named by path', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const refused = await createCompany(token, { contacts: [{ firstName: 'Ada', age: 'old' }, { lastName: 'X', id: newId() }] });
     expectProblem(refused, 400, 'validation-error', [
       ['name', 'REQUIRED'], ['contacts[0].age', 'INVALID_TYPE'], ['contacts[1].id', 'UNKNOWN_FIELD'], ['contacts[1].firstName', 'REQUIRED'],
@@ -172,7 +147,7 @@ describe('a refused nested create writes nothing', () => {
   });
 
   it('one level deep: a contact nesting a relation of its own is 400 naming it', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const refused = await createCompany(token, { name: 'Acme', contacts: [{ firstName: 'Ada', companies: [{ name: 'Inner' }] }] });
     expectProblem(refused, 400, 'validation-error', [['contacts[0].companies', 'UNKNOWN_FIELD']]);
     expect(refused.body.errors![0].message).toMatch(/one level deep/);
@@ -180,7 +155,7 @@ describe('a refused nested create writes nothing', () => {
   });
 
   it('at most 100 nested records: 101 is 400 naming the relation', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const contacts = Array.from({ length: 101 }, (_, index) => ({ firstName: `c${index}` }));
     expectProblem(await createCompany(token, { name: 'Acme', contacts }), 400, 'validation-error', [['contacts', 'TOO_LONG']]);
     await expectNothingWritten(tenantId);
@@ -189,13 +164,13 @@ describe('a refused nested create writes nothing', () => {
     expect(hundred.status).toBe(201);
     expect(hundred.body.contacts).toHaveLength(100);
     expect(hundred.body.contacts.map((contact) => contact.firstName)).toEqual(contacts.slice(0, 100).map((contact) => contact.firstName));
-    expect(await recordsUsed(tenantId)).toBe(101);
+    expect(await recordsUsed(stack, tenantId)).toBe(101);
   });
 
   it('a PATCH with a nested relation is 400 naming it: nested records are written by a create only', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const company = (await createCompany(token, { name: 'Acme' })).body;
-    const refused = await send<Problem>(gateway, 'PATCH', `/data/crm/companies/${company.id}`, token, { name: 'Acme 2', contacts: [{ firstName: 'Ada' }] });
+    const refused = await send<Problem>(stack.gateway, 'PATCH', `/data/crm/companies/${company.id}`, token, { name: 'Acme 2', contacts: [{ firstName: 'Ada' }] });
     expectProblem(refused, 400, 'validation-error', [['contacts', 'UNKNOWN_FIELD']]);
     expect(refused.body.errors![0].message).toMatch(/only by a create/);
     expect(await storedRows(tenantId)).toBe(1);
@@ -204,34 +179,26 @@ describe('a refused nested create writes nothing', () => {
 
 describe('the plan\'s records limit', () => {
   it('counts every record: 402 when the contacts would pass the ceiling, and nothing is written', async () => {
-    const account = await registerAccount(gateway);
-    expect((await installModule(gateway, account.accessToken, 'crm')).status).toBe(201);
-    const tenantId = account.tenant.id;
-    await setSubscription(gateway, owner, tenantId, { planId: 'free', status: 'active' });
-    await withTenant(app, tenantId, (tx) => adjustUsage(tx, 'records', 997));
+    const { token, tenantId } = await crmTenantOnFreePlan(stack, 997);
 
     // A company and three contacts are four records: 1001 on a plan of 1000.
-    const refused = await createCompany(account.accessToken, { name: 'Acme', contacts: THREE_CONTACTS });
+    const refused = await createCompany(token, { name: 'Acme', contacts: THREE_CONTACTS });
     expectProblem(refused, 402, 'plan-limit-exceeded');
     expect(refused.body.limit).toEqual({ resource: 'records', allowed: 1000, current: 997, planId: 'free' });
     expect(refused.body.detail).toMatch(/4 more asked for/);
     await expectNothingWritten(tenantId, 997);
 
     // Three records reach the ceiling exactly.
-    const fits = await createCompany(account.accessToken, { name: 'Acme', contacts: THREE_CONTACTS.slice(0, 2) });
+    const fits = await createCompany(token, { name: 'Acme', contacts: THREE_CONTACTS.slice(0, 2) });
     expect(fits.status).toBe(201);
-    expect(await recordsUsed(tenantId)).toBe(1000);
+    expect(await recordsUsed(stack, tenantId)).toBe(1000);
   });
 });
 
 describe('permissions', () => {
   it('needs the create permission of every model written: 403 without crm.contacts.create, nothing written', async () => {
-    const { tenantId } = await crmTenant();
-    await owner.query(sql.unsafe`
-      INSERT INTO roles (id, tenant_id, name, permissions)
-      VALUES (${newId()}, ${tenantId}, 'company-creator', ${sql.array(['crm.companies.create'], 'text')})
-    `);
-    const creator = await addMember(gateway, owner, tenantId, 'company-creator');
+    const { tenantId } = await crmTenant(stack);
+    const creator = await memberWithPermissions(stack, tenantId, 'company-creator', ['crm.companies.create']);
     const refused = await createCompany(creator.token, { name: 'Acme', contacts: [{ firstName: 'Ada' }] });
     expectProblem(refused, 403, 'forbidden');
     expect(refused.body.detail).toMatch(/crm\.contacts\.create/);

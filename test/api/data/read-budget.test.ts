@@ -1,9 +1,5 @@
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { provisionModules } from '../../../services/data/provision';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
-import { registerAccount } from '../../helpers/identity';
-import { installModule } from '../../helpers/modules';
+import { sql } from '../../../db/pool';
+import { crmTenant, startDataApiStack, type DataApiStack } from '../../helpers/data-api';
 import { send } from '../../helpers/rbac';
 
 /**
@@ -18,47 +14,40 @@ import { send } from '../../helpers/rbac';
 
 const BUDGET_MS = 300;
 
-let gateway: TestGateway;
-let owner: DatabasePool;
+let stack: DataApiStack;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  gateway = await startTestGateway({ env: { DATA_STATEMENT_TIMEOUT_MS: String(BUDGET_MS) } });
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 1, name: 'data-read-budget-test-owner' });
-  await provisionModules(owner, gateway.runtime.modules.catalogue.list());
+  stack = await startDataApiStack('data-read-budget-test', { DATA_STATEMENT_TIMEOUT_MS: String(BUDGET_MS) });
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
 it('takes the lower of DATA_STATEMENT_TIMEOUT_MS and the gateway deadline', () => {
-  expect(gateway.runtime.data.readTimeoutMs).toBe(Math.min(BUDGET_MS, gateway.config.api.downstreamTimeoutMs));
+  expect(stack.gateway.runtime.data.readTimeoutMs).toBe(Math.min(BUDGET_MS, stack.gateway.config.api.downstreamTimeoutMs));
 });
 
 it('a read past its budget is 504 gateway-timeout; the connection is clean after', async () => {
-  const account = await registerAccount(gateway);
-  const token = account.accessToken;
-  expect((await installModule(gateway, token, 'crm')).status).toBe(201);
-  const contact = await send<{ id: string }>(gateway, 'POST', '/data/crm/contacts', token, { firstName: 'Ada' });
+  const { token } = await crmTenant(stack);
+  const contact = await send<{ id: string }>(stack.gateway, 'POST', '/data/crm/contacts', token, { firstName: 'Ada' });
   expect(contact.status).toBe(201);
 
-  const [list, one] = await owner.transaction(async (tx) => {
+  const [list, one] = await stack.owner.transaction(async (tx) => {
     await tx.query(sql.unsafe`LOCK TABLE mod_crm.contacts IN ACCESS EXCLUSIVE MODE`);
     return Promise.all([
-      send(gateway, 'GET', '/data/crm/contacts', token),
-      send(gateway, 'GET', `/data/crm/contacts/${contact.body.id}`, token),
+      send(stack.gateway, 'GET', '/data/crm/contacts', token),
+      send(stack.gateway, 'GET', `/data/crm/contacts/${contact.body.id}`, token),
     ]);
   });
   for (const answer of [list, one]) {
-    expect({ status: answer.status, type: (answer.body as { type?: string }).type }).toEqual({ status: 504, type: gateway.problemType('gateway-timeout') });
+    expect({ status: answer.status, type: (answer.body as { type?: string }).type }).toEqual({ status: 504, type: stack.gateway.problemType('gateway-timeout') });
   }
 
   // SET LOCAL ended with the cancelled transaction: the pool's connections keep their own timeout.
-  const timeouts = await Promise.all(Array.from({ length: 4 }, () => gateway.runtime.data.db.oneFirst(sql.unsafe`SHOW statement_timeout`)));
+  const timeouts = await Promise.all(Array.from({ length: 4 }, () => stack.gateway.runtime.data.db.oneFirst(sql.unsafe`SHOW statement_timeout`)));
   expect(timeouts.every((value) => value !== `${BUDGET_MS}ms`)).toBe(true);
-  const after = await send<{ data: unknown[] }>(gateway, 'GET', '/data/crm/contacts', token);
+  const after = await send<{ data: unknown[] }>(stack.gateway, 'GET', '/data/crm/contacts', token);
   expect(after.status).toBe(200);
   expect(after.body.data).toHaveLength(1);
 });

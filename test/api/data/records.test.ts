@@ -1,8 +1,5 @@
 import { newId } from '../../../common/ids';
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { provisionModules } from '../../../services/data/provision';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { crmTenant, memberWithPermissions, startDataApiStack, UUID_V7, type DataApiStack, type DataRecord } from '../../helpers/data-api';
 import { registerAccount } from '../../helpers/identity';
 import { installModule, uninstallModule } from '../../helpers/modules';
 import { addMember, send } from '../../helpers/rbac';
@@ -13,40 +10,24 @@ import { addMember, send } from '../../helpers/rbac';
  * contacts {firstName required, lastName, email, age, companyId → companies, tags jsonb}.
  */
 
-let gateway: TestGateway;
-let owner: DatabasePool;
+let stack: DataApiStack;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  gateway = await startTestGateway();
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'data-records-test-owner' });
-  // What the platform's bring-up does after its migrations (workers/data-provision.ts).
-  await provisionModules(owner, gateway.runtime.modules.catalogue.list());
+  stack = await startDataApiStack('data-records-test');
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
-type DataRecord = Record<string, unknown> & { id: string };
 interface Page { data: DataRecord[]; next_page_token?: string; meta?: { cursor: string | null; hasMore: boolean } }
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** A new tenant with crm installed; its owner holds every permission. */
-async function crmTenant(): Promise<{ token: string; tenantId: string }> {
-  const account = await registerAccount(gateway);
-  expect((await installModule(gateway, account.accessToken, 'crm')).status).toBe(201);
-  return { token: account.accessToken, tenantId: account.tenant.id };
-}
-
-const create = (token: string, model: string, body: Record<string, unknown>) => send<DataRecord>(gateway, 'POST', `/data/crm/${model}`, token, body);
-const read = (token: string, model: string, id: string, query = '') => send<DataRecord>(gateway, 'GET', `/data/crm/${model}/${id}${query}`, token);
-const patch = (token: string, model: string, id: string, body: Record<string, unknown>) => send<DataRecord>(gateway, 'PATCH', `/data/crm/${model}/${id}`, token, body);
-const remove = (token: string, model: string, id: string) => send(gateway, 'DELETE', `/data/crm/${model}/${id}`, token);
+const create = (token: string, model: string, body: Record<string, unknown>) => send<DataRecord>(stack.gateway, 'POST', `/data/crm/${model}`, token, body);
+const read = (token: string, model: string, id: string, query = '') => send<DataRecord>(stack.gateway, 'GET', `/data/crm/${model}/${id}${query}`, token);
+const patch = (token: string, model: string, id: string, body: Record<string, unknown>) => send<DataRecord>(stack.gateway, 'PATCH', `/data/crm/${model}/${id}`, token, body);
+const remove = (token: string, model: string, id: string) => send(stack.gateway, 'DELETE', `/data/crm/${model}/${id}`, token);
 const list = (token: string, model: string, query: Record<string, string> = {}) =>
-  send<Page>(gateway, 'GET', `/data/crm/${model}?${new URLSearchParams(query).toString()}`, token);
+  send<Page>(stack.gateway, 'GET', `/data/crm/${model}?${new URLSearchParams(query).toString()}`, token);
 
 async function created(token: string, model: string, body: Record<string, unknown>): Promise<DataRecord> {
   const answer = await create(token, model, body);
@@ -55,23 +36,23 @@ async function created(token: string, model: string, body: Record<string, unknow
 }
 
 function expectProblem(answer: { status: number; body: object }, status: number, type: string): void {
-  expect({ status: answer.status, type: (answer.body as { type?: unknown }).type }).toEqual({ status, type: gateway.problemType(type) });
+  expect({ status: answer.status, type: (answer.body as { type?: unknown }).type }).toEqual({ status, type: stack.gateway.problemType(type) });
 }
 
 describe('before the module is installed', () => {
   it('answers 404 module-not-found on every record route', async () => {
-    const account = await registerAccount(gateway);
+    const account = await registerAccount(stack.gateway);
     const token = account.accessToken;
     expectProblem(await list(token, 'companies'), 404, 'module-not-found');
     expectProblem(await create(token, 'companies', { name: 'Acme' }), 404, 'module-not-found');
     expectProblem(await read(token, 'companies', newId()), 404, 'module-not-found');
-    expectProblem(await send(gateway, 'GET', '/data/nosuchmodule/things', token), 404, 'module-not-found');
+    expectProblem(await send(stack.gateway, 'GET', '/data/nosuchmodule/things', token), 404, 'module-not-found');
   });
 });
 
 describe('records of an installed module', () => {
   it('creates, reads, changes and soft-deletes a company and its contact', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
 
     const company = await created(token, 'companies', { name: 'Acme' });
     expect(company).toEqual({
@@ -98,7 +79,7 @@ describe('records of an installed module', () => {
   });
 
   it('answers 404 not-found for an unknown model or record, 400 for an id that is not a UUID', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     expectProblem(await list(token, 'invoices'), 404, 'not-found');
     expectProblem(await create(token, 'invoices', { total: 1 }), 404, 'not-found');
     expectProblem(await read(token, 'companies', newId()), 404, 'not-found');
@@ -116,7 +97,7 @@ describe('records of an installed module', () => {
     ['a jsonb value over 256 KB', 'contacts', { firstName: 'Ada', tags: { text: 'x'.repeat(262_144) } }, { field: 'tags', code: 'TOO_LONG' }],
     ['a reference to no record', 'contacts', { firstName: 'Ada', companyId: newId() }, { field: 'companyId', code: 'INVALID_VALUE' }],
   ])('refuses a create with %s: 400 validation-error naming the field', async (_, model, body, error) => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     const refused = await create(token, model, body);
     expectProblem(refused, 400, 'validation-error');
     expect(refused.body.errors).toEqual([expect.objectContaining(error)]);
@@ -124,7 +105,7 @@ describe('records of an installed module', () => {
   });
 
   it('refuses an update that would grow the record past 1 MB, and keeps the record as it was', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     const contact = await created(token, 'contacts', { firstName: 'Ada', tags: { text: 'x'.repeat(250_000) } });
     expect((await patch(token, 'contacts', contact.id, { lastName: 'y'.repeat(400_000) })).status).toBe(200);
     const refused = await patch(token, 'contacts', contact.id, { email: 'z'.repeat(450_000) });
@@ -136,8 +117,8 @@ describe('records of an installed module', () => {
 
 describe('tenant isolation', () => {
   it('keeps another tenant\'s records out of reach: 404 to read, change or delete, 400 to reference', async () => {
-    const a = await crmTenant();
-    const b = await crmTenant();
+    const a = await crmTenant(stack);
+    const b = await crmTenant(stack);
     const company = await created(a.token, 'companies', { name: 'Acme' });
 
     expectProblem(await read(b.token, 'companies', company.id), 404, 'not-found');
@@ -157,21 +138,15 @@ describe('tenant isolation', () => {
 
 describe('permissions', () => {
   it('needs {module}.{model}.<action>; write holds create and update, not delete', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const company = await created(token, 'companies', { name: 'Acme' });
 
-    const member = await addMember(gateway, owner, tenantId, 'member');
+    const member = await addMember(stack.gateway, stack.owner, tenantId, 'member');
     expectProblem(await list(member.token, 'contacts'), 403, 'forbidden');
     expectProblem(await create(member.token, 'contacts', { firstName: 'Ada' }), 403, 'forbidden');
     expectProblem(await read(member.token, 'companies', company.id), 403, 'forbidden');
 
-    // `write` is not a registered key of crm (DECISIONS.md: read, create, update, delete), so no role
-    // route hands it out; a role holding it, as the documents describe, is written directly.
-    await owner.query(sql.unsafe`
-      INSERT INTO roles (id, tenant_id, name, permissions)
-      VALUES (${newId()}, ${tenantId}, 'contact-writer', ${sql.array(['crm.contacts.write', 'crm.companies.read'], 'text')})
-    `);
-    const writer = await addMember(gateway, owner, tenantId, 'contact-writer');
+    const writer = await memberWithPermissions(stack, tenantId, 'contact-writer', ['crm.contacts.write', 'crm.companies.read']);
     const contact = await create(writer.token, 'contacts', { firstName: 'Ada', companyId: company.id });
     expect(contact.status).toBe(201);
     expect((await patch(writer.token, 'contacts', contact.body.id, { lastName: 'Lovelace' })).status).toBe(200);
@@ -182,14 +157,10 @@ describe('permissions', () => {
   });
 
   it('embedding another model needs its read permission too', async () => {
-    const { token, tenantId } = await crmTenant();
+    const { token, tenantId } = await crmTenant(stack);
     const company = await created(token, 'companies', { name: 'Acme' });
     const contact = await created(token, 'contacts', { firstName: 'Ada', companyId: company.id });
-    await owner.query(sql.unsafe`
-      INSERT INTO roles (id, tenant_id, name, permissions)
-      VALUES (${newId()}, ${tenantId}, 'contact-reader', ${sql.array(['crm.contacts.read'], 'text')})
-    `);
-    const reader = await addMember(gateway, owner, tenantId, 'contact-reader');
+    const reader = await memberWithPermissions(stack, tenantId, 'contact-reader', ['crm.contacts.read']);
     expect((await read(reader.token, 'contacts', contact.id)).status).toBe(200);
     expect((await list(reader.token, 'contacts')).status).toBe(200);
     expectProblem(await read(reader.token, 'contacts', contact.id, '?select=firstName,companies(name)'), 403, 'forbidden');
@@ -199,7 +170,7 @@ describe('permissions', () => {
 
 describe('lists', () => {
   it('filters, orders and embeds companies into contacts (object) and contacts into companies (array)', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     const acme = await created(token, 'companies', { name: 'Acme', country: 'FR' });
     const globex = await created(token, 'companies', { name: 'Globex', country: 'US' });
     await created(token, 'contacts', { firstName: 'Ada', age: 36, companyId: acme.id });
@@ -224,7 +195,7 @@ describe('lists', () => {
   });
 
   it('pages with page_size/page_token and limit/cursor; page_size over 100 is 400', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     for (const name of ['A', 'B', 'C']) await created(token, 'companies', { name });
 
     const first = await list(token, 'companies', { page_size: '2', order: 'name.asc' });
@@ -240,7 +211,7 @@ describe('lists', () => {
   });
 
   it('answers 413 payload-too-large, before any body is sent, for a response over 1 MB', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     for (let index = 0; index < 5; index += 1) await created(token, 'contacts', { firstName: `C${index}`, tags: { text: 'x'.repeat(250_000) } });
     expectProblem(await list(token, 'contacts'), 413, 'payload-too-large');
     expect((await list(token, 'contacts', { select: 'firstName' })).body.data).toHaveLength(5);
@@ -249,12 +220,12 @@ describe('lists', () => {
 
 describe('uninstall and reinstall', () => {
   it('404s the routes while uninstalled and finds the data again after reinstalling', async () => {
-    const { token } = await crmTenant();
+    const { token } = await crmTenant(stack);
     const company = await created(token, 'companies', { name: 'Acme' });
-    expect((await uninstallModule(gateway, token, 'crm')).status).toBe(204);
+    expect((await uninstallModule(stack.gateway, token, 'crm')).status).toBe(204);
     expectProblem(await read(token, 'companies', company.id), 404, 'module-not-found');
     expectProblem(await create(token, 'companies', { name: 'Other' }), 404, 'module-not-found');
-    expect((await installModule(gateway, token, 'crm')).status).toBe(201);
+    expect((await installModule(stack.gateway, token, 'crm')).status).toBe(201);
     expect((await read(token, 'companies', company.id)).body).toEqual(company);
   });
 });
