@@ -13,6 +13,10 @@ import type { Config } from '../common/config';
 import { createMoneyActivities } from './money';
 import { createBillingActivities } from './billing/subscription.activities';
 import { createWebhookRedeliveryActivities } from './billing/webhook-redelivery.activities';
+import { createFileScanActivities } from './files/scan.activities';
+import { createFileTrashActivities } from './files/trash.activities';
+import { createClamdScanner } from '../services/files/scanner';
+import { config } from '../common/config';
 
 export interface ActivityDeps {
   /**
@@ -27,12 +31,14 @@ export interface ActivityDeps {
   fleetPool: DatabasePool;
   /** Bound to the running activity's context by the worker (contextBoundLogger). */
   logger: Logger;
-  /** The platform's bucket: audit cold storage and cold exports. */
+  /** The platform's bucket: audit cold storage and cold exports, files (staging, originals, thumbnails). */
   objectStore: ObjectStore;
   /** Mail delivery of the notify activities (services/notify/smtp.ts). */
   smtp: SmtpSender;
   /** Pace and batch size of tenant terminations; the process configuration when absent. */
   billingLimits?: Config['billingLimits'];
+  /** The clamd that scans uploads (CLAMAV_HOST, CLAMAV_PORT); the process configuration when absent. */
+  clamav?: Config['clamav'];
 }
 
 /**
@@ -49,5 +55,9 @@ export function createActivities(deps: ActivityDeps) {
       ...createWebhookRedeliveryActivities(deps),
     },
     money: createMoneyActivities(deps),
+    files: {
+      ...createFileScanActivities({ ...deps, scanner: createClamdScanner(deps.clamav ?? config().clamav) }),
+      ...createFileTrashActivities(deps),
+    },
   } satisfies Partial<Record<Domain, object>>;
 }

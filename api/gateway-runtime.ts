@@ -37,6 +37,10 @@ import { MoneyFlows } from '../services/money/workflow-client';
 import { PgChannelListener } from '../db/pg-channel-listener';
 import { RBAC_VERSIONS_CHANNEL } from '../db/queries/access/roles.queries';
 import { ACCOUNT_CHANGES_CHANNEL } from '../db/queries/identity/users.queries';
+import { createObjectStore } from '../common/object-store';
+import type { FilesDeps } from '../services/files/deps';
+import { FileScanStarter, fileScanSettingsOf } from '../services/files/scan-client';
+import { FileTrashTimers } from '../services/files/trash-client';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -75,6 +79,8 @@ export interface GatewayRuntime {
   moneyFlows: MoneyFlows;
   /** The data layer's record endpoints: the autoApi models of the catalogue's manifests. */
   data: DataDeps;
+  /** Uploads (streamed to staging, scans started on config.files.taskQueue) and reading files. */
+  files: FilesDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -198,6 +204,17 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       hooks: dataHooks, enforcePlanLimits: config.billingLimits.enabled,
       // A read is cancelled by PostgreSQL no later than the gateway gives up on it (its 504).
       readTimeoutMs: Math.min(config.data.statementTimeoutMs, config.api.downstreamTimeoutMs),
+    },
+    files: {
+      db: connections.db,
+      // A client of its own: uploads stream to the store in parts of common/object-store's size,
+      // not the minio client's 64 MiB default, which each upload would buffer.
+      objectStore: createObjectStore(config.s3),
+      scans: () => temporal && new FileScanStarter(temporal.client, config.files.taskQueue, fileScanSettingsOf(config)),
+      trashes: () => temporal && new FileTrashTimers(temporal.client, config.files.taskQueue, config.files.softDeleteRetentionDays),
+      settings: config.files,
+      enforcePlanLimits: config.billingLimits.enabled,
+      logger,
     },
     probes: {
       liveness: () => eventLoop.liveness(),

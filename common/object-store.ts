@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Client as MinioClient } from 'minio';
+import { Client as MinioClient, CopyDestinationOptions, CopySourceOptions } from 'minio';
 import type { Config } from './config';
 
 /** The bucket a process writes to, with the client that reaches it (S3 through the minio client). */
@@ -44,16 +44,48 @@ function measuring(into: StoredObject & { hash: ReturnType<typeof createHash> })
 /**
  * Uploads a byte stream of unknown length (a multipart upload for large ones) and says what was
  * stored. A failure on either side fails the whole upload, and a retry writes the object anew.
+ * `through` are transforms the bytes pass on their way (a size limit that fails the upload when
+ * crossed); what is measured is what leaves them.
+ *
+ * Whatever fails, the store's side has settled when this returns: a failed stream ends the body
+ * early (the store completes what it received, or refuses an empty multipart upload) instead of
+ * leaving the store's upload waiting forever. So a caller that then discards the key
+ * (discardUpload) finds everything the upload left, and nothing is written after it.
  */
-export async function putStream(store: ObjectStore, key: string, source: Readable, contentType: string): Promise<StoredObject> {
+export async function putStream(
+  store: ObjectStore, key: string, source: Readable, contentType: string, through: readonly Transform[] = [],
+): Promise<StoredObject> {
   const measured = { bytes: 0, sha256: '', hash: createHash('sha256') };
   const body = new PassThrough();
+  const last = measuring(measured);
+  last.pipe(body);
   const upload = store.s3.putObject(store.bucket, key, body, undefined, { 'Content-Type': contentType });
-  // A refused upload stops reading the body; ending the pipeline too keeps it from waiting forever.
-  // Without an error: the body may have been written completely already, with no one left to hear it.
-  upload.catch(() => body.destroy());
-  await Promise.all([pipeline(source, measuring(measured), body), upload]);
+  // A refused upload stops reading the body; failing the stream too keeps it from waiting forever.
+  upload.catch((error: unknown) => last.destroy(error instanceof Error ? error : new Error(String(error))));
+  const [streamed, stored] = await Promise.allSettled([
+    pipeline([source, ...through, last]).catch((error: unknown) => {
+      last.unpipe(body);
+      body.end();
+      throw error;
+    }),
+    upload,
+  ]);
+  if (streamed.status === 'rejected') throw streamed.reason;
+  if (stored.status === 'rejected') throw stored.reason;
   return { bytes: measured.bytes, sha256: measured.hash.digest('hex') };
+}
+
+/**
+ * Removes what a failed or refused upload may have left under a key: the object, and the parts of
+ * the multipart upload that never completed (putStream always opens one before the first byte;
+ * its parts are invisible to listings but still stored). Nothing left is success.
+ */
+export async function discardUpload(store: ObjectStore, key: string): Promise<void> {
+  const uploadId = await store.s3.findUploadId(store.bucket, key);
+  await Promise.all([
+    uploadId === undefined ? undefined : store.s3.abortMultipartUpload(store.bucket, key, uploadId),
+    removeObjects(store, [key]),
+  ]);
 }
 
 const discard = () => new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -68,4 +100,16 @@ export async function measureObject(store: ObjectStore, key: string): Promise<St
 /** Removes objects; removing one that is already gone is success, so a retry is harmless. */
 export async function removeObjects(store: ObjectStore, keys: readonly string[]): Promise<void> {
   if (keys.length > 0) await store.s3.removeObjects(store.bucket, [...keys]);
+}
+
+/**
+ * Copies an object within the bucket on the server side (no bytes pass through this process),
+ * content type and metadata included. Copying again onto the same key writes the same object, so a
+ * retry is harmless.
+ */
+export async function copyObject(store: ObjectStore, from: string, to: string): Promise<void> {
+  await store.s3.copyObject(
+    new CopySourceOptions({ Bucket: store.bucket, Object: from }),
+    new CopyDestinationOptions({ Bucket: store.bucket, Object: to }),
+  );
 }

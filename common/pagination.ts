@@ -45,3 +45,58 @@ export function pageFrom<T extends { id: string }>(rows: readonly T[], pageSize:
   const data = rows.slice(0, pageSize);
   return { data, next_page_token: encodePageToken({ id: data[data.length - 1].id }) };
 }
+
+/**
+ * Lists that speak both envelopes of document 1: page_size/page_token answer {data, next_page_token},
+ * limit/cursor answer {data, meta: {cursor, hasMore}}. Both are the same keyset page; the token is
+ * opaque to clients either way.
+ */
+export type PageStyle = 'page' | 'cursor';
+
+export interface KeysetPageRequest {
+  style: PageStyle;
+  size: number;
+  token?: string;
+}
+
+export type KeysetPage<T> =
+  | { data: T[]; next_page_token?: string }
+  | { data: T[]; meta: { cursor: string | null; hasMore: boolean } };
+
+/** A list's query with both pairs (api/http/pagination.ts eitherPageQuery, which keeps them apart). */
+export interface EitherPageQuery {
+  page_size?: number;
+  page_token?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** The pair the caller used picks the envelope; with neither, `fallback`. */
+export function pageRequestOf(query: EitherPageQuery, fallback: PageStyle = 'page'): KeysetPageRequest {
+  const style: PageStyle = query.limit !== undefined || query.cursor !== undefined ? 'cursor'
+    : query.page_size !== undefined || query.page_token !== undefined ? 'page' : fallback;
+  return style === 'cursor'
+    ? { style, size: query.limit ?? PAGE_SIZE_DEFAULT, token: query.cursor }
+    : { style, size: query.page_size ?? PAGE_SIZE_DEFAULT, token: query.page_token };
+}
+
+/** The position a request's token names, checked against the list's keyset shape (400 naming the parameter used). */
+export function positionOf<T>(request: KeysetPageRequest, shape: Joi.ObjectSchema<T>): T | undefined {
+  return decodePageToken(request.token, shape, request.style === 'page' ? 'page_token' : 'cursor') ?? undefined;
+}
+
+/**
+ * The answer for rows fetched with one more than the page size (the extra row only says another
+ * page exists), in the request's envelope; `position` is the keyset of a row, written into the token.
+ */
+export function keysetPageOf<R, V>(
+  rows: readonly R[], request: KeysetPageRequest, position: (row: R) => Readonly<Record<string, unknown>>, view: (row: R) => V,
+): KeysetPage<V> {
+  const hasMore = rows.length > request.size;
+  const kept = rows.slice(0, request.size);
+  const last = kept.at(-1);
+  const next = hasMore && last !== undefined ? encodePageToken(position(last)) : undefined;
+  const data = kept.map(view);
+  if (request.style === 'cursor') return { data, meta: { cursor: next ?? null, hasMore } };
+  return next === undefined ? { data } : { data, next_page_token: next };
+}

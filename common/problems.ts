@@ -87,6 +87,15 @@ const registry = {
   // Data layer (document 2, Errors and Limits).
   'filter-limit-exceeded': { status: 400, title: 'Too many filters' },
   'relations-depth-exceeded': { status: 400, title: 'Relations nested too deeply' },
+  // Files (document 2, Errors).
+  'file-not-found': { status: 404, title: 'File not found' },
+  'file-rejected': { status: 422, title: 'File rejected' },
+  'bucket-invalid': { status: 400, title: 'Invalid bucket' },
+  'staging-limit-exceeded': { status: 503, title: 'Staging limit exceeded' },
+  'processing-failed': { status: 422, title: 'Image processing failed' },
+  'preset-not-found': { status: 404, title: 'Thumbnail preset not found' },
+  'file-not-deleted': { status: 400, title: 'File not deleted' },
+  'file-restore-expired': { status: 410, title: 'File restore window expired' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -134,6 +143,19 @@ export function isProblem(value: unknown): value is Problem {
   return value instanceof Problem;
 }
 
+/**
+ * 5xx types that are the service's deliberate answer, not its failure: a tenant's full staging
+ * area (503 staging-limit-exceeded) says the service works as designed. They neither count against
+ * the gateway's circuit breakers (one tenant at its cap would otherwise close the route for all)
+ * nor are logged as errors.
+ */
+const DELIBERATE_UNAVAILABILITY: ReadonlySet<ProblemType> = new Set(['staging-limit-exceeded']);
+
+/** Whether a problem means the service failed (a 5xx that is not a deliberate answer). */
+export function isServiceFailure(problem: Problem): boolean {
+  return problem.status >= 500 && !DELIBERATE_UNAVAILABILITY.has(problem.type);
+}
+
 /** Builders, one per type; callers never spell a suffix themselves. */
 export const problems = {
   validation: (errors: FieldError[], detail = 'The request does not match its schema') =>
@@ -163,15 +185,15 @@ export const problems = {
   idempotencyConflict: () =>
     new Problem('idempotency-conflict', 'This Idempotency-Key was used with a different request body'),
   payloadTooLarge: (limit: string) => new Problem('payload-too-large', `The request body exceeds ${limit}`),
-  unsupportedMediaType: (type: string) =>
-    new Problem('unsupported-media-type', `Content-Type ${type || '(none)'} is not accepted; send application/json`),
+  unsupportedMediaType: (type: string, expected = 'application/json') =>
+    new Problem('unsupported-media-type', `Content-Type ${type || '(none)'} is not accepted; send ${expected}`),
   rateLimited: (retryAfter: number) =>
     new Problem('rate-limit-exceeded', `Too many requests; retry after ${retryAfter} s`, { retryAfter }),
   internal: (cause?: unknown) => new Problem('internal-error', 'An unexpected error occurred', {}, { cause }),
   /** The error of a job (GET /v1/jobs/{jobId}) whose workflow failed; its own message stays in Temporal. */
   jobFailed: (what: string) => new Problem('internal-error', `The ${what} did not complete; start it again`),
   badGateway: (detail: string) => new Problem('bad-gateway', detail),
-  unavailable: (detail: string) => new Problem('service-unavailable', detail),
+  unavailable: (detail: string, cause?: unknown) => new Problem('service-unavailable', detail, {}, { cause }),
   timeout: (detail: string) => new Problem('gateway-timeout', detail),
   auditRecordNotFound: (id: string) => new Problem('audit-record-not-found', `Audit record ${id} was not found`),
   batchLimitExceeded: (max: number, given: number) =>
@@ -221,6 +243,23 @@ export const problems = {
     new Problem('filter-limit-exceeded', `A request holds at most ${max} filters; ${given} were sent`, { max, given }),
   relationsDepthExceeded: (max: number) =>
     new Problem('relations-depth-exceeded', `select= embeds relations at most ${max} levels deep`, { max }),
+  /** Unknown ids, another tenant's files and files not (or no longer) readable all answer alike. */
+  fileNotFound: (id: string) => new Problem('file-not-found', `File ${id} was not found`),
+  fileRejected: (id: string) => new Problem('file-rejected', `File ${id} was rejected by the malware scan`),
+  bucketInvalid: (buckets: readonly string[]) =>
+    new Problem('bucket-invalid', `bucket must be one of ${buckets.join(', ')}`, { buckets: [...buckets] }),
+  stagingLimitExceeded: (max: number) => new Problem('staging-limit-exceeded',
+    `The tenant already has ${max} files waiting for their malware scan; retry when they are done`, { max, retryAfter: 30 }),
+  /** An upload's file crossed its size limit (document 2, Limits / Files: images one, other files another). */
+  fileTooLarge: (limitBytes: number, kind?: 'image' | 'document') => new Problem('payload-too-large',
+    `${kind === 'image' ? 'An image' : kind === 'document' ? 'A file other than an image' : 'A file'} may be at most ${limitBytes} bytes`,
+    { limitBytes }),
+  processingFailed: (detail: string) => new Problem('processing-failed', detail),
+  presetNotFound: (preset: string, presets: readonly string[]) =>
+    new Problem('preset-not-found', `Unknown thumbnail preset ${preset}; presets: ${presets.join(', ')}`, { presets: [...presets] }),
+  fileNotDeleted: (id: string) => new Problem('file-not-deleted', `File ${id} is not in the trash`),
+  fileRestoreExpired: (id: string, days: number) =>
+    new Problem('file-restore-expired', `File ${id} was deleted more than ${days} days ago and can no longer be restored`),
   /** Decided before the first byte is sent (document 2, Limits: response body 1 MB), so no client reads half a body. */
   responseTooLarge: (limitBytes: number) => new Problem('payload-too-large',
     `The response would exceed ${limitBytes} bytes; ask for fewer records (page_size) or fewer fields (select)`, { limitBytes }),

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const smtp = createSmtpSender(cfg.mail);
   const activitiesByDomain = createActivities({
     appPool, fleetPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
-    billingLimits: cfg.billingLimits,
+    billingLimits: cfg.billingLimits, clamav: cfg.clamav,
   });
 
   const workers: Worker[] = [];

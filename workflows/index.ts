@@ -10,3 +10,5 @@ export { moneyTransfer } from './money/transfer.workflow';
 export { moneyHoldSweep } from './money/hold-sweep.workflow';
 export { subscriptionLifecycle } from './billing/subscription.workflow';
 export { webhookRedelivery } from './billing/webhook-redelivery.workflow';
+export { fileScan } from './files/scan.workflow';
+export { fileTrash } from './files/trash.workflow';

@@ -30,3 +30,34 @@ export function pageOf(item: Joi.Schema): Joi.ObjectSchema {
     next_page_token: Joi.string().allow(''),
   });
 }
+
+const sizeWithoutDefault = Joi.number().integer().min(1).max(PAGE_SIZE_MAX);
+
+/**
+ * Both pairs, for lists that answer either envelope (common/pagination.ts pageRequestOf): no
+ * defaults, because which pair the caller used picks the envelope. Spread into the query schema,
+ * then wrap it in eitherPageOnly so the pairs do not mix.
+ */
+export const eitherPageQuery = {
+  page_size: sizeWithoutDefault.description(`Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, next_page_token}`),
+  page_token: pageQuery.page_token,
+  limit: sizeWithoutDefault.description(
+    `Items per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}; not with page_size or page_token`),
+  cursor: cursorQuery.cursor,
+};
+
+/** The two pairs do not mix (400 CONFLICTING_FIELDS). */
+export function eitherPageOnly<T>(schema: Joi.ObjectSchema<T>): Joi.ObjectSchema<T> {
+  return schema.without('limit', ['page_size', 'page_token']).without('cursor', ['page_size', 'page_token']);
+}
+
+/** The answer of such a list: either envelope. */
+export function eitherPageOf(item: Joi.Schema): Joi.AlternativesSchema {
+  return Joi.alternatives().try(
+    Joi.object({ data: Joi.array().items(item).required(), next_page_token: Joi.string() }),
+    Joi.object({
+      data: Joi.array().items(item).required(),
+      meta: Joi.object({ cursor: Joi.string().allow(null).required(), hasMore: Joi.boolean().required() }).required(),
+    }),
+  );
+}

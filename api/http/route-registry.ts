@@ -33,8 +33,22 @@ export interface RouteSchemas<P, Q, B, H> {
   headers?: Joi.ObjectSchema<H>;
   /** A declared body is required; a route without one accepts no fields. */
   body?: Joi.Schema<B>;
-  /** Response bodies by status. `null`: no JSON body (204, or a binary stream), not validated. */
+  /** Response bodies by status. `null`: no JSON body (204, a redirect, or a binary stream), not validated. */
   response: Record<number, Joi.Schema | null>;
+  /**
+   * Statuses whose body is, for some requests, a byte stream (a file download) instead of the
+   * declared JSON: the media type the document shows for those bytes (a wildcard where it is the
+   * file's own type). A stream or buffer answered with such a status is not validated.
+   */
+  bytes?: Record<number, string>;
+}
+
+/** A request body the handler reads from the request stream itself (RouteDefinition.streamedBody). */
+export interface StreamedBody {
+  /** The media type the document gives the body: `multipart/form-data`. */
+  mediaType: string;
+  /** The body's parts as the document shows them; the handler checks them as they arrive. */
+  schema: Joi.ObjectSchema;
 }
 
 /** The validated (and defaulted) request parts, as the guard hands them to the handler. */
@@ -71,6 +85,13 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, H = unkn
    * signature over exactly what was sent (payment-provider webhooks) before trusting any of it.
    */
   rawBody?: true;
+  /**
+   * The body is neither read nor parsed before the handler, which reads the request stream itself
+   * (`ctx.req`): an upload goes to the object store as it arrives, never held whole, so neither the
+   * JSON body limit nor the downstream deadline applies (the transfer takes as long as the client
+   * sends; the server's request timeout bounds it). The document shows `schema` under `mediaType`.
+   */
+  streamedBody?: StreamedBody;
   /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
   rateLimit?: RateLimitGroup | false;
   /** Limit enforcement beyond the subscription status checks every bearer route gets (RouteBilling). */
@@ -129,6 +150,12 @@ export class RouteRegistry {
       if (route.permission !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a permission needs auth: 'bearer'`);
       if (route.module !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a module needs auth: 'bearer'`);
       if (Object.keys(route.schemas.response).length === 0) throw new RouteConfigurationError(`${where}: no response declared`);
+      if (route.streamedBody && (route.schemas.body || route.rawBody || !['POST', 'PUT', 'PATCH'].includes(route.method))) {
+        throw new RouteConfigurationError(`${where}: a streamed body is the only body of a POST, PUT or PATCH`);
+      }
+      for (const status of Object.keys(route.schemas.bytes ?? {})) {
+        if (!(status in route.schemas.response)) throw new RouteConfigurationError(`${where}: bytes for undeclared status ${status}`);
+      }
       checkPathParams(route, where);
       seen.add(where);
       operationIds.add(route.operationId);

@@ -1,4 +1,4 @@
-import { isProblem } from '../../common/problems';
+import { isProblem, isServiceFailure } from '../../common/problems';
 import type { AppMiddleware } from '../context';
 import { toProblem } from '../http/to-problem';
 
@@ -13,7 +13,7 @@ export function problemHandler(problemBase: string): AppMiddleware {
       await next();
     } catch (error) {
       const problem = toProblem(error);
-      if (problem.status >= 500) {
+      if (isServiceFailure(problem)) {
         // What was thrown is the cause, unless it was a problem that carries its own.
         const cause = isProblem(error) ? error.cause ?? error : error;
         ctx.state.log.error({ err: cause, problem: problem.type }, `request failed: ${problem.detail}`);

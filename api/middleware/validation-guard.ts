@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import Joi from 'joi';
 import type { Middleware } from 'koa';
 import { isProblem, problems, type FieldError } from '../../common/problems';
@@ -53,15 +54,7 @@ export function validationGuard(route: AnyRoute, validateResponses: boolean): Mi
 
   return async (ctx, next) => {
     const errors: FieldError[] = [];
-    const check = (schema: Joi.Schema, value: unknown, source: string): unknown => {
-      const result = schema.validate(value);
-      // A rule whose failure the documents give its own problem type (money's invalid-amount) says so with
-      // `.error(() => problems.x())`; joi hands that error back as it is.
-      if (isProblem(result.error)) throw result.error;
-      if (result.error) errors.push(...fieldErrorsOf(result.error, source));
-      else errors.push(...unstorableTextErrors(result.value, source));
-      return result.value;
-    };
+    const check = (schema: Joi.Schema, value: unknown, source: string): unknown => checkPart(schema, value, source, errors);
     const guard: Guard<unknown, unknown, unknown, unknown> = {
       params: check(params, (ctx as unknown as { params: unknown }).params, 'params'),
       query: check(query, ctx.query, 'query'),
@@ -75,6 +68,31 @@ export function validationGuard(route: AnyRoute, validateResponses: boolean): Mi
 
     if (validateResponses) checkResponse(route, ctx.status, ctx.body);
   };
+}
+
+/**
+ * One request part checked as the guard checks it: its value (converted and defaulted) is answered
+ * and its failures are added to `errors`, which the caller turns into one validation-error.
+ */
+function checkPart(schema: Joi.Schema, value: unknown, source: string, errors: FieldError[]): unknown {
+  const result = schema.validate(value);
+  // A rule whose failure the documents give its own problem type (money's invalid-amount) says so with
+  // `.error(() => problems.x())`; joi hands that error back as it is.
+  if (isProblem(result.error)) throw result.error;
+  if (result.error) errors.push(...fieldErrorsOf(result.error, source));
+  else errors.push(...unstorableTextErrors(result.value, source));
+  return result.value;
+}
+
+/**
+ * A request part the handler reads itself (the text fields of a streamed multipart body), checked
+ * with the rules of the guard: the value, or the validation-error (or the schema's own problem).
+ */
+export function validatedPart<T>(schema: Joi.Schema<T>, value: unknown, source: string): T {
+  const errors: FieldError[] = [];
+  const checked = checkPart(schema.prefs(REQUEST_OPTIONS), value, source, errors);
+  if (errors.length > 0) throw problems.validation(errors);
+  return checked as T;
 }
 
 class ResponseValidationError extends Error {
@@ -93,6 +111,8 @@ function checkResponse(route: AnyRoute, status: number, body: unknown): void {
   }
   const schema = declared[status];
   if (!schema) return;
+  // A download answers the bytes of a file where the route declared them (RouteSchemas.bytes).
+  if (route.schemas.bytes?.[status] && (body instanceof Readable || Buffer.isBuffer(body))) return;
   const { error } = schema.validate(body, RESPONSE_OPTIONS);
   if (error) throw problems.internal(new ResponseValidationError(route.operationId, status, error.message));
 }

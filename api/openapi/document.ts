@@ -46,10 +46,17 @@ function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | '
 }
 
 function responsesOf(route: AnyRoute): Record<string, unknown> {
-  const declared = Object.entries(route.schemas.response).map(([status, schema]): [string, unknown] => [status, {
-    description: STATUS_CODES[Number(status)] ?? 'Response',
-    ...(schema ? { content: { 'application/json': { schema: toJsonSchema(schema) } } } : {}),
-  }]);
+  const declared = Object.entries(route.schemas.response).map(([status, schema]): [string, unknown] => {
+    const bytes = route.schemas.bytes?.[Number(status)];
+    const content = {
+      ...(schema ? { 'application/json': { schema: toJsonSchema(schema) } } : {}),
+      ...(bytes ? { [bytes]: { schema: { type: 'string', format: 'binary' } } } : {}),
+    };
+    return [status, {
+      description: STATUS_CODES[Number(status)] ?? 'Response',
+      ...(Object.keys(content).length > 0 ? { content } : {}),
+    }];
+  });
   return {
     ...Object.fromEntries(declared),
     400: { description: 'validation-error: the request does not match this schema', content: problemContent },
@@ -71,6 +78,9 @@ function operationOf(route: AnyRoute): Record<string, unknown> {
     ],
     ...(route.schemas.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: toJsonSchema(route.schemas.body) } } } }
+      : {}),
+    ...(route.streamedBody
+      ? { requestBody: { required: true, content: { [route.streamedBody.mediaType]: { schema: toJsonSchema(route.streamedBody.schema) } } } }
       : {}),
     responses: responsesOf(route),
     // An empty list states that the route needs no credentials.

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TimeoutError, withTimeout } from '../../common/timeout';
-import { problems } from '../../common/problems';
+import { isServiceFailure, problems } from '../../common/problems';
 import { toProblem } from '../http/to-problem';
 import type { AppMiddleware } from '../context';
 import type { AnyRoute } from '../http/route-registry';
@@ -36,7 +36,9 @@ export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions):
       throw problems.unavailable('Requests of this tenant are failing; they are paused for a short while');
     }
     const breaker = options.breakers.for(downstream);
-    const attempt = () => breaker.execute(() => settleClientErrors(withDeadline(route.handler(ctx as never), options.timeoutMs)));
+    // A streamed body arrives at the client's pace: its transfer is not the downstream's latency.
+    const deadline = route.streamedBody ? undefined : options.timeoutMs;
+    const attempt = () => breaker.execute(() => settleClientErrors(withDeadline(route.handler(ctx as never), deadline)));
     let failure: unknown;
     for (let tries = 0; tries <= retries; tries += 1) {
       if (tries > 0) await sleep(options.retryDelayMs);
@@ -60,7 +62,8 @@ export function downstreamCall(route: AnyRoute, options: DownstreamCallOptions):
 
 /**
  * An error that will be answered with a 4xx (a problem, a constraint violation, a downstream's
- * NOT_FOUND …) is a successful call as far as the breakers are concerned: it is handed back, not thrown.
+ * NOT_FOUND …), or with a deliberate 5xx (isServiceFailure), is a successful call as far as the
+ * breakers are concerned: it is handed back, not thrown.
  */
 interface ClientError { clientError: unknown }
 
@@ -69,13 +72,14 @@ async function settleClientErrors(call: Promise<void>): Promise<ClientError | un
     await call;
     return undefined;
   } catch (error) {
-    if (toProblem(error).status < 500) return { clientError: error };
+    if (!isServiceFailure(toProblem(error))) return { clientError: error };
     throw error;
   }
 }
 
-async function withDeadline(call: void | Promise<void>, timeoutMs: number): Promise<void> {
+async function withDeadline(call: void | Promise<void>, timeoutMs: number | undefined): Promise<void> {
   const running = Promise.resolve(call);
+  if (timeoutMs === undefined) return running;
   // The handler may still settle after the deadline; its outcome is then nobody's business.
   running.catch(() => undefined);
   try {

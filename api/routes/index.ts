@@ -37,6 +37,10 @@ import { jobRoutes } from './jobs/jobs.routes';
 import type { DataDeps } from '../../services/data/records';
 import { dataRecordRoutes } from './data/records.routes';
 import { dataModelRoutes } from './data/models.routes';
+import type { FilesDeps } from '../../services/files/deps';
+import { fileRoutes } from './files/files.routes';
+import { fileTrashRoutes } from './files/trash.routes';
+import { thumbnailRoutes } from './files/thumbnails.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -51,6 +55,8 @@ export interface RouteServices {
   modules: ModuleServices;
   /** The data layer's record endpoints (document 2, Data layer). */
   data: DataDeps;
+  /** Uploads and reading files (document 2, Files). */
+  files: FilesDeps;
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal: () => TemporalHandle | undefined;
   /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
@@ -86,6 +92,9 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...dataModelRoutes(services.data),
     // After GET /data/:module/models (introspection), which GET /data/:module/:model would take.
     ...dataRecordRoutes(services.data),
+    ...fileRoutes(services.files),
+    ...fileTrashRoutes(services.files),
+    ...thumbnailRoutes(services.files),
     ...billingRoutes(services),
     ...jobRoutes({
       kinds: jobKinds({ auditExport: services.auditExport }), temporal: services.temporal,

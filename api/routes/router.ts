@@ -79,7 +79,7 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
       ...(route.permission ? [options.authorize(route.permission)] : []),
       ...billingStepOf(route, options),
       ...rateLimitsOf(route, options),
-      ...(BODY_METHODS.has(route.method) ? [route.rawBody ? readRawBody : parseBody] : []),
+      ...(BODY_METHODS.has(route.method) && !route.streamedBody ? [route.rawBody ? readRawBody : parseBody] : []),
       validationGuard(route, options.validateResponses),
       options.call(route),
     ];

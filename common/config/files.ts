@@ -1,7 +1,10 @@
 import Joi from 'joi';
+import { taskQueues } from '../temporal/task-queues';
 import { setting } from './setting';
 
-/** The object store (S3 API) and the virus scanner files pass through. */
+const MB = 1024 * 1024;
+
+/** The object store (S3 API), the virus scanner files pass through, and the files service's limits. */
 export const filesSettings = {
   s3: {
     endPoint: setting('S3_ENDPOINT', Joi.string().default('127.0.0.1')),
@@ -15,5 +18,19 @@ export const filesSettings = {
   clamav: {
     host: setting('CLAMAV_HOST', Joi.string().default('127.0.0.1')),
     port: setting('CLAMAV_PORT', Joi.number().port().default(3310)),
+  },
+  /**
+   * Document 2, Limits / Files. Sizes are configured in MB and kept in bytes. taskQueue is where the
+   * gateway starts the scan workflows (tests point it at their own worker).
+   */
+  files: {
+    stagingTtlHours: setting('FILES_STAGING_TTL_HOURS', Joi.number().integer().min(1).max(24 * 30).default(24)),
+    stagingMaxPerTenant: setting('FILES_STAGING_MAX_PER_TENANT', Joi.number().integer().min(1).default(100)),
+    presignTtlMin: setting('FILES_PRESIGN_TTL_MIN', Joi.number().integer().min(1).max(7 * 24 * 60).default(15)),
+    maxImageSizeBytes: setting('FILES_MAX_IMAGE_SIZE_MB', Joi.number().integer().min(1).max(5120).default(10), (mb) => mb * MB),
+    maxDocumentSizeBytes: setting('FILES_MAX_DOCUMENT_SIZE_MB', Joi.number().integer().min(1).max(5120).default(50), (mb) => mb * MB),
+    imageProcessingTimeoutSec: setting('FILES_IMAGE_PROCESSING_TIMEOUT_SEC', Joi.number().integer().min(1).max(3600).default(30)),
+    softDeleteRetentionDays: setting('FILES_SOFT_DELETE_RETENTION_DAYS', Joi.number().integer().min(1).max(3650).default(30)),
+    taskQueue: setting('FILES_TASK_QUEUE', Joi.string().default(taskQueues.files)),
   },
 };

@@ -1,8 +1,8 @@
 import type { AuthState } from '../../common/context';
 
 /**
- * The system permissions of document 1 (always registered), and the money keys. `system.*` keys are platform-only and
- * never assignable to a tenant role.
+ * The system permissions of document 1 (always registered), and the money and files keys. `system.*`
+ * keys are platform-only and never assignable to a tenant role.
  */
 export const SYSTEM_PERMISSIONS = [
   'tenants.list', 'tenants.create', 'tenants.update', 'tenants.block', 'tenants.delete',
@@ -14,6 +14,8 @@ export const SYSTEM_PERMISSIONS = [
   'settings.read', 'settings.update',
   // Money (document 2 names no keys; docs/decisions/money.md).
   'money.read', 'money.write', 'money.reverse',
+  // Files (document 2 names no keys either; docs/decisions/files.md).
+  'files.read', 'files.write', 'files.delete',
   'system.shutdown', 'system.backup', 'system.restore',
 ] as const;
 

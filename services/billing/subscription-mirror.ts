@@ -3,10 +3,10 @@ import { enqueueEvent } from '../events/publish';
 import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import type { DatabasePool } from '../../db/pool';
-import { selectOwnerEmails } from '../../db/queries/billing/lifecycle.queries';
 import { selectUsage, type UsageValues } from '../../db/queries/billing/usage.queries';
 import { selectPlan, type PlanRow } from '../../db/queries/billing/plans.queries';
 import { selectSubscription, updateSubscriptionMirror, type SubscriptionRow } from '../../db/queries/billing/subscriptions.queries';
+import { selectRoleHolderEmails } from '../../db/queries/identity/members.queries';
 import { withTenant } from '../../db/tenant';
 import type { SubscriptionStatus, SubscriptionView } from '../../workflows/billing/billing.messages';
 
@@ -78,7 +78,7 @@ export async function planTerms(deps: SubscriptionMirrorDeps, planId: string): P
 
 /** The addresses billing notices go to: the tenant's owners. */
 export async function ownerEmails({ appPool }: SubscriptionMirrorDeps, tenantId: string): Promise<string[]> {
-  return withTenant(appPool, tenantId, (tx) => selectOwnerEmails(tx, tenantId));
+  return withTenant(appPool, tenantId, (tx) => selectRoleHolderEmails(tx, tenantId, ['owner']));
 }
 
 /**

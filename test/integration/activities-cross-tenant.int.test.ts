@@ -4,7 +4,7 @@ import type { ColdExportJob } from '../../activities/audit/cold-export.activitie
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
-import { createObjectStore } from '../../common/object-store';
+import { createObjectStore, removeObjects, type ObjectStore } from '../../common/object-store';
 import { contextActivityInterceptors } from '../../common/temporal/activity-context';
 import { requestHash } from '../../services/money/idempotent';
 import { createSmtpSender } from '../../services/notify/smtp';
@@ -15,6 +15,7 @@ import { withTenant } from '../../db/tenant';
 import type { HoldInput, TransactionView, TransferInput } from '../../workflows/money/money.messages';
 import type { SubscriptionView } from '../../workflows/billing/billing.messages';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { stageFile, type StagedFile } from '../helpers/files-scan';
 import { fundedWallet } from '../helpers/money-flows';
 
 /**
@@ -76,7 +77,7 @@ function transferInput(tenantId: string, fromWalletId: string, toWalletId: strin
 
 /** Everything of tenant B an activity could touch, read as the owner (no row-level security). */
 async function stateOf(tenantId: string): Promise<unknown> {
-  const [wallets, transactions, postings, outbox, keys, subscription, exportJobs] = await Promise.all([
+  const [wallets, transactions, postings, outbox, keys, subscription, exportJobs, files, stagedObjects] = await Promise.all([
     owner.any(sql.unsafe`SELECT * FROM wallets WHERE tenant_id = ${tenantId} ORDER BY id`),
     owner.any(sql.unsafe`SELECT * FROM money_transactions WHERE tenant_id = ${tenantId} ORDER BY id`),
     owner.oneFirst(sql.unsafe`SELECT count(*) FROM ledger_postings WHERE tenant_id = ${tenantId}`),
@@ -84,8 +85,10 @@ async function stateOf(tenantId: string): Promise<unknown> {
     owner.oneFirst(sql.unsafe`SELECT count(*) FROM idempotency_keys WHERE tenant_id = ${tenantId}`),
     owner.one(sql.unsafe`SELECT * FROM subscriptions WHERE tenant_id = ${tenantId}`),
     owner.any(sql.unsafe`SELECT * FROM audit_export_jobs WHERE tenant_id = ${tenantId} ORDER BY id`),
+    owner.any(sql.unsafe`SELECT * FROM files WHERE tenant_id = ${tenantId} ORDER BY id`),
+    store.s3.statObject(store.bucket, fileB.stagingKey).then((stat) => stat.size),
   ]);
-  return { wallets, transactions, postings, outbox, keys, subscription, exportJobs };
+  return { wallets, transactions, postings, outbox, keys, subscription, exportJobs, files, stagedObjects };
 }
 
 /**
@@ -126,12 +129,15 @@ let emptyWalletB: string;
 let holdB: TransactionView;
 let subscriptionB: SubscriptionView;
 let jobB: ColdExportJob;
+let store: ObjectStore;
+let fileB: StagedFile;
 
 beforeAll(async () => {
   await migrateSharedDatabase();
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'cross-tenant-owner' });
   app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'cross-tenant-app' });
-  const common = { fleetPool: owner, logger: createLogger('test', 'silent'), objectStore: createObjectStore(config().s3), smtp };
+  store = createObjectStore(config().s3);
+  const common = { fleetPool: owner, logger: createLogger('test', 'silent'), objectStore: store, smtp };
   onAppRole = createActivities({ appPool: app, ...common });
   onOwnerRole = createActivities({ appPool: owner, ...common });
   [a, b] = await Promise.all([seedTenant(), seedTenant()]);
@@ -145,9 +151,11 @@ beforeAll(async () => {
   const range = { since: new Date(Date.now() - 86_400_000).toISOString(), until: new Date().toISOString() };
   jobB = { tenantId: b.tenantId, jobId: exportJobId(b.tenantId, range, 'json'), format: 'json', ...range };
   await queueExportJob(owner, { tenantId: b.tenantId, id: jobB.jobId, format: 'json', range, requestedBy: null });
+  fileB = await stageFile(owner, store, b.tenantId, { mimeType: 'text/plain', content: Buffer.from('tenant B only\n') });
 });
 
 afterAll(async () => {
+  await removeObjects(store, [fileB.stagingKey]);
   smtp.close();
   await Promise.all([owner?.end(), app?.end()]);
 });
@@ -200,6 +208,16 @@ describe.each([
     await run(activities.audit.markColdExportRunning, foreign);
     await run(activities.audit.markColdExportFailed, foreign, 'cross-tenant');
     await run(activities.audit.markColdExportCompleted, foreign, { objectKey: `${b.tenantId}/x`, records: 1, bytes: 1 }, new Date().toISOString());
+  });
+
+  it('the scan workflow\'s steps on another tenant\'s file: not found, its row and staged object untouched', async () => {
+    const foreign = { tenantId: a.tenantId, fileId: fileB.fileId };
+    await expect(run(activities.files.scanStagedFile, foreign)).rejects.toMatchObject({ type: 'file-not-found' });
+    await expect(run(activities.files.promoteFile, foreign)).rejects.toMatchObject({ type: 'file-not-found' });
+    await expect(run(activities.files.generateThumbnails, foreign)).rejects.toMatchObject({ type: 'file-not-found' });
+    // Seen from tenant A the file does not exist: rejecting it only clears A's own staging key.
+    await expect(run(activities.files.rejectFile, foreign, { reason: 'staging-expired', scanned: false }))
+      .resolves.toEqual({ status: 'rejected', reason: 'staging-expired', originalName: null, image: false });
   });
 });
 

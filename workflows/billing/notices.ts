@@ -1,14 +1,13 @@
+import type { NoticeText } from '../notify/mail-notice';
 import type { SubscriptionStatus } from './billing.messages';
 
 /**
  * The billing e-mails to a tenant's owners, as `notice` template fields (common/notify/templates.ts).
  * Pure, so the workflow decides what to say deterministically and the mail activity only renders it.
  */
-export interface Notice {
+export interface Notice extends NoticeText {
   /** Unique per tenant and occasion: it becomes the mail's idempotency key. */
   key: string;
-  subject: string;
-  text: string;
 }
 
 const day = (iso: string): string => iso.slice(0, 10);

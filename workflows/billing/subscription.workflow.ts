@@ -10,7 +10,8 @@ import { addInterval } from './periods';
 import { checkCancel, checkCancelDowngrade, checkChangePlan, checkSelectPlan } from './subscription-refusals';
 import { advance, INVALID_TRANSITION, transition, type SubscriptionEvent } from './subscription-transitions';
 import { canceledNotice, dunningNotice, terminatedNotice, trialEndingNotice, type Notice } from './notices';
-import { mailNotice, startTermination } from './subscription-children';
+import { startTermination } from './subscription-children';
+import { mailNotice } from '../notify/mail-notice';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Provider event ids remembered across runs: enough for any redelivery burst, small enough to carry. */
@@ -106,7 +107,8 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
 
   // --- Notices to the tenant's owners, through the mail workflow -----------------------------------
   async function notify(notice: Notice): Promise<void> {
-    await mailNotice(tenantId, await billing.ownerEmails(tenantId), settings.notifyTaskQueue, notice);
+    // One mail per owner and notice: the key names the tenant and the occasion.
+    await mailNotice(`billing:${tenantId}:${notice.key}`, await billing.ownerEmails(tenantId), settings.notifyTaskQueue, notice);
   }
 
   // --- Provider events (webhooks) ------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 import { userProfile } from './users.queries';
 
@@ -73,6 +74,25 @@ export function selectMember(tx: DatabaseTransactionConnection, tenantId: string
     FROM memberships m JOIN users u ON u.id = m.user_id
     WHERE m.tenant_id = ${tenantId} AND m.user_id = ${userId}
   `);
+}
+
+const email = z.object({ email: z.string() });
+
+/**
+ * The addresses of the tenant's active, non-deleted members holding a role named in `roleNames`:
+ * whom a notice to the tenant goes to (billing notices: the owners; a rejected upload: owners and admins).
+ */
+export async function selectRoleHolderEmails(db: CommonQueryMethods, tenantId: string, roleNames: readonly string[]): Promise<string[]> {
+  const rows = await db.any(sql.type(email)`
+    SELECT DISTINCT u.email
+    FROM user_roles ur
+    JOIN roles r ON r.id = ur.role_id AND r.tenant_id = ${tenantId} AND r.name = ANY(${sql.array(roleNames, 'text')})
+    JOIN memberships m ON m.tenant_id = ur.tenant_id AND m.user_id = ur.user_id AND m.status = 'active'
+    JOIN users u ON u.id = ur.user_id AND u.deleted_at IS NULL
+    WHERE ur.tenant_id = ${tenantId}
+    ORDER BY u.email
+  `);
+  return rows.map((row) => row.email);
 }
 
 /** Locks the membership row, so concurrent changes of one user in one tenant run one after the other. */

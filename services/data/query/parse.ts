@@ -85,6 +85,11 @@ export function parseListQuery(query: RawQuery): ListQuery {
   for (const [parameter, raw] of Object.entries(query)) {
     if (raw === undefined) continue;
     const values: readonly string[] = typeof raw === 'string' ? [raw] : raw;
+    if (parameter === '') {
+      // `?=x` names no field; errors[] must still name where the fault is.
+      errors.push({ field: 'query', code: 'UNKNOWN_FIELD', message: 'a parameter without a name is not a filter' });
+      continue;
+    }
     if (RESERVED.has(parameter)) {
       if (values.length > 1) errors.push({ field: parameter, code: 'INVALID_FORMAT', message: 'may be given once' });
       continue;

@@ -38,6 +38,10 @@ describe('field=operator.value', () => {
     expect(parseListQuery(query)).toEqual({ filters: [filter], page });
   });
 
+  it('a parameter without a name (?=x) is 400 naming the query, never an empty field (found by the API fuzzer)', () => {
+    expect(problemOf({ '': ['x', 'eq.1'] }).errors).toEqual([{ field: 'query', code: 'UNKNOWN_FIELD' }]);
+  });
+
   it('a repeated parameter is one filter per value, ANDed', () => {
     expect(parseListQuery({ age: ['gt.1', 'lt.9'] }).filters).toEqual([
       { kind: 'compare', parameter: 'age', field: 'age', operator: 'gt', value: '1' },

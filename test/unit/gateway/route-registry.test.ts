@@ -32,6 +32,14 @@ describe('route registry', () => {
     ['a params schema key not in the path', [route({ path: '/things' })], /differ from the params schema \[thingId\]/],
     ['an unknown namespace', [route({ namespace: 'nope' as AnyRoute['namespace'] })], /unknown namespace/],
     ['no declared response', [route({ schemas: { params: Joi.object({ thingId: Joi.string() }), response: {} } })], /no response declared/],
+    ['a streamed body on a GET', [route({ streamedBody: { mediaType: 'multipart/form-data', schema: Joi.object() } })], /streamed body/],
+    ['a streamed body beside a JSON body', [route({
+      method: 'POST', streamedBody: { mediaType: 'multipart/form-data', schema: Joi.object() },
+      schemas: { params: Joi.object({ thingId: Joi.string() }), body: Joi.object(), response: { 200: ok } },
+    })], /streamed body/],
+    ['bytes for a status not declared', [route({
+      schemas: { params: Joi.object({ thingId: Joi.string() }), response: { 200: ok }, bytes: { 206: '*/*' } },
+    })], /bytes for undeclared status 206/],
   ])('refuses %s at start-up', (_case, routes, message) => {
     expect(() => new RouteRegistry(routes)).toThrow(RouteConfigurationError);
     expect(() => new RouteRegistry(routes)).toThrow(message);

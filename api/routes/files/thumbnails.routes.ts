@@ -1,0 +1,29 @@
+import type { FilesDeps } from '../../../services/files/deps';
+import { thumbnailRedirect } from '../../../services/files/thumbnail-on-demand';
+import { authOf } from '../../context';
+import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { thumbnailParams, type ThumbnailParams } from './thumbnails.schemas';
+
+/** Document 2, Endpoints / Files: a file's thumbnails, rendered on demand (issue 17). Reading needs files.read. */
+export function thumbnailRoutes(deps: FilesDeps): AnyRoute[] {
+  return [
+    defineRoute<ThumbnailParams>({
+      namespace: 'files', method: 'GET', path: '/files/:id/thumbnail/:preset', operationId: 'files.thumbnail',
+      summary: 'Redirects to a thumbnail of an image file, rendering it the first time it is asked for',
+      description: '302 to a presigned URL of the WebP thumbnail, valid 300 s. Presets: icon_32 (32×32), avatar_64 (64×64), '
+        + 'card_300 (300×200), preview_600 (600×400), each cut to its box; full_1200 (1200 wide, height by aspect ratio, never '
+        + 'enlarged). A preset not rendered yet is rendered once from the original and kept. An unknown preset, and any preset '
+        + 'of a file that is not an image, is 404 preset-not-found; an image that cannot be decoded is 422 processing-failed. '
+        + 'Only an available file has thumbnails: pending_scan, an unknown id, another tenant\'s file and a deleted file are '
+        + '404 file-not-found; a file the malware scan rejected is 422 file-rejected.',
+      auth: 'bearer', permission: 'files.read',
+      schemas: { params: thumbnailParams, response: { 302: null } },
+      async handler(ctx) {
+        const { id, preset } = ctx.guard.params;
+        // The redirect names a URL of a short life: no cache keeps it.
+        ctx.set('Cache-Control', 'private, no-store');
+        ctx.redirect(await thumbnailRedirect(deps, authOf(ctx), id, preset));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,37 @@
+import { copyObject, removeObjects } from '../../common/object-store';
+import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
+import { markFileAvailable } from '../../db/queries/files/scan.queries';
+import { withTenant } from '../../db/tenant';
+import { enqueueEvents } from '../events/publish';
+import { objectKeyOf } from './object-keys';
+import { loadFile, type FileActor, type FileRef, type FileScanDeps } from './scan';
+import { fileAudit, fileUploadedEvent } from './scan-records';
+
+/**
+ * A clean scan makes the file available (document 2, File: "moved to main storage"), in three steps
+ * that are each safe to repeat, so a retry after a crash at any point ends in the same single result:
+ *   1. copy the staged object to its final key (a second copy writes the same object);
+ *   2. in one transaction: pending_scan → available, files.file.uploaded and the audit record (the
+ *      update is guarded by pending_scan, so a repetition writes no second event);
+ *   3. delete the staged object (deleting a missing object succeeds).
+ * A file that is no longer pending_scan is not copied again; only its staged object is removed.
+ * Answers the file as it now is.
+ */
+export async function promoteFile(deps: Pick<FileScanDeps, 'appPool' | 'objectStore'>, ref: FileRef, actor: FileActor): Promise<FileRow> {
+  let file = await loadFile(deps, ref);
+  if (file.status === 'pending_scan') {
+    const objectKey = objectKeyOf(file.tenantId, file.bucket, file.id);
+    await copyObject(deps.objectStore, file.stagingKey, objectKey);
+    const pending = file;
+    file = await withTenant(deps.appPool, ref.tenantId, async (tx) => {
+      const promoted = await markFileAvailable(tx, ref.tenantId, ref.fileId, objectKey);
+      if (!promoted) return await selectFile(tx, ref.tenantId, ref.fileId) ?? pending;
+      await enqueueEvents(tx, [fileUploadedEvent(promoted, actor), fileAudit('files.file.uploaded', promoted, actor)]);
+      return promoted;
+    });
+    // Moved by someone else meanwhile (not to available): the copy must not outlive the decision.
+    if (file.status !== 'available') await removeObjects(deps.objectStore, [objectKey]);
+  }
+  if (file.status !== 'pending_scan') await removeObjects(deps.objectStore, [file.stagingKey]);
+  return file;
+}

@@ -1,0 +1,61 @@
+import { auditEventOf } from '../audit/writer';
+import type { EventInput } from '../events/publish';
+import type { FileRow } from '../../db/queries/files/files.queries';
+import type { FileActor } from './scan';
+
+/**
+ * What a scan's outcome writes to the outbox with the status change, in the same statement: the
+ * domain event (document 3's files topic, keyed by the file id) and the audit record.
+ */
+
+const SOURCE = 'files';
+
+/**
+ * files.file.uploaded (document 2, Events: "file upload finished"): the file passed its scan and can
+ * be read. Document 3 shows no payload for the files topic; this one follows the other kernel events
+ * (snake_case, the entity's id and tenant first).
+ */
+export function fileUploadedEvent(file: FileRow, actor: FileActor): EventInput {
+  return {
+    tenantId: file.tenantId,
+    type: 'files.file.uploaded',
+    source: SOURCE,
+    key: file.id,
+    traceId: actor.traceId,
+    data: {
+      file_id: file.id,
+      tenant_id: file.tenantId,
+      bucket: file.bucket,
+      original_name: file.originalName,
+      mime_type: file.mimeType,
+      size_bytes: file.sizeBytes,
+      sha256: file.sha256,
+      uploaded_by: file.uploadedBy,
+      uploaded_at: file.createdAt,
+      available_at: file.scannedAt,
+    },
+  };
+}
+
+/** What is audited of a file: a scan's outcome, and the trash's moves (services/files/trash.ts). */
+export type FileAuditAction = 'files.file.uploaded' | 'files.file.rejected' | 'files.file.deleted' | 'files.file.restored'
+  | 'files.file.purged' | 'files.file.permanent_deleted';
+
+/**
+ * The audit record of a change to a file: the file after the change. The actor is the sender of the
+ * request behind the change (for a workflow's step, the request that started it), or the row's
+ * uploader when there was none.
+ */
+export function fileAudit(action: FileAuditAction, file: FileRow, actor: FileActor, meta?: Record<string, unknown>): EventInput {
+  return auditEventOf({
+    tenantId: file.tenantId,
+    source: SOURCE,
+    action,
+    entityType: 'file',
+    entityId: file.id,
+    actorId: actor.actorId ?? file.uploadedBy,
+    after: { ...file },
+    meta: meta ?? null,
+    traceId: actor.traceId,
+  });
+}

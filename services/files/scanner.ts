@@ -1,0 +1,105 @@
+import { pipeline, Transform, type Readable } from 'node:stream';
+import NodeClam from 'clamscan';
+import type { Config } from '../../common/config';
+import type { ObjectStore } from '../../common/object-store';
+import type { Progress } from '../../common/progress';
+
+/** What ClamAV said of a file: clean, or infected with the signatures it found. */
+export type ScanVerdict = { infected: false } | { infected: true; signatures: string[] };
+
+/** A virus scanner over a byte stream. */
+export interface VirusScanner {
+  scan(stream: Readable): Promise<ScanVerdict>;
+}
+
+/** The staged object is not there: no retry will find it (the file is rejected, see workflows/files). */
+export class StagedObjectMissing extends Error {
+  override name = 'StagedObjectMissing';
+}
+
+/**
+ * The staged object has no bytes. clamd answers an empty INSTREAM with no verdict (clamscan's
+ * isInfected null), and a verdict is never made up, so the file cannot pass (TOOLCHAIN.md).
+ */
+export class StagedObjectEmpty extends Error {
+  override name = 'StagedObjectEmpty';
+}
+
+/** The socket idle timeout: clamd reads an INSTREAM as it arrives, so silence this long is a fault. */
+const CLAMD_IDLE_TIMEOUT_MS = 60_000;
+/** How often a long scan reports the bytes it has sent (the activity heartbeats each report). */
+const PROGRESS_EVERY_BYTES = 1024 * 1024;
+
+/**
+ * clamd over TCP (CLAMAV_HOST, CLAMAV_PORT), each scan one INSTREAM. The client is set up once, on
+ * the first scan; it does not ping clamd at set-up, so an unreachable clamd fails the scan itself,
+ * which its caller retries. Only a reply of OK or FOUND is a verdict: anything else (no reply, a read
+ * timeout, a size limit) is an error, never clean.
+ */
+export function createClamdScanner(cfg: Config['clamav']): VirusScanner {
+  let client: Promise<NodeClam> | undefined;
+  const connected = () => {
+    client ??= new NodeClam().init({
+      removeInfected: false, scanLog: null, debugMode: false, preference: 'clamdscan',
+      // No local binary: a scan that clamd cannot do fails rather than fall back to something else.
+      clamscan: { active: false },
+      clamdscan: { host: cfg.host, port: cfg.port, timeout: CLAMD_IDLE_TIMEOUT_MS, localFallback: false, active: true, bypassTest: true },
+    }).catch((error: unknown) => {
+      client = undefined;
+      throw error;
+    });
+    return client;
+  };
+  return {
+    async scan(stream) {
+      const result = await (await connected()).scanStream(stream);
+      if (result.isInfected === true) return { infected: true, signatures: result.viruses };
+      if (result.isInfected === false) return { infected: false };
+      throw new Error(`clamd gave no verdict: ${JSON.stringify(result.resultString)}`);
+    },
+  };
+}
+
+function reportingProgress(progress: Progress): Transform {
+  let bytes = 0;
+  let reported = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      if (bytes - reported >= PROGRESS_EVERY_BYTES) {
+        reported = bytes;
+        progress({ bytesScanned: bytes });
+      }
+      done(null, chunk);
+    },
+  });
+}
+
+const isNoSuchKey = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'NoSuchKey';
+
+/**
+ * Streams a staged object from the object store to the scanner, never holding it whole. A missing
+ * or empty object is its own error (StagedObjectMissing, StagedObjectEmpty): retrying cannot change
+ * it. Every other failure (the store or clamd unreachable, a broken stream) is thrown as it is.
+ */
+export async function scanStagedObject(
+  deps: { objectStore: ObjectStore; scanner: VirusScanner }, stagingKey: string, progress: Progress,
+): Promise<ScanVerdict> {
+  const { s3, bucket } = deps.objectStore;
+  const stat = await s3.statObject(bucket, stagingKey).catch((error: unknown) => {
+    throw isNoSuchKey(error) || (error as { code?: string }).code === 'NotFound'
+      ? new StagedObjectMissing(`staged object ${stagingKey} does not exist`) : error;
+  });
+  if (stat.size === 0) throw new StagedObjectEmpty(`staged object ${stagingKey} is empty`);
+  const source = await s3.getObject(bucket, stagingKey).catch((error: unknown) => {
+    throw isNoSuchKey(error) ? new StagedObjectMissing(`staged object ${stagingKey} does not exist`) : error;
+  });
+  // pipeline passes a failure of the download on to the scanned stream, which fails the scan.
+  const scanned = pipeline(source, reportingProgress(progress), () => undefined);
+  try {
+    return await deps.scanner.scan(scanned);
+  } finally {
+    // A scan that failed early (clamd refused the connection) leaves the download open otherwise.
+    source.destroy();
+  }
+}

@@ -1,0 +1,68 @@
+import type { ObjectStore } from '../../common/object-store';
+import type { FileRow } from '../../db/queries/files/files.queries';
+
+/** Document 2, File, as the API answers it. */
+export interface FileView {
+  id: string;
+  originalName: string;
+  mimeType: string;
+  size: number;
+  bucket: string;
+  /** purged files answer 404 and are never listed, so never shown. */
+  status: Exclude<FileRow['status'], 'purged'>;
+  /** A presigned GET of the stored file (FILE_URL_TTL_SECONDS) while it is available; null otherwise. */
+  url: string | null;
+  uploadedBy: string | null;
+  tenantId: string;
+  createdAt: string;
+  deletedAt: string | null;
+}
+
+/** GET /files/:id?meta=1: the file with its client metadata and its thumbnails, {preset: presigned URL}. */
+export interface FileDetails extends FileView {
+  meta: Record<string, unknown> | null;
+  thumbnails: Record<string, string>;
+}
+
+/** How long the URLs in file objects (url, thumbnails) and the default redirect stay valid: document 2's default. */
+export const FILE_URL_TTL_SECONDS = 300;
+
+/**
+ * A presigned GET of one of the file's objects. The URL names the object store's host (S3_ENDPOINT).
+ * `contentType` is what the store answers with whatever the object was stored as (an upload is
+ * stored with the type known when it started; a mimeType sent after the file decides the file's).
+ */
+export function presignedUrlOf(store: ObjectStore, key: string, ttlSeconds: number, contentType?: string): Promise<string> {
+  return store.s3.presignedGetObject(store.bucket, key, ttlSeconds, contentType ? { 'response-content-type': contentType } : {});
+}
+
+/** A presigned GET of the file's stored content, answered with the file's type. */
+export function contentUrlOf(store: ObjectStore, file: Pick<FileRow, 'mimeType'> & { objectKey: string }, ttlSeconds: number): Promise<string> {
+  return presignedUrlOf(store, file.objectKey, ttlSeconds, file.mimeType);
+}
+
+export async function fileView(store: ObjectStore, row: FileRow): Promise<FileView> {
+  if (row.status === 'purged') throw new Error(`file ${row.id} is purged and has no view`);
+  const url = row.status === 'available' && row.objectKey !== null
+    ? await contentUrlOf(store, { mimeType: row.mimeType, objectKey: row.objectKey }, FILE_URL_TTL_SECONDS) : null;
+  return {
+    id: row.id,
+    originalName: row.originalName,
+    mimeType: row.mimeType,
+    size: row.sizeBytes,
+    bucket: row.bucket,
+    status: row.status,
+    url,
+    uploadedBy: row.uploadedBy,
+    tenantId: row.tenantId,
+    createdAt: row.createdAt,
+    deletedAt: row.deletedAt,
+  };
+}
+
+export async function fileDetails(store: ObjectStore, row: FileRow): Promise<FileDetails> {
+  const thumbnails = await Promise.all(Object.entries(row.thumbnails).map(
+    async ([preset, key]) => [preset, await presignedUrlOf(store, key, FILE_URL_TTL_SECONDS)] as const,
+  ));
+  return { ...await fileView(store, row), meta: row.meta, thumbnails: Object.fromEntries(thumbnails) };
+}

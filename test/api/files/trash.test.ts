@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { createObjectStore, type ObjectStore } from '../../../common/object-store';
+import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
+import { startTestGateway, type TestGateway } from '../../helpers/app';
+import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import {
+  keysUnder, makeAvailable, read, setStatus, storageUsageOf, unpolledTaskQueue, upload, uploadParts, type FileObject, type Problem,
+} from '../../helpers/files';
+import { call, type JsonResponse } from '../../helpers/http';
+import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { auditRecordsOf } from '../../helpers/users';
+
+/**
+ * The trash (document 2, Files; issue 17): DELETE /files/:id, POST /files/:id/restore and
+ * DELETE /files/:id/permanent through the real gateway, PostgreSQL and object store. The trash timers
+ * the gateway starts go to a task queue no worker polls; the purge after the retention is
+ * test/workflows/file-trash.workflow.test.ts's subject. Files are uploaded through the API and made
+ * available as a clean scan leaves them (helpers/files makeAvailable).
+ */
+jest.setTimeout(60_000);
+
+let gateway: TestGateway;
+let owner: DatabasePool;
+let store: ObjectStore;
+let account: RegisteredAccount;
+let stranger: RegisteredAccount;
+
+beforeAll(async () => {
+  await migrateSharedDatabase();
+  [gateway, owner] = await Promise.all([
+    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
+    createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'files-trash-test' }),
+  ]);
+  store = createObjectStore(gateway.config.s3);
+  [account, stranger] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await owner?.end();
+});
+
+function expectProblem(response: { status: number; body: unknown }, status: number, type: string): Problem {
+  const problem = response.body as Problem;
+  expect({ status: response.status, type: problem.type }).toEqual({ status, type: gateway.problemType(type) });
+  return problem;
+}
+
+function send<T = Problem>(method: 'DELETE' | 'POST', path: string, token = account.accessToken): Promise<JsonResponse<T>> {
+  return call<T>(`${gateway.baseUrl}/v1${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+}
+
+const remove = (id: string, token?: string) => send('DELETE', `/files/${id}`, token);
+const restore = <T = Problem>(id: string, token?: string) => send<T>('POST', `/files/${id}/restore`, token);
+const purge = (id: string, token?: string) => send('DELETE', `/files/${id}/permanent`, token);
+
+/** An uploaded file, made available with its original and a thumbnail in the store. */
+async function availableFile(by = account): Promise<FileObject> {
+  const bytes = randomBytes(1500);
+  const { body: file } = await upload(gateway, by.accessToken, uploadParts(bytes, { bucket: 'assets', mimeType: 'image/png' }, 'photo.png'));
+  await makeAvailable(owner, store, file, bytes, { icon_32: Buffer.from('thumbnail') });
+  return file;
+}
+
+const objectsOf = (file: FileObject) => keysUnder(store, `${file.tenantId}/assets/${file.id}/`);
+
+const rowOf = (id: string) => owner.one(sql.type(z.object({ status: z.string(), deletedAt: z.string().nullable() }))`
+  SELECT status, deleted_at AS "deletedAt" FROM files WHERE id = ${id}
+`);
+
+const auditOf = async (file: FileObject, action: string) =>
+  (await auditRecordsOf(owner, file.tenantId, action)).filter((record) => record.entityId === file.id);
+
+describe('DELETE /files/:id and POST /files/:id/restore', () => {
+  it('moves the file to the trash (GET 404, still counted) and restores it (200 available, GET 302), each audited', async () => {
+    const file = await availableFile();
+    const usage = await storageUsageOf(owner, account.tenant.id);
+
+    const deleted = await remove(file.id);
+    expect(deleted.status).toBe(204);
+    expect(await rowOf(file.id)).toEqual({ status: 'deleted', deletedAt: expect.any(String) });
+    expectProblem(await read(gateway, `/files/${file.id}`, account.accessToken), 404, 'file-not-found');
+    expect(await storageUsageOf(owner, account.tenant.id)).toBe(usage);
+    expect(await objectsOf(file)).toHaveLength(2);
+    expect(await auditOf(file, 'files.file.deleted')).toEqual([
+      expect.objectContaining({ actorId: account.user.id, after: expect.objectContaining({ status: 'deleted' }) }),
+    ]);
+
+    const restored = await restore<FileObject>(file.id);
+    expect(restored.status).toBe(200);
+    expect(restored.body).toMatchObject({ id: file.id, status: 'available', deletedAt: null, url: expect.any(String) });
+    expect((await read(gateway, `/files/${file.id}`, account.accessToken)).status).toBe(302);
+    expect(await auditOf(file, 'files.file.restored')).toEqual([
+      expect.objectContaining({ actorId: account.user.id, after: expect.objectContaining({ status: 'available' }) }),
+    ]);
+  });
+
+  it('deletes only an available file: pending_scan, rejected and already deleted are 404 file-not-found', async () => {
+    const { body: pending } = await upload(gateway, account.accessToken, uploadParts(randomBytes(64)));
+    expectProblem(await remove(pending.id), 404, 'file-not-found');
+    const rejected = await availableFile();
+    await setStatus(owner, rejected.id, 'rejected');
+    expectProblem(await remove(rejected.id), 404, 'file-not-found');
+    const file = await availableFile();
+    expect((await remove(file.id)).status).toBe(204);
+    expectProblem(await remove(file.id), 404, 'file-not-found');
+  });
+
+  it('refuses to restore a file that is not in the trash: 400 file-not-deleted', async () => {
+    const file = await availableFile();
+    expectProblem(await restore(file.id), 400, 'file-not-deleted');
+  });
+
+  it('refuses to restore a file deleted more than the retention ago, purged or not: 410 file-restore-expired', async () => {
+    const file = await availableFile();
+    expect((await remove(file.id)).status).toBe(204);
+    await owner.query(sql.unsafe`UPDATE files SET deleted_at = now() - interval '31 days' WHERE id = ${file.id}`);
+    expectProblem(await restore(file.id), 410, 'file-restore-expired');
+    expect((await rowOf(file.id)).status).toBe('deleted');
+
+    const purgedFromTrash = await availableFile();
+    expect((await remove(purgedFromTrash.id)).status).toBe(204);
+    expect((await purge(purgedFromTrash.id)).status).toBe(204);
+    expectProblem(await restore(purgedFromTrash.id), 410, 'file-restore-expired');
+  });
+});
+
+describe('DELETE /files/:id/permanent', () => {
+  it('removes an available file\'s objects at once, purges it, releases its bytes and audits files.file.permanent_deleted', async () => {
+    const file = await availableFile();
+    const usage = await storageUsageOf(owner, account.tenant.id);
+    expect(await objectsOf(file)).toHaveLength(2);
+
+    expect((await purge(file.id)).status).toBe(204);
+    expect(await objectsOf(file)).toEqual([]);
+    expect((await rowOf(file.id)).status).toBe('purged');
+    expect(await storageUsageOf(owner, account.tenant.id)).toBe(usage - file.size);
+    expect(await auditOf(file, 'files.file.permanent_deleted')).toEqual([
+      expect.objectContaining({ actorId: account.user.id, after: expect.objectContaining({ status: 'purged' }) }),
+    ]);
+    expectProblem(await read(gateway, `/files/${file.id}`, account.accessToken), 404, 'file-not-found');
+    expectProblem(await purge(file.id), 404, 'file-not-found');
+    expectProblem(await restore(file.id), 404, 'file-not-found');
+  });
+
+  it('purges a file from the trash too, releasing its bytes', async () => {
+    const file = await availableFile();
+    expect((await remove(file.id)).status).toBe(204);
+    const usage = await storageUsageOf(owner, account.tenant.id);
+    expect((await purge(file.id)).status).toBe(204);
+    expect(await objectsOf(file)).toEqual([]);
+    expect(await storageUsageOf(owner, account.tenant.id)).toBe(usage - file.size);
+  });
+});
+
+describe('access', () => {
+  it('answers 404 file-not-found for another tenant\'s file on all three routes and changes nothing', async () => {
+    const file = await availableFile();
+    expectProblem(await remove(file.id, stranger.accessToken), 404, 'file-not-found');
+    expectProblem(await purge(file.id, stranger.accessToken), 404, 'file-not-found');
+    expect((await remove(file.id)).status).toBe(204);
+    expectProblem(await restore(file.id, stranger.accessToken), 404, 'file-not-found');
+    expect((await rowOf(file.id)).status).toBe('deleted');
+    expect(await objectsOf(file)).toHaveLength(2);
+  });
+
+  it('needs files.delete: a role holding only files.read is 403 on all three', async () => {
+    const reader = await registerAccount(gateway);
+    const file = await availableFile(reader);
+    await owner.query(sql.unsafe`UPDATE roles SET permissions = '{files.read}' WHERE tenant_id = ${reader.tenant.id} AND name = 'owner'`);
+    expectProblem(await remove(file.id, reader.accessToken), 403, 'forbidden');
+    expectProblem(await restore(file.id, reader.accessToken), 403, 'forbidden');
+    expectProblem(await purge(file.id, reader.accessToken), 403, 'forbidden');
+    expect((await rowOf(file.id)).status).toBe('available');
+  });
+});

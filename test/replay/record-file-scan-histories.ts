@@ -1,0 +1,116 @@
+// Records the committed histories of the scan workflow (test/replay/histories/fileScan/) on the
+// time-skipping server with the real activities (PostgreSQL, clamd, a bucket of its own, Mailpit),
+// one per way a scan ends; the generic `npm run record-history` cannot stage the file each run needs,
+// nor send the fileStaged signal. Run with the project's database env:
+//   node -r ./test/helpers/app-swc-register.cjs test/replay/record-file-scan-histories.ts
+// Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
+// must replay on any machine, without this machine's payload key.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createFileScanActivities } from '../../activities/files/scan.activities';
+import { createNotifyActivities } from '../../activities/notify/mail.activities';
+import { config, type Config } from '../../common/config';
+import { createLogger } from '../../common/logger';
+import { createDbPool } from '../../db/pool';
+import { stagingKeyOf } from '../../services/files/object-keys';
+import { FileScanStarter, fileScanSettingsOf, type FileScanSettings } from '../../services/files/scan-client';
+import { createClamdScanner } from '../../services/files/scanner';
+import { createSmtpSender } from '../../services/notify/smtp';
+import { fileScanWorkflowId, fileStagedSignal } from '../../workflows/files/files.messages';
+import { createDomainWorker } from '../../workers/temporal/worker';
+import { createTestBucket } from '../helpers/audit-export';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { EICAR, samplePng, seedFilesTenant, stageFile, type StageOptions } from '../helpers/files-scan';
+import { platformBundle, uniqueTaskQueue } from '../helpers/temporal';
+
+const HOUR = 3_600_000;
+const out = join(__dirname, 'histories', 'fileScan');
+
+async function main(): Promise<void> {
+  await migrateSharedDatabase();
+  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'record-file-scan' });
+  const app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'record-file-scan-app' });
+  const bucket = await createTestBucket('record-file-scan');
+  const smtp = createSmtpSender(config().mail);
+  const logger = createLogger('record', 'silent');
+  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } } });
+  const workflowBundle = await platformBundle();
+  /** A worker of its own queue, scanning with the clamd at `clamav`, as the platform assembles it but without the codec. */
+  const workerFor = async (taskQueue: string, clamav: Config['clamav']) => createDomainWorker({
+    connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, dataConverter: {},
+    activities: {
+      ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner: createClamdScanner(clamav), logger }),
+      ...createNotifyActivities({ smtp, logger }),
+    },
+  });
+  const tenant = await seedFilesTenant(owner);
+  const recorded: Array<[string, string]> = [];
+
+  interface Run {
+    file: StageOptions;
+    staged?: boolean;
+    settings?: Partial<FileScanSettings>;
+    /** After the start, before the result. */
+    meanwhile?: (fileId: string) => Promise<void>;
+  }
+
+  async function record(name: string, clamav: Config['clamav'], { file, staged, settings, meanwhile }: Run): Promise<void> {
+    const taskQueue = uniqueTaskQueue('record-files');
+    const starter = new FileScanStarter(env.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue, ...settings });
+    const { fileId } = await stageFile(owner, bucket, tenant.tenantId, file);
+    await (await workerFor(taskQueue, clamav)).runUntil(async () => {
+      await starter.start({ tenantId: tenant.tenantId, fileId, staged });
+      await meanwhile?.(fileId);
+      await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();
+    });
+    recorded.push([name, fileId]);
+  }
+
+  const clamd = config().clamav;
+  await record('v1-clean-image-thumbnails', clamd, { file: { mimeType: 'image/png', originalName: 'diagram.png', content: await samplePng(640, 480) } });
+  await record('v1-presigned-signal-document', clamd, {
+    file: { mimeType: 'text/plain', originalName: 'notes.txt' },
+    staged: false,
+    meanwhile: async (fileId) => {
+      await env.sleep(HOUR);
+      const content = Buffer.from('notes\n');
+      await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
+      await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
+    },
+  });
+  await record('v1-presigned-expired', clamd, { file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false });
+  await record('v1-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
+  // Nothing listens on port 1: the scan is retried until the (shortened) staging TTL cancels it.
+  await record('v1-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {
+    file: { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('late\n') }, settings: { stagingTtlMs: 5 * 60_000 },
+  });
+  // Last: its mails are abandoned children, after which the Java test server no longer skips time.
+  await record('v1-infected-mailed', clamd, {
+    file: { mimeType: 'application/octet-stream', originalName: 'invoice.pdf.exe', content: Buffer.from(EICAR) },
+    meanwhile: async (fileId) => {
+      await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();
+      for (const to of [tenant.owner.email, tenant.admin.email]) {
+        await env.client.workflow.getHandle(`notify.email:files:${tenant.tenantId}:infected:${fileId}:${to}`).result();
+      }
+    },
+  });
+
+  mkdirSync(out, { recursive: true });
+  for (const [name, fileId] of recorded) {
+    const history = await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).fetchHistory();
+    writeFileSync(join(out, `${name}.json`), `${historyToJSON(history)}\n`);
+    console.log(name, history.events?.length, 'events');
+  }
+  await env.teardown();
+  await bucket.remove();
+  smtp.close();
+  await owner.end();
+  await app.end();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

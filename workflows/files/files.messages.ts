@@ -1,0 +1,43 @@
+import { defineSignal } from '@temporalio/workflow';
+import type { FileStatus } from '../../db/queries/files/files.queries';
+
+/**
+ * What the files service and the scan workflow (workflows/files/scan.workflow.ts) exchange. Bundled
+ * into the workflow sandbox, so only types and message definitions live here.
+ */
+
+export interface FileScanInput {
+  tenantId: string;
+  fileId: string;
+  /**
+   * Whether the upload is already in staging (default true: a direct upload). false for a presigned
+   * upload whose PUT has not been seen yet: the workflow waits for fileStaged.
+   */
+  staged?: boolean;
+  /**
+   * FILES_STAGING_TTL_HOURS in milliseconds: a file still not scanned this long after the workflow
+   * started is rejected as staging-expired. Workflows read no configuration, so the starter sends it.
+   */
+  stagingTtlMs: number;
+  /** NOTIFY_TASK_QUEUE: where the mails to the tenant's admins about an infected file are sent from. */
+  notifyTaskQueue: string;
+}
+
+/**
+ * How a scan ends. A rejection (infected, staging expired) is an outcome, not a failure: the workflow
+ * completes with it; only a real fault fails the workflow. The status is the file's as the database
+ * has it at the end (available or rejected, unless something else moved the file meanwhile).
+ */
+export interface FileScanResult {
+  status: FileStatus;
+  /** The rejected_reason of a rejected file: `infected: <signatures>`, `staging-expired`, ... */
+  reason?: string;
+}
+
+/** The scan workflow of a file: one per file, ever (the starter's reuse policy), named for the Temporal UI. */
+export function fileScanWorkflowId(fileId: string): string {
+  return `files.scan:${fileId}`;
+}
+
+/** A presigned upload's PUT has landed in staging: the waiting scan workflow may scan it now. */
+export const fileStagedSignal = defineSignal('fileStaged');

@@ -1,0 +1,93 @@
+import {
+  ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, log, proxyActivities, setHandler,
+} from '@temporalio/workflow';
+import type { FileScanActivities, FileScanOutcome, Rejection } from '../../activities/files/scan.activities';
+import { mailNotice } from '../notify/mail-notice';
+import { fileStagedSignal, type FileScanInput, type FileScanResult } from './files.messages';
+import { infectedFileNotice } from './notices';
+
+/**
+ * Infrastructure (clamd, the object store, PostgreSQL) is waited for, never given up on: backoff from
+ * 1 s to 1 min apart with no attempt limit. Only what no retry can change fails at once, and the
+ * activities say which (non-retryable failures).
+ */
+const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } as const;
+
+/** A scan streams up to 50 MB through clamd; the heartbeat shows a lost worker within 30 s. */
+const scanning = proxyActivities<FileScanActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry });
+
+/**
+ * A server-side copy and one transaction, or two thumbnails of an image of at most 10 MB: seconds. A
+ * worker lost during one is noticed when the attempt times out; the retry is safe (promote.ts, reject.ts).
+ */
+const steps = proxyActivities<FileScanActivities>({ startToCloseTimeout: '30 seconds', retry });
+
+/** The rejected_reason of a staged object the scan cannot judge, by the activity's failure type. */
+const UNSCANNABLE: Readonly<Record<string, string>> = {
+  'staged-object-missing': 'staged-object-missing',
+  'staged-object-empty': 'empty-file',
+};
+
+const EXPIRED: Rejection = { reason: 'staging-expired', scanned: false };
+
+function unscannableReason(error: unknown): string | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  return cause instanceof ApplicationFailure && cause.type ? UNSCANNABLE[cause.type] : undefined;
+}
+
+const resultOf = (outcome: FileScanOutcome): FileScanResult =>
+  (outcome.reason ? { status: outcome.status, reason: outcome.reason } : { status: outcome.status });
+
+/**
+ * One file's way out of staging (document 2, File), under the workflow id `files.scan:<fileId>`:
+ *
+ *   staged    a direct upload starts here; a presigned one first waits for fileStaged.
+ *   scanned   the staged object is streamed to clamd (retried while clamd or the store is down).
+ *   clean     → copied to its final key, available, files.file.uploaded and an audit record, staging
+ *               removed; an image then gets its icon_32 and card_300 thumbnails.
+ *   infected  → staging removed, rejected (`infected: <signatures>`), audit record, and a mail to each
+ *               of the tenant's owners and admins.
+ *   expired   → no scan verdict within the staging TTL of the start (the PUT never came, or clamd
+ *               stayed down that long): staging removed, rejected (`staging-expired`).
+ *
+ * Every step is safe to repeat and guarded by the file's status, so a worker lost at any point ends
+ * in one final state with one event. The result is the file's final status, also for a rejection.
+ */
+export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
+  const ref = { tenantId: input.tenantId, fileId: input.fileId };
+  const stagingEndsAt = Date.now() + input.stagingTtlMs;
+  let staged = input.staged ?? true;
+  setHandler(fileStagedSignal, () => {
+    staged = true;
+  });
+
+  if (!staged && !(await condition(() => staged, input.stagingTtlMs))) {
+    return resultOf(await steps.rejectFile(ref, EXPIRED));
+  }
+
+  let verdict;
+  try {
+    // The staging TTL counts from the start, the wait for the PUT included.
+    verdict = await CancellationScope.withTimeout(Math.max(stagingEndsAt - Date.now(), 1), () => scanning.scanStagedFile(ref));
+  } catch (error) {
+    if (isCancellation(error)) return resultOf(await steps.rejectFile(ref, EXPIRED));
+    const reason = unscannableReason(error);
+    if (!reason) throw error;
+    log.warn('the staged object cannot be scanned; the file is rejected', { fileId: ref.fileId, reason });
+    return resultOf(await steps.rejectFile(ref, { reason, scanned: false }));
+  }
+
+  if (verdict.infected) {
+    const outcome = await steps.rejectFile(ref, { reason: `infected: ${verdict.signatures.join(', ')}`, scanned: true, signatures: verdict.signatures });
+    // Also when a repeated step finds the file already rejected: the mail's key makes it one per admin.
+    if (outcome.status === 'rejected' && outcome.reason?.startsWith('infected:')) {
+      const notice = infectedFileNotice(ref.fileId, outcome.originalName, verdict.signatures);
+      await mailNotice(`files:${ref.tenantId}:infected:${ref.fileId}`, await steps.tenantAdminEmails(ref.tenantId), input.notifyTaskQueue, notice);
+    }
+    return resultOf(outcome);
+  }
+
+  const outcome = await steps.promoteFile(ref);
+  if (outcome.status === 'available' && outcome.image) await steps.generateThumbnails(ref);
+  return resultOf(outcome);
+}
