@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createObjectStore, type ObjectStore } from '../../../common/object-store';
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import type { ObjectStore } from '../../../common/object-store';
+import { sql, type DatabasePool } from '../../../db/pool';
+import type { TestGateway } from '../../helpers/app';
 import {
-  makeAvailable, read, setStatus, unpolledTaskQueue, upload, uploadParts, type FileObject, type Problem,
+  makeAvailable, read, setStatus, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { samplePng } from '../../helpers/files-scan';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
 
 /**
  * Reading files (document 2, Files; issue 17): GET /files/:id (302, ?download=1, ?meta=1),
@@ -18,6 +18,7 @@ import { registerAccount, type RegisteredAccount } from '../../helpers/identity'
  */
 jest.setTimeout(60_000);
 
+let stack: FilesApiStack;
 let gateway: TestGateway;
 let owner: DatabasePool;
 let store: ObjectStore;
@@ -34,14 +35,8 @@ interface Page { data: FileObject[]; next_page_token?: string }
 interface CursorPage { data: FileObject[]; meta: { cursor: string | null; hasMore: boolean } }
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  [gateway, owner, imageBytes] = await Promise.all([
-    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
-    createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'files-read-test' }),
-    samplePng(40, 30),
-  ]);
-  store = createObjectStore(gateway.config.s3);
-  [account, stranger] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
+  [stack, imageBytes] = await Promise.all([startFilesApiStack('files-read-test'), samplePng(40, 30)]);
+  ({ gateway, owner, store, account, stranger } = stack);
   image = (await upload(gateway, account.accessToken, uploadParts(imageBytes, { bucket: 'assets', meta: '{"alt":"logo"}' }, 'logo.png'))).body;
   await makeAvailable(owner, store, image, imageBytes, { icon_32: Buffer.from('thumbnail bytes') });
   report = (await upload(gateway, account.accessToken, uploadParts(reportBytes, { mimeType: 'application/pdf' }, 'Résumé "final".pdf'))).body;
@@ -50,15 +45,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
-function expectProblem(response: { status: number; body: unknown }, status: number, type: string): Problem {
-  const problem = response.body as Problem;
-  expect({ status: response.status, type: problem.type }).toEqual({ status, type: gateway.problemType(type) });
-  return problem;
-}
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
 
 describe('GET /files/:id', () => {
   it('redirects (302) to a presigned URL of the stored object on the object store\'s host, which serves the bytes', async () => {

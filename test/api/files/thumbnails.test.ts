@@ -1,14 +1,14 @@
 import sharp from 'sharp';
-import { createObjectStore, type ObjectStore } from '../../../common/object-store';
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
+import type { ObjectStore } from '../../../common/object-store';
+import { sql, type DatabasePool } from '../../../db/pool';
 import { thumbnailKeyOf } from '../../../services/files/object-keys';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import type { TestGateway } from '../../helpers/app';
 import {
-  keysUnder, makeAvailable, read, setStatus, unpolledTaskQueue, upload, uploadParts, type FileObject, type Problem,
+  keysUnder, makeAvailable, read, setStatus, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { samplePng } from '../../helpers/files-scan';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
 
 /**
  * GET /files/:id/thumbnail/:preset (document 2, Files; issue 17) through the real gateway and object
@@ -20,6 +20,7 @@ import { registerAccount, type RegisteredAccount } from '../../helpers/identity'
  */
 jest.setTimeout(60_000);
 
+let stack: FilesApiStack;
 let gateway: TestGateway;
 let owner: DatabasePool;
 let store: ObjectStore;
@@ -33,21 +34,17 @@ const PRESETS: Array<[preset: string, width: number, height: number]> = [
 ];
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  [gateway, owner, photoBytes, pngBytes] = await Promise.all([
-    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
-    createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'files-thumbnails-test' }),
+  [stack, photoBytes, pngBytes] = await Promise.all([
+    startFilesApiStack('files-thumbnails-test'),
     sharp({ create: { width: 2000, height: 1500, channels: 3, background: { r: 200, g: 90, b: 30 } } }).jpeg().toBuffer(),
     samplePng(1600, 1200),
   ]);
-  store = createObjectStore(gateway.config.s3);
-  [account, stranger] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
+  ({ gateway, owner, store, account, stranger } = stack);
 });
 
 afterAll(async () => {
   jest.restoreAllMocks();
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
 /** A file uploaded by `account` and made available with `bytes` as its stored object. */
@@ -61,11 +58,7 @@ function thumbnail(file: Pick<FileObject, 'id'>, preset: string, token = account
   return read(gateway, `/files/${file.id}/thumbnail/${preset}`, token);
 }
 
-function expectProblem(response: { status: number; body: unknown }, status: number, type: string): Problem {
-  const problem = response.body as Problem;
-  expect({ status: response.status, type: problem.type }).toEqual({ status, type: gateway.problemType(type) });
-  return problem;
-}
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
 
 async function recordedThumbnails(fileId: string): Promise<Record<string, string>> {
   return owner.oneFirst(sql.unsafe`SELECT thumbnails FROM files WHERE id = ${fileId}`) as Promise<Record<string, string>>;

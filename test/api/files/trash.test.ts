@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { createObjectStore, type ObjectStore } from '../../../common/object-store';
-import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import type { ObjectStore } from '../../../common/object-store';
+import { sql, type DatabasePool } from '../../../db/pool';
+import type { TestGateway } from '../../helpers/app';
 import {
-  keysUnder, makeAvailable, read, setStatus, storageUsageOf, unpolledTaskQueue, upload, uploadParts, type FileObject, type Problem,
+  keysUnder, makeAvailable, read, setStatus, storageUsageOf, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { call, type JsonResponse } from '../../helpers/http';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
 import { auditRecordsOf } from '../../helpers/users';
 
 /**
@@ -20,6 +20,7 @@ import { auditRecordsOf } from '../../helpers/users';
  */
 jest.setTimeout(60_000);
 
+let stack: FilesApiStack;
 let gateway: TestGateway;
 let owner: DatabasePool;
 let store: ObjectStore;
@@ -27,25 +28,15 @@ let account: RegisteredAccount;
 let stranger: RegisteredAccount;
 
 beforeAll(async () => {
-  await migrateSharedDatabase();
-  [gateway, owner] = await Promise.all([
-    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
-    createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'files-trash-test' }),
-  ]);
-  store = createObjectStore(gateway.config.s3);
-  [account, stranger] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
+  stack = await startFilesApiStack('files-trash-test');
+  ({ gateway, owner, store, account, stranger } = stack);
 });
 
 afterAll(async () => {
-  await gateway?.close();
-  await owner?.end();
+  await stack?.close();
 });
 
-function expectProblem(response: { status: number; body: unknown }, status: number, type: string): Problem {
-  const problem = response.body as Problem;
-  expect({ status: response.status, type: problem.type }).toEqual({ status, type: gateway.problemType(type) });
-  return problem;
-}
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
 
 function send<T = Problem>(method: 'DELETE' | 'POST', path: string, token = account.accessToken): Promise<JsonResponse<T>> {
   return call<T>(`${gateway.baseUrl}/v1${path}`, { method, headers: { authorization: `Bearer ${token}` } });

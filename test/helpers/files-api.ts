@@ -1,0 +1,45 @@
+import { createObjectStore, type ObjectStore } from '../../common/object-store';
+import { createDbPool, type DatabasePool } from '../../db/pool';
+import { startTestGateway, type TestGateway } from './app';
+import { migrateSharedDatabase, ownerUrl } from './db';
+import { unpolledTaskQueue, type Problem } from './files';
+import { registerAccount, type RegisteredAccount } from './identity';
+
+/**
+ * The files routes against the real gateway, PostgreSQL and object store, with two tenants: the
+ * workflows the gateway starts (scans, trash timers) go to a task queue no worker polls, so a test
+ * decides itself what a scan or a timer would have done (helpers/files makeAvailable, setStatus).
+ */
+export interface FilesApiStack {
+  gateway: TestGateway;
+  /** The owner role: the tests' look into the `files` rows and the usage counters. */
+  owner: DatabasePool;
+  store: ObjectStore;
+  account: RegisteredAccount;
+  /** Another tenant's account: every one of `account`'s files is 404 to it. */
+  stranger: RegisteredAccount;
+  close(): Promise<void>;
+}
+
+export async function startFilesApiStack(name: string): Promise<FilesApiStack> {
+  await migrateSharedDatabase();
+  const [gateway, owner] = await Promise.all([
+    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
+    createDbPool(ownerUrl(), { maxPoolSize: 2, name }),
+  ]);
+  const [account, stranger] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
+  return {
+    gateway, owner, store: createObjectStore(gateway.config.s3), account, stranger,
+    async close() {
+      await gateway.close();
+      await owner.end();
+    },
+  };
+}
+
+/** Expects the problem `type` with `status`, and returns it. */
+export function expectProblem(gateway: TestGateway, response: { status: number; body: unknown }, status: number, type: string): Problem {
+  const problem = response.body as Problem;
+  expect({ status: response.status, type: problem.type }).toEqual({ status, type: gateway.problemType(type) });
+  return problem;
+}
