@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { newId } from '../../../common/ids';
 import type { ObjectStore } from '../../../common/object-store';
 import { sql, type DatabasePool } from '../../../db/pool';
 import type { TestGateway } from '../../helpers/app';
@@ -7,8 +8,9 @@ import {
   keysUnder, makeAvailable, read, setStatus, storageUsageOf, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { call, type JsonResponse } from '../../helpers/http';
-import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import type { RegisteredAccount } from '../../helpers/identity';
 import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
+import { addMember } from '../../helpers/rbac';
 import { auditRecordsOf } from '../../helpers/users';
 
 /**
@@ -157,12 +159,15 @@ describe('access', () => {
   });
 
   it('needs files.delete: a role holding only files.read is 403 on all three', async () => {
-    const reader = await registerAccount(gateway);
-    const file = await availableFile(reader);
-    await owner.query(sql.unsafe`UPDATE roles SET permissions = '{files.read}' WHERE tenant_id = ${reader.tenant.id} AND name = 'owner'`);
-    expectProblem(await remove(file.id, reader.accessToken), 403, 'forbidden');
-    expectProblem(await restore(file.id, reader.accessToken), 403, 'forbidden');
-    expectProblem(await purge(file.id, reader.accessToken), 403, 'forbidden');
+    const file = await availableFile();
+    // A member of the file's tenant whose grants no request has cached yet: changing the roles of
+    // a caller the gateway already served would race the gateway hearing of the change.
+    const role = `file-reader-${newId()}`;
+    await owner.query(sql.unsafe`INSERT INTO roles (id, tenant_id, name, permissions) VALUES (${newId()}, ${account.tenant.id}, ${role}, '{files.read}')`);
+    const reader = await addMember(gateway, owner, account.tenant.id, role);
+    expectProblem(await remove(file.id, reader.token), 403, 'forbidden');
+    expectProblem(await restore(file.id, reader.token), 403, 'forbidden');
+    expectProblem(await purge(file.id, reader.token), 403, 'forbidden');
     expect((await rowOf(file.id)).status).toBe('available');
   });
 });
