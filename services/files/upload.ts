@@ -7,8 +7,9 @@ import { discardUpload, putStream, type StoredObject } from '../../common/object
 import { problems } from '../../common/problems';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import {
-  countStagedFiles, insertFile, rejectUnscannedFile, type FileRow,
+  countStagedFiles, insertFile, type FileRow,
 } from '../../db/queries/files/files.queries';
+import { markFileRejected } from '../../db/queries/files/scan.queries';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { countCreationIn } from '../billing/limits';
@@ -172,7 +173,7 @@ function sizeBounds(limitBytes: number, tooLarge: () => Error): Transform {
  */
 async function abandonUnscanned(deps: FilesDeps, row: FileRow): Promise<void> {
   await withTenant(deps.db, row.tenantId, async (tx) => {
-    if (await rejectUnscannedFile(tx, row.tenantId, row.id, SCAN_NOT_STARTED)) await adjustUsage(tx, 'storage_bytes', -row.sizeBytes);
+    if (await markFileRejected(tx, row.tenantId, row.id, SCAN_NOT_STARTED, false)) await adjustUsage(tx, 'storage_bytes', -row.sizeBytes);
   });
   await discardStaged(deps, row.stagingKey);
 }

@@ -120,15 +120,3 @@ export function countStagedFiles(tx: DatabaseTransactionConnection, tenantId: st
     SELECT count(*) AS count FROM files WHERE tenant_id = ${tenantId} AND status = 'pending_scan'
   `);
 }
-
-/**
- * Gives up on an upload whose scan could not be started: the row leaves the staging count as
- * rejected (the caller removes the object and releases its bytes). Only a row still pending_scan.
- */
-export async function rejectUnscannedFile(tx: DatabaseTransactionConnection, tenantId: string, id: string, reason: string): Promise<boolean> {
-  const result = await tx.query(sql.unsafe`
-    UPDATE files SET status = 'rejected', rejected_reason = ${reason}, updated_at = now()
-    WHERE tenant_id = ${tenantId} AND id = ${id} AND status = 'pending_scan'
-  `);
-  return result.rowCount === 1;
-}
