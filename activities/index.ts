@@ -15,6 +15,9 @@ import { createBillingActivities } from './billing/subscription.activities';
 import { createWebhookRedeliveryActivities } from './billing/webhook-redelivery.activities';
 import { createFileScanActivities } from './files/scan.activities';
 import { createFileTrashActivities } from './files/trash.activities';
+import { createFileRescanActivities } from './files/rescan.activities';
+import { createFileOrphanActivities } from './files/orphans.activities';
+import { createFileProcessActivities } from './files/process.activities';
 import { createClamdScanner } from '../services/files/scanner';
 import { config } from '../common/config';
 
@@ -26,7 +29,8 @@ export interface ActivityDeps {
   appPool: DatabasePool;
   /**
    * The owner role's pool, which row-level security does not filter: only the fleet-wide sweeps of
-   * the Schedules (maintenance, audit retention, usage snapshots, hold sweep, webhook redelivery) use it.
+   * the Schedules (maintenance, audit retention, usage snapshots, hold sweep, webhook redelivery, file orphans,
+   * the files re-scan's walk over tenants) use it.
    */
   fleetPool: DatabasePool;
   /** Bound to the running activity's context by the worker (contextBoundLogger). */
@@ -46,6 +50,8 @@ export interface ActivityDeps {
  * per domain listed here, so adding a domain's activities is one line.
  */
 export function createActivities(deps: ActivityDeps) {
+  // One clamd client for the scan pipeline and the re-scan.
+  const scanner = createClamdScanner(deps.clamav ?? config().clamav);
   return {
     maintenance: createMaintenanceActivities(deps),
     audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
@@ -56,8 +62,11 @@ export function createActivities(deps: ActivityDeps) {
     },
     money: createMoneyActivities(deps),
     files: {
-      ...createFileScanActivities({ ...deps, scanner: createClamdScanner(deps.clamav ?? config().clamav) }),
+      ...createFileScanActivities({ ...deps, scanner }),
+      ...createFileRescanActivities({ ...deps, scanner }),
       ...createFileTrashActivities(deps),
+      ...createFileOrphanActivities(deps),
+      ...createFileProcessActivities(deps),
     },
   } satisfies Partial<Record<Domain, object>>;
 }

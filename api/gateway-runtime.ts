@@ -41,6 +41,8 @@ import { createObjectStore } from '../common/object-store';
 import type { FilesDeps } from '../services/files/deps';
 import { FileScanStarter, fileScanSettingsOf } from '../services/files/scan-client';
 import { FileTrashTimers } from '../services/files/trash-client';
+import { createEventsServices, type EventsDeps } from '../services/events/deps';
+import { registerKernelSchemas } from '../services/events/schema-registry';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -81,6 +83,8 @@ export interface GatewayRuntime {
   data: DataDeps;
   /** Uploads (streamed to staging, scans started on config.files.taskQueue) and reading files. */
   files: FilesDeps;
+  /** Publishing through the event bus: the schema registry and a fail-fast producer (document 3). */
+  events: EventsDeps;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -119,6 +123,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   sweepTenants.unref();
   const money = createMoneyServices(config, connections, logger);
   const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
+  const events = createEventsServices(config, { db: connections.db, catalogue, installed: modules.installed }, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const limits = createLimitEnforcement(config, connections.db, logger);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
@@ -148,6 +153,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     ...(limits ? [retryUntilDone('plan cache consumer', () => limits.listener.start(), retry)] : []),
     // Only an early invalidation: the installed-modules cache also expires by its TTL.
     retryUntilDone('installed-modules cache consumer', () => modules.changes.start(), retry),
+    // Idempotent: a start with the same kernel schemas adds nothing; an incompatible change is logged and retried.
+    retryUntilDone('kernel event schemas', async () => {
+      await registerKernelSchemas(connections.db);
+    }, retry),
     retryUntilDone(`bucket ${config.s3.bucket}`, async () => {
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);
       logger.info({ bucket: config.s3.bucket, outcome }, 'object storage bucket ensured');
@@ -210,12 +219,13 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       // A client of its own: uploads stream to the store in parts of common/object-store's size,
       // not the minio client's 64 MiB default, which each upload would buffer.
       objectStore: createObjectStore(config.s3),
-      scans: () => temporal && new FileScanStarter(temporal.client, config.files.taskQueue, fileScanSettingsOf(config)),
+      scans: () => temporal && new FileScanStarter(temporal.client, config.files.taskQueue, fileScanSettingsOf(config), config.files.scanPriorityThreshold),
       trashes: () => temporal && new FileTrashTimers(temporal.client, config.files.taskQueue, config.files.softDeleteRetentionDays),
       settings: config.files,
       enforcePlanLimits: config.billingLimits.enabled,
       logger,
     },
+    events,
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,
@@ -233,7 +243,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       await requestAudit.close();
       await Promise.allSettled([
         closeConnections(connections), temporal?.connection.close(), audit.intake.close(), access.roleChanges.stop(), announcements.stop(),
-        limits?.listener.stop(), modules.changes.stop(),
+        limits?.listener.stop(), modules.changes.stop(), events.close(),
       ]);
     },
   };

@@ -15,14 +15,23 @@ export interface KafkaSettings {
 
 export type { Admin, Producer, Consumer, ConsumerConfig, Kafka, KafkaMessage, Message };
 
-export function createKafka({ brokers, clientId }: KafkaSettings, logger?: Logger): Kafka {
+/** A client's patience: how long to wait for a connection and for an answer, and how often to retry. */
+export interface KafkaTimeouts {
+  connectionTimeoutMs: number;
+  requestTimeoutMs: number;
+  retries: number;
+}
+
+// A bounded retry: callers (relay, health check) decide what happens when the broker is down.
+const DEFAULT_TIMEOUTS: KafkaTimeouts = { connectionTimeoutMs: 3000, requestTimeoutMs: 10_000, retries: 3 };
+
+export function createKafka({ brokers, clientId }: KafkaSettings, logger?: Logger, timeouts: KafkaTimeouts = DEFAULT_TIMEOUTS): Kafka {
   return new Kafka({
     clientId,
     brokers,
-    connectionTimeout: 3000,
-    requestTimeout: 10_000,
-    // A bounded retry: callers (relay, health check) decide what happens when the broker is down.
-    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2000 },
+    connectionTimeout: timeouts.connectionTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    retry: { retries: timeouts.retries, initialRetryTime: 100, maxRetryTime: 2000 },
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, label, log }) => {
       logger?.warn({ namespace, kafka: log }, `kafka ${label.toLowerCase()}: ${log.message}`);
@@ -100,6 +109,65 @@ export class ReconnectingProducer {
     }
     this.producer = producer;
     return producer;
+  }
+}
+
+/** Where the broker stored a record. */
+export interface Acknowledgement {
+  partition: number;
+  offset: string;
+}
+
+/**
+ * A producer for a caller that waits for its record and must hear at once when the broker cannot
+ * take it (document 3, Events 4: no client-side buffering; the caller decides between retry,
+ * dead-letter or drop). Its Kafka client should not retry and should have short timeouts
+ * (createKafka's `timeouts`); each record is sent on its own, acknowledged by every in-sync replica
+ * (acks -1), so the answer can name its partition and offset. Not idempotent: kafkajs's idempotent
+ * producer insists on retries, and a record the caller re-sends is a new record anyway, which
+ * consumers de-duplicate by event id. Connected on first use; a failed connection attempt is
+ * forgotten, so the next send tries again (a connected producer reconnects to brokers by itself).
+ */
+export class FailFastProducer {
+  private connecting: Promise<Producer> | null = null;
+
+  constructor(private readonly kafka: Kafka, private readonly ackTimeoutMs: number) {}
+
+  async send(record: OutgoingRecord): Promise<Acknowledgement> {
+    const producer = await this.connected();
+    const [metadata] = await producer.send({
+      topic: record.topic, acks: -1, timeout: this.ackTimeoutMs,
+      messages: [{ key: record.key, value: record.value, headers: record.headers }],
+    });
+    return { partition: metadata.partition, offset: metadata.baseOffset ?? metadata.offset ?? '-1' };
+  }
+
+  async close(): Promise<void> {
+    const connecting = this.connecting;
+    this.connecting = null;
+    const producer = await connecting?.catch(() => null);
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  /** Concurrent sends share one connection attempt; a failed attempt is forgotten. */
+  private connected(): Promise<Producer> {
+    this.connecting ??= (async () => {
+      const producer = this.kafka.producer({
+        allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      try {
+        await producer.connect();
+        return producer;
+      } catch (error) {
+        await producer.disconnect().catch(() => undefined);
+        throw error;
+      }
+    })();
+    const connecting = this.connecting;
+    connecting.catch(() => {
+      if (this.connecting === connecting) this.connecting = null;
+    });
+    return connecting;
   }
 }
 

@@ -1,8 +1,33 @@
 import { createHash } from 'node:crypto';
-import { PassThrough, Transform, Writable, type Readable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Client as MinioClient, CopyDestinationOptions, CopySourceOptions } from 'minio';
+import { presignSignatureV4 } from 'minio/dist/main/signing.js';
 import type { Config } from './config';
+import { uploadInParts } from './object-parts';
+
+/** What a presigned PUT binds besides the key: the request must carry exactly these headers. */
+export interface BoundPut {
+  contentType: string;
+  contentLength: number;
+}
+
+/**
+ * The minio client, able to presign a PUT whose signature covers Content-Type and Content-Length.
+ * minio's own presignedPutObject signs `host` only, and its signing helper drops the lower-case
+ * `content-type` and `content-length` from a request's headers (signing.ts getSignedHeaders). The
+ * helper lower-cases every signed header's name in the canonical request it builds, so handing it
+ * the two headers under their canonical capitalised names signs them as SigV4 defines (the
+ * presign test checks against the store that another length or type is refused).
+ */
+class ObjectStoreClient extends MinioClient {
+  async presignedBoundPut(bucket: string, key: string, bound: BoundPut, expirySeconds: number, requestDate: Date): Promise<string> {
+    const region = await this.getBucketRegionAsync(bucket);
+    const request = this.getRequestOptions({ method: 'PUT', region, bucketName: bucket, objectName: key });
+    const headers = { host: request.headers.host, 'Content-Length': String(bound.contentLength), 'Content-Type': bound.contentType };
+    return presignSignatureV4({ ...request, headers }, this.accessKey, this.secretKey, this.sessionToken, region, requestDate, expirySeconds);
+  }
+}
 
 /** The bucket a process writes to, with the client that reaches it (S3 through the minio client). */
 export interface ObjectStore {
@@ -11,15 +36,19 @@ export interface ObjectStore {
 }
 
 /**
- * Streams of unknown length are uploaded in parts this large; each part is buffered, so this is
- * what one upload costs in memory (the client's default is 64 MiB).
+ * A presigned PUT of `key` valid `expirySeconds` from `requestDate` that the store accepts only with
+ * exactly the bound Content-Type and Content-Length. Signing is local (the region is known to the
+ * client), so no call reaches the store. The store must come from createObjectStore.
  */
-const UPLOAD_PART_BYTES = 16 * 1024 * 1024;
+export function presignBoundPut(store: ObjectStore, key: string, bound: BoundPut, expirySeconds: number, requestDate: Date): Promise<string> {
+  if (!(store.s3 instanceof ObjectStoreClient)) throw new Error('presignBoundPut needs an object store made by createObjectStore');
+  return store.s3.presignedBoundPut(store.bucket, key, bound, expirySeconds, requestDate);
+}
 
 export function createObjectStore(cfg: Config['s3'], bucket = cfg.bucket): ObjectStore {
-  const s3 = new MinioClient({
+  const s3 = new ObjectStoreClient({
     endPoint: cfg.endPoint, port: cfg.port, useSSL: cfg.useSSL, accessKey: cfg.accessKey, secretKey: cfg.secretKey,
-    region: cfg.region, partSize: UPLOAD_PART_BYTES,
+    region: cfg.region,
   });
   return { s3, bucket };
 }
@@ -42,34 +71,28 @@ function measuring(into: StoredObject & { hash: ReturnType<typeof createHash> })
 }
 
 /**
- * Uploads a byte stream of unknown length (a multipart upload for large ones) and says what was
- * stored. A failure on either side fails the whole upload, and a retry writes the object anew.
- * `through` are transforms the bytes pass on their way (a size limit that fails the upload when
- * crossed); what is measured is what leaves them.
+ * Uploads a byte stream of unknown length (a multipart upload of at most two parts in memory,
+ * common/object-parts.ts) and says what was stored. `through` are transforms the bytes pass on
+ * their way (a size limit that fails the upload when crossed); what is measured is what leaves them.
  *
- * Whatever fails, the store's side has settled when this returns: a failed stream ends the body
- * early (the store completes what it received, or refuses an empty multipart upload) instead of
- * leaving the store's upload waiting forever. So a caller that then discards the key
- * (discardUpload) finds everything the upload left, and nothing is written after it.
+ * A failure on either side fails the whole upload and aborts it, so nothing is stored under the key
+ * and no part is left; a retry writes the object anew. A caller that refuses the object after it was
+ * stored, or finds one left by a process that died mid-upload, removes it with discardUpload.
  */
 export async function putStream(
   store: ObjectStore, key: string, source: Readable, contentType: string, through: readonly Transform[] = [],
 ): Promise<StoredObject> {
   const measured = { bytes: 0, sha256: '', hash: createHash('sha256') };
-  const body = new PassThrough();
-  const last = measuring(measured);
-  last.pipe(body);
-  const upload = store.s3.putObject(store.bucket, key, body, undefined, { 'Content-Type': contentType });
-  // A refused upload stops reading the body; failing the stream too keeps it from waiting forever.
-  upload.catch((error: unknown) => last.destroy(error instanceof Error ? error : new Error(String(error))));
+  const body = measuring(measured);
   const [streamed, stored] = await Promise.allSettled([
-    pipeline([source, ...through, last]).catch((error: unknown) => {
-      last.unpipe(body);
-      body.end();
+    pipeline([source, ...through, body]),
+    uploadInParts(store.s3, store.bucket, key, body, contentType).catch((error: unknown) => {
+      // The store refused: the stream, no longer read, would otherwise wait forever.
+      body.destroy(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }),
-    upload,
   ]);
+  // The stream's own failure (a size limit crossed) is the reason, not the abort it caused.
   if (streamed.status === 'rejected') throw streamed.reason;
   if (stored.status === 'rejected') throw stored.reason;
   return { bytes: measured.bytes, sha256: measured.hash.digest('hex') };
@@ -77,8 +100,8 @@ export async function putStream(
 
 /**
  * Removes what a failed or refused upload may have left under a key: the object, and the parts of
- * the multipart upload that never completed (putStream always opens one before the first byte;
- * its parts are invisible to listings but still stored). Nothing left is success.
+ * the multipart upload that never completed (its parts are invisible to listings but still stored).
+ * Nothing left is success.
  */
 export async function discardUpload(store: ObjectStore, key: string): Promise<void> {
   const uploadId = await store.s3.findUploadId(store.bucket, key);
@@ -105,11 +128,17 @@ export async function removeObjects(store: ObjectStore, keys: readonly string[])
 /**
  * Copies an object within the bucket on the server side (no bytes pass through this process),
  * content type and metadata included. Copying again onto the same key writes the same object, so a
- * retry is harmless.
+ * retry is harmless. With `ifMatch` (an ETag) the store copies only that content of `from`, and
+ * refuses otherwise (isPreconditionFailed).
  */
-export async function copyObject(store: ObjectStore, from: string, to: string): Promise<void> {
+export async function copyObject(store: ObjectStore, from: string, to: string, ifMatch?: string): Promise<void> {
   await store.s3.copyObject(
-    new CopySourceOptions({ Bucket: store.bucket, Object: from }),
+    new CopySourceOptions({ Bucket: store.bucket, Object: from, ...(ifMatch && { MatchETag: ifMatch }) }),
     new CopyDestinationOptions({ Bucket: store.bucket, Object: to }),
   );
+}
+
+/** The store refused a conditional request (copyObject's `ifMatch`): the object is not that content. */
+export function isPreconditionFailed(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === 'PreconditionFailed';
 }

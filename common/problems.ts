@@ -96,6 +96,13 @@ const registry = {
   'preset-not-found': { status: 404, title: 'Thumbnail preset not found' },
   'file-not-deleted': { status: 400, title: 'File not deleted' },
   'file-restore-expired': { status: 410, title: 'File restore window expired' },
+  // Event bus (document 3, Errors): each also carries the document's code as `code`.
+  'event-not-declared': { status: 403, title: 'Event type not declared by the module' },
+  'event-topic-protected': { status: 403, title: 'Kernel event namespace' },
+  'event-payload-too-large': { status: 400, title: 'Event payload too large' },
+  'invalid-schema-version': { status: 400, title: 'Invalid schema version' },
+  'events-broker-unavailable': { status: 503, title: 'Event broker unavailable' },
+  'event-schema-incompatible': { status: 409, title: 'Event schema change not backward compatible' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -260,6 +267,19 @@ export const problems = {
   fileNotDeleted: (id: string) => new Problem('file-not-deleted', `File ${id} is not in the trash`),
   fileRestoreExpired: (id: string, days: number) =>
     new Problem('file-restore-expired', `File ${id} was deleted more than ${days} days ago and can no longer be restored`),
+  eventNotDeclared: (module: string, event: string, why: string) => new Problem('event-not-declared',
+    `Module ${module} may not publish ${event}: ${why}`, { code: 'EVENT_PUBLISH_FORBIDDEN', module, event }),
+  eventTopicProtected: (module: string, event: string, owner: string) => new Problem('event-topic-protected',
+    `Module ${module} may not publish ${event}: the namespace belongs to the ${owner} service`,
+    { code: 'KERNEL_EVENT_PUBLISH_FORBIDDEN', module, event }),
+  eventPayloadTooLarge: (limitBytes: number, size: number) => new Problem('event-payload-too-large',
+    `The event payload is ${size} bytes; at most ${limitBytes} are accepted`, { code: 'EVENT_PAYLOAD_TOO_LARGE', limitBytes }),
+  invalidSchemaVersion: (detail: string) => new Problem('invalid-schema-version', detail, { code: 'INVALID_SCHEMA_VERSION' }),
+  /** Document 3, Events 4: nothing is buffered, the caller decides between retry, dead-letter or drop. */
+  eventsBrokerUnavailable: (cause: unknown) => new Problem('events-broker-unavailable',
+    'The event broker is unavailable; nothing was published, retry with backoff', { code: 'events.broker.unavailable' }, { cause }),
+  eventSchemaIncompatible: (reasons: readonly string[]) => new Problem('event-schema-incompatible',
+    `An event schema cannot be registered: ${reasons.join('; ')}`, { reasons: [...reasons] }),
   /** Decided before the first byte is sent (document 2, Limits: response body 1 MB), so no client reads half a body. */
   responseTooLarge: (limitBytes: number) => new Problem('payload-too-large',
     `The response would exceed ${limitBytes} bytes; ask for fewer records (page_size) or fewer fields (select)`, { limitBytes }),

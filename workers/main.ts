@@ -2,8 +2,10 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../common/config';
+import { createKafka } from '../common/kafka';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
+import { StagedObjectConsumer } from '../services/files/staged-objects';
 import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { platformDataConverter } from '../common/temporal/data-converter';
@@ -44,8 +46,15 @@ async function main(): Promise<void> {
     logger.info({ taskQueue }, 'worker created');
   }
 
-  await ensureSchedules(new Client({ connection, namespace: cfg.temporal.namespace, dataConverter }), cfg);
+  const client = new Client({ connection, namespace: cfg.temporal.namespace, dataConverter });
+  await ensureSchedules(client, cfg);
   logger.info({ ui: cfg.temporal.uiUrl }, 'schedules ensured');
+
+  // Presigned uploads' PUTs, noticed through the object store's notifications (services/files/staged-objects.ts).
+  const stagedObjects = cfg.files.storeEventsTopic ? new StagedObjectConsumer({
+    kafka: createKafka(cfg.kafka, logger), temporal: client, appPool, objectStore: createObjectStore(cfg.s3),
+    topic: cfg.files.storeEventsTopic, groupId: 'files.staged-objects', logger,
+  }) : undefined;
 
   // One failed Worker stops the others too: a process that serves only some of its task queues
   // looks healthy while work piles up, so it exits and its supervisor restarts it whole.
@@ -57,12 +66,19 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+  // Like a failed Worker: without it presigned uploads would wait for a PUT nobody notices, until they expire.
+  stagedObjects?.start().catch((err: unknown) => {
+    logger.error({ err }, 'staged object consumer failed');
+    process.exitCode = 1;
+    shutdown('staged object consumer failed');
+  });
 
   const runs = await Promise.allSettled(workers.map((worker) => worker.run().catch((err: unknown) => {
     logger.error({ err, taskQueue: worker.options.taskQueue }, 'worker failed');
     shutdown('worker failed');
     throw err;
   })));
+  await stagedObjects?.stop();
   await connection.close();
   smtp.close();
   await Promise.all([appPool.end(), fleetPool.end()]);

@@ -10,6 +10,8 @@ import type { auditRetention } from '../workflows/audit/retention.workflow';
 import type { usageSnapshot } from '../workflows/billing/usage-snapshot.workflow';
 import type { moneyHoldSweep } from '../workflows/money/hold-sweep.workflow';
 import type { webhookRedelivery } from '../workflows/billing/webhook-redelivery.workflow';
+import type { filesOrphanSweep } from '../workflows/files/orphan-sweep.workflow';
+import type { fileRescanCheck } from '../workflows/files/rescan.workflow';
 import { subscriptionTarget } from '../services/billing/subscription-signal';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
@@ -182,6 +184,75 @@ export function webhookRedeliverySchedule({
   };
 }
 
+export const FILES_ORPHAN_SWEEP_SCHEDULE_ID = 'files.orphan-sweep';
+
+export interface FilesOrphanSweepScheduleSettings {
+  /** config.files: FILES_ORPHAN_GRACE_HOURS, FILES_ORPHAN_RETENTION_DAYS and the files task queue. */
+  files: Pick<Config['files'], 'orphanGraceHours' | 'orphanRetentionDays' | 'taskQueue'>;
+  scheduleId?: string;
+}
+
+/**
+ * The daily orphan sweep (workflows/files/orphan-sweep.workflow.ts, docs/decisions/files.md Orphans)
+ * at 03:15 UTC, away from the usage snapshot's midnight. A run still going when the next is due is
+ * skipped (both would look at the same files); a missed run is caught up within a day. Every step is
+ * safe to repeat, so a run cut short by its timeout is taken up by the next.
+ */
+export function filesOrphanSweepSchedule({
+  files, scheduleId = FILES_ORPHAN_SWEEP_SCHEDULE_ID,
+}: FilesOrphanSweepScheduleSettings): StartWorkflow<typeof filesOrphanSweep> {
+  return {
+    scheduleId,
+    spec: { calendars: [{ hour: 3, minute: 15 }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'filesOrphanSweep',
+      workflowId: scheduleId,
+      taskQueue: files.taskQueue,
+      args: [{ graceHours: files.orphanGraceHours, retentionDays: files.orphanRetentionDays, batchSize: 200 }],
+      workflowExecutionTimeout: '20 hours',
+      staticSummary: 'Marks unreferenced files as orphans and permanently deletes those orphaned FILES_ORPHAN_RETENTION_DAYS ago',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+  };
+}
+
+export const FILES_RESCAN_CHECK_SCHEDULE_ID = 'files.rescan-check';
+
+export interface FileRescanCheckScheduleSettings {
+  /** config.files (FILES_RESCAN_*) and config.mail (where the admins' mails are sent from). */
+  cfg: { files: Pick<Config['files'], 'rescanCheckMinutes' | 'rescanPerSecond' | 'rescanWindowDays' | 'taskQueue'>; mail: Pick<Config['mail'], 'taskQueue'> };
+  scheduleId?: string;
+  taskQueue?: string;
+}
+
+/**
+ * The re-scan check (workflows/files/rescan.workflow.ts fileRescanCheck, docs/decisions/files.md
+ * Re-scan): every FILES_RESCAN_CHECK_MINUTES it compares clamd's signature version with the one the
+ * previous run saw (the Schedule's last completion result, which an update of the Schedule keeps),
+ * and starts the re-scan of a new version. Overlapping runs are skipped; missed runs are not caught
+ * up (the next one sees the same version).
+ */
+export function fileRescanCheckSchedule({
+  cfg, scheduleId = FILES_RESCAN_CHECK_SCHEDULE_ID, taskQueue = cfg.files.taskQueue,
+}: FileRescanCheckScheduleSettings): StartWorkflow<typeof fileRescanCheck> {
+  const minutes = cfg.files.rescanCheckMinutes;
+  return {
+    scheduleId,
+    spec: { intervals: [{ every: `${minutes} minutes` }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'fileRescanCheck',
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{ windowDays: cfg.files.rescanWindowDays, perSecond: cfg.files.rescanPerSecond, notifyTaskQueue: cfg.mail.taskQueue }],
+      workflowExecutionTimeout: `${minutes} minutes`,
+      staticSummary: 'Starts a re-scan of the recently stored files when clamd\'s signature version changes',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${minutes} minutes` },
+  };
+}
+
 /**
  * Creates the schedule, or brings an existing one up to date with the given definition, so every
  * worker start may call it. Its state (an operator's pause and note) is kept across updates.
@@ -206,10 +277,12 @@ export async function ensureSchedule<W extends Workflow>(
 }
 
 /** Every Schedule of the platform; workers/main.ts calls it at start. */
-export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage' | 'moneyFlows' | 'billing' | 'mail'>): Promise<void> {
+export async function ensureSchedules(client: Client, cfg: Pick<Config, 'maintenance' | 'auditStorage' | 'moneyFlows' | 'billing' | 'mail' | 'files'>): Promise<void> {
   await ensureSchedule(client, expireStaleRecordsSchedule(cfg.maintenance));
   await ensureSchedule(client, auditRetentionSchedule(cfg.auditStorage));
   await ensureSchedule(client, usageSnapshotSchedule());
   await ensureSchedule(client, moneyHoldSweepSchedule(cfg.moneyFlows));
   await ensureSchedule(client, webhookRedeliverySchedule({ cfg }));
+  await ensureSchedule(client, filesOrphanSweepSchedule({ files: cfg.files }));
+  await ensureSchedule(client, fileRescanCheckSchedule({ cfg }));
 }

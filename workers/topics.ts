@@ -29,6 +29,19 @@ export function plannedTopics(kafka: Config['kafka']): TopicSpec[] {
   }));
 }
 
+/**
+ * The object store's bucket notifications (S3_EVENT_KAFKA_TOPIC; services/files/staged-objects.ts),
+ * not a topic of document 3: created here because the store sends a test event to it when it starts,
+ * and the broker creates no topic on first use.
+ */
+export function storeEventTopics(cfg: Pick<Config, 'kafka' | 'files'>): TopicSpec[] {
+  const name = cfg.files.storeEventsTopic;
+  return name ? [{
+    name, partitions: cfg.kafka.partitions, replicationFactor: REPLICATION_FACTOR,
+    configs: { [RETENTION]: String(cfg.kafka.retentionHours * HOUR_MS) },
+  }] : [];
+}
+
 export interface TopicOutcome {
   topic: string;
   created: boolean;
@@ -76,11 +89,12 @@ function summarize({ topic, created, retentionChanged, partitionsDiffer }: Topic
 }
 
 async function main(): Promise<void> {
-  const { kafka: settings } = config();
+  const cfg = config();
+  const settings = cfg.kafka;
   const admin = createKafka(settings).admin();
   await admin.connect();
   try {
-    const outcomes = await ensureTopics(admin, plannedTopics(settings));
+    const outcomes = await ensureTopics(admin, [...plannedTopics(settings), ...storeEventTopics(cfg)]);
     for (const line of outcomes.flatMap(summarize)) process.stdout.write(`${line}\n`);
   } finally {
     await admin.disconnect();

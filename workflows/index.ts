@@ -12,3 +12,6 @@ export { subscriptionLifecycle } from './billing/subscription.workflow';
 export { webhookRedelivery } from './billing/webhook-redelivery.workflow';
 export { fileScan } from './files/scan.workflow';
 export { fileTrash } from './files/trash.workflow';
+export { filesOrphanSweep } from './files/orphan-sweep.workflow';
+export { fileProcess } from './files/process.workflow';
+export { fileRescan, fileRescanCheck } from './files/rescan.workflow';

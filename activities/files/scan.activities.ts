@@ -5,7 +5,9 @@ import type { FileRow } from '../../db/queries/files/files.queries';
 import { promoteFile } from '../../services/files/promote';
 import { rejectFile, tenantAdminEmails, type Rejection } from '../../services/files/reject';
 import { scanFile, type FileRef, type FileScanDeps } from '../../services/files/scan';
-import { StagedObjectEmpty, StagedObjectMissing, type ScanVerdict } from '../../services/files/scanner';
+import {
+  StagedObjectEmpty, StagedObjectMissing, StagedObjectSizeMismatch, type ScanVerdict, type StagedObjectVerdict,
+} from '../../services/files/scanner';
 import { generateThumbnails, isImage } from '../../services/files/thumbnails';
 
 export type { FileRef, Rejection, ScanVerdict };
@@ -31,7 +33,7 @@ function outcomeOf(file: FileRow | null, rejection?: Rejection): FileScanOutcome
 /**
  * The scan workflow's activities (workflows/files/scan.workflow.ts): services/files, with failures
  * typed for the workflow's retry policy. What no retry can change is non-retryable:
- * staged-object-missing, staged-object-empty. Everything else (clamd, the object store or the
+ * staged-object-missing, staged-object-empty, staged-object-size-mismatch. Everything else (clamd, the object store or the
  * database unreachable) is thrown as it is and retried.
  */
 export function createFileScanActivities(deps: FileScanDeps) {
@@ -41,13 +43,14 @@ export function createFileScanActivities(deps: FileScanDeps) {
      * seconds (clamd answers only once it has read the whole stream), so a lost worker is noticed
      * within the heartbeat timeout however large the file.
      */
-    async scanStagedFile(ref: FileRef): Promise<ScanVerdict> {
+    async scanStagedFile(ref: FileRef): Promise<StagedObjectVerdict> {
       const alive = setInterval(() => heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         return await scanFile(deps, ref, heartbeat);
       } catch (error) {
         if (error instanceof StagedObjectMissing) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-missing');
         if (error instanceof StagedObjectEmpty) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-empty');
+        if (error instanceof StagedObjectSizeMismatch) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-size-mismatch');
         // The workflow may start a moment before the upload's row commits: retried (the staging TTL bounds it).
         if (isProblem(error) && error.type === 'file-not-found') throw ApplicationFailure.retryable(error.detail, 'file-not-found');
         throw error;
@@ -56,9 +59,12 @@ export function createFileScanActivities(deps: FileScanDeps) {
       }
     },
 
-    /** Clean: copy to the final key, available with files.file.uploaded and its audit record, staging removed. */
-    async promoteFile(ref: FileRef): Promise<FileScanOutcome> {
-      return outcomeOf(await promoteFile(deps, ref, requestActor()));
+    /**
+     * Clean: copy to the final key (only while the staged object is still the one scanned, when its
+     * ETag is given), available with files.file.uploaded and its audit record, staging removed.
+     */
+    async promoteFile(ref: FileRef, scannedEtag?: string): Promise<FileScanOutcome> {
+      return outcomeOf(await promoteFile(deps, ref, requestActor(), scannedEtag));
     },
 
     /** Infected, expired or unscannable: staging removed, rejected with its audit record. */

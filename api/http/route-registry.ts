@@ -92,6 +92,11 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, H = unkn
    * sends; the server's request timeout bounds it). The document shows `schema` under `mediaType`.
    */
   streamedBody?: StreamedBody;
+  /**
+   * The JSON body limit of this route when it is not API_BODY_LIMIT_BYTES: a route whose own rule
+   * allows a larger field (an event payload of 1 MB) must read the body whole to apply that rule.
+   */
+  bodyLimitBytes?: number;
   /** The rate-limit group key; default `user` for bearer routes and `ip` for public ones; false: not limited. */
   rateLimit?: RateLimitGroup | false;
   /** Limit enforcement beyond the subscription status checks every bearer route gets (RouteBilling). */

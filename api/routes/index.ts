@@ -39,8 +39,12 @@ import { dataRecordRoutes } from './data/records.routes';
 import { dataModelRoutes } from './data/models.routes';
 import type { FilesDeps } from '../../services/files/deps';
 import { fileRoutes } from './files/files.routes';
+import { filePresignRoutes } from './files/presign.routes';
 import { fileTrashRoutes } from './files/trash.routes';
 import { thumbnailRoutes } from './files/thumbnails.routes';
+import type { EventPublishingDeps } from '../../services/events/publishing';
+import { eventPublishRoutes } from './events/publish.routes';
+import { fileProcessRoutes } from './files/process.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -57,6 +61,8 @@ export interface RouteServices {
   data: DataDeps;
   /** Uploads and reading files (document 2, Files). */
   files: FilesDeps;
+  /** Publishing through the event bus (document 3, REST publishing). */
+  events: EventPublishingDeps;
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal: () => TemporalHandle | undefined;
   /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
@@ -93,8 +99,11 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     // After GET /data/:module/models (introspection), which GET /data/:module/:model would take.
     ...dataRecordRoutes(services.data),
     ...fileRoutes(services.files),
+    ...filePresignRoutes(services.files),
     ...fileTrashRoutes(services.files),
     ...thumbnailRoutes(services.files),
+    ...eventPublishRoutes(services.events),
+    ...fileProcessRoutes({ ...services.files, temporal: services.temporal }),
     ...billingRoutes(services),
     ...jobRoutes({
       kinds: jobKinds({ auditExport: services.auditExport }), temporal: services.temporal,

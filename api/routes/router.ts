@@ -79,7 +79,8 @@ export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOption
       ...(route.permission ? [options.authorize(route.permission)] : []),
       ...billingStepOf(route, options),
       ...rateLimitsOf(route, options),
-      ...(BODY_METHODS.has(route.method) && !route.streamedBody ? [route.rawBody ? readRawBody : parseBody] : []),
+      ...(BODY_METHODS.has(route.method) && !route.streamedBody
+        ? [route.rawBody ? readRawBody : route.bodyLimitBytes ? bodyGuard(route.bodyLimitBytes) : parseBody] : []),
       validationGuard(route, options.validateResponses),
       options.call(route),
     ];

@@ -24,4 +24,14 @@ export const eventsSettings = {
     statusIntervalMs: setting('OUTBOX_STATUS_INTERVAL_MS', Joi.number().integer().min(100).max(3_600_000).default(30_000)),
     retentionHours: setting('OUTBOX_RETENTION_HOURS', Joi.number().integer().min(1).default(168)),
   },
+  /**
+   * Publishing through the bus (REST): how long a publish may wait for the broker (connection and
+   * acknowledgement) before answering 503, how long a gateway reuses an event type's schema, and how
+   * long an Idempotency-Key is kept (document 3, Limits: 24 hours).
+   */
+  eventBus: {
+    publishTimeoutMs: setting('EVENTS_PUBLISH_TIMEOUT_MS', Joi.number().integer().min(100).max(30_000).default(1000)),
+    schemaCacheTtlMs: setting('EVENTS_SCHEMA_CACHE_TTL_MS', Joi.number().integer().min(0).max(3_600_000).default(30_000)),
+    idempotencyTtlHours: setting('EVENTS_IDEMPOTENCY_TTL_HOURS', Joi.number().integer().min(1).default(24)),
+  },
 };

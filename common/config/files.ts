@@ -27,10 +27,24 @@ export const filesSettings = {
     stagingTtlHours: setting('FILES_STAGING_TTL_HOURS', Joi.number().integer().min(1).max(24 * 30).default(24)),
     stagingMaxPerTenant: setting('FILES_STAGING_MAX_PER_TENANT', Joi.number().integer().min(1).default(100)),
     presignTtlMin: setting('FILES_PRESIGN_TTL_MIN', Joi.number().integer().min(1).max(7 * 24 * 60).default(15)),
+    /**
+     * The Kafka topic the object store sends its bucket notifications to (scripts/infra/services/s3.sh
+     * reads the same variable): the worker's consumer notices presigned PUTs there. Empty: none.
+     */
+    storeEventsTopic: setting('S3_EVENT_KAFKA_TOPIC', Joi.string().allow('').default('platform.files.store-events')),
     maxImageSizeBytes: setting('FILES_MAX_IMAGE_SIZE_MB', Joi.number().integer().min(1).max(5120).default(10), (mb) => mb * MB),
     maxDocumentSizeBytes: setting('FILES_MAX_DOCUMENT_SIZE_MB', Joi.number().integer().min(1).max(5120).default(50), (mb) => mb * MB),
     imageProcessingTimeoutSec: setting('FILES_IMAGE_PROCESSING_TIMEOUT_SEC', Joi.number().integer().min(1).max(3600).default(30)),
     softDeleteRetentionDays: setting('FILES_SOFT_DELETE_RETENTION_DAYS', Joi.number().integer().min(1).max(3650).default(30)),
+    /** The orphan sweep (docs/decisions/files.md, Orphans): unreferenced this long after upload → marked; marked this long → purged. */
+    orphanGraceHours: setting('FILES_ORPHAN_GRACE_HOURS', Joi.number().integer().min(1).max(24 * 365).default(24)),
+    orphanRetentionDays: setting('FILES_ORPHAN_RETENTION_DAYS', Joi.number().integer().min(1).max(3650).default(30)),
+    /** The re-scan (docs/decisions/files.md, Re-scan): how often clamd's version is checked, the pace, how far back. */
+    rescanCheckMinutes: setting('FILES_RESCAN_CHECK_MINUTES', Joi.number().integer().min(1).max(7 * 24 * 60).default(60)),
+    rescanPerSecond: setting('FILES_RESCAN_PER_SECOND', Joi.number().min(0.1).max(1000).default(5)),
+    rescanWindowDays: setting('FILES_RESCAN_WINDOW_DAYS', Joi.number().integer().min(1).max(3650).default(30)),
+    /** Document 2: with more than this many scans waiting, new ones go first (docs/decisions/files.md, Scan priority). */
+    scanPriorityThreshold: setting('FILES_SCAN_PRIORITY_THRESHOLD', Joi.number().integer().min(0).default(1000)),
     taskQueue: setting('FILES_TASK_QUEUE', Joi.string().default(taskQueues.files)),
   },
 };

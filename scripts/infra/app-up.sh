@@ -34,6 +34,11 @@ node dist/db/migrate.js
 # The data layer's module tables (DDL: the owner role); a destructive manifest change stops the bring-up here.
 node dist/workers/data-provision.js
 node dist/workers/topics.js
+# The object store sends its bucket notifications to a topic created just above (the store checks it
+# at start-up): a store started without them, or for another topic, is restarted with them.
+if [[ -n "${S3_EVENT_KAFKA_TOPIC:-}" && "$(cat "$PLATFORM_RUN/s3.events" 2>/dev/null)" != "$S3_EVENT_KAFKA_TOPIC" ]]; then
+  "$INFRA_DIR/services/s3.sh" restart
+fi
 
 # A process started from another build is stopped so it comes back on this one.
 mkdir -p "$PLATFORM_RUN/app"

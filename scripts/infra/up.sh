@@ -8,8 +8,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_TAG=up
 UP_START=$(now_ms)
 
-# 1. External servers: PostgreSQL, Redis, Temporal, Kafka, S3 (versitygw), ClamAV, Mailpit.
-"$INFRA_DIR/services-up.sh"
+# The object store's bucket notifications go to this topic (presigned uploads, docs/decisions/files.md),
+# the configuration's default (common/config/files.ts); set it empty to turn them off.
+export S3_EVENT_KAFKA_TOPIC=${S3_EVENT_KAFKA_TOPIC-platform.files.store-events}
+
+# 1. External servers: PostgreSQL, Redis, Temporal, Kafka, S3 (versitygw), ClamAV, Mailpit. A store
+# started here starts without notifications: their topic is created in step 2, which restarts it.
+S3_EVENT_KAFKA_TOPIC='' "$INFRA_DIR/services-up.sh"
 
 # 2. The application: dependencies, build, migrations, topics, then gateway, worker and relay.
 "$INFRA_DIR/app-up.sh"

@@ -16,6 +16,8 @@ export const SYSTEM_PERMISSIONS = [
   'money.read', 'money.write', 'money.reverse',
   // Files (document 2 names no keys either; docs/decisions/files.md).
   'files.read', 'files.write', 'files.delete',
+  // Event bus (document 3, Authentication 3; migration 0032).
+  'events.publish',
   'system.shutdown', 'system.backup', 'system.restore',
 ] as const;
 

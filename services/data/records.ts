@@ -21,6 +21,7 @@ import {
 } from './nested-writes';
 import { embeddedModels, planList, planOne } from './query/plan';
 import { readWithinBudget, selectRecords } from './query/select';
+import { recordFileReferences } from './file-references';
 import { recordChange } from './record-changes';
 import { checkRecordSize, validateRecord, type RecordLimits, type RecordValues } from './record-validation';
 
@@ -193,6 +194,7 @@ async function createOne(
     const values = await hooked(deps, model, auth, 'beforeCreate', record.values, null);
     await insertRecord(tx, model, auth.tenantId, id, values.fields);
     const after = await readBack(deps, model, tx, auth.tenantId, id);
+    await recordFileReferences(tx, { model, tenantId: auth.tenantId, recordId: id, before: null, after });
     await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'created', before: null, after });
     return after;
   });
@@ -273,6 +275,7 @@ export async function updateRecord(
     const after = await readBack(deps, model, tx, auth.tenantId, id);
     // Thrown inside the transaction: a change that grows the record past the limit is rolled back.
     checkRecordSize(modelFieldsOf(model, after), deps.limits.maxRecordSizeBytes);
+    await recordFileReferences(tx, { model, tenantId: auth.tenantId, recordId: id, before, after });
     await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'updated', before, after });
     return after;
   }));
@@ -293,6 +296,8 @@ export async function deleteRecord(deps: DataDeps, auth: AuthState, actor: Actor
     await softDeleteRecord(tx, model, auth.tenantId, id);
     await adjustUsage(tx, 'records', -1);
     const after = await readBack(deps, model, tx, auth.tenantId, id, true);
+    // A deleted record lets go of its files (there is no undelete): unreferenced, they become orphans.
+    await recordFileReferences(tx, { model, tenantId: auth.tenantId, recordId: id, before, after: null });
     await recordChange(tx, { model, tenantId: auth.tenantId, actor, kind: 'deleted', before, after });
   });
 }

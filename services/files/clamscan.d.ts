@@ -1,6 +1,6 @@
 /**
  * The few members of clamscan 2.4 (a CommonJS package without type declarations) that
- * services/files/scanner.ts uses: a clamd connection over TCP and its INSTREAM scan.
+ * services/files/scanner.ts uses: a clamd connection over TCP, its INSTREAM scan and VERSION.
  */
 declare module 'clamscan' {
   import type { Readable } from 'node:stream';
@@ -37,6 +37,8 @@ declare module 'clamscan' {
   class NodeClam {
     init(options: NodeClam.Options): Promise<NodeClam>;
     scanStream(stream: Readable): Promise<NodeClam.ScanResult>;
+    /** clamd's answer to VERSION (`ClamAV 1.4.6/27500/<date>`), newline included. */
+    getVersion(): Promise<string>;
   }
 
   export = NodeClam;

@@ -3,9 +3,12 @@ import type { Logger } from '../../common/logger';
 import type { ObjectStore } from '../../common/object-store';
 import type { DatabasePool } from '../../db/pool';
 
-/** Starts the scan workflow of a file whose object is in staging (services/files/scan-client.ts FileScanStarter). */
+/**
+ * Starts the scan workflow of a file (services/files/scan-client.ts FileScanStarter): whose object is
+ * in staging, or (staged false) a presigned upload whose PUT the workflow waits for, `uploadTtlMs`.
+ */
 export interface FileScans {
-  start(input: { tenantId: string; fileId: string }): Promise<void>;
+  start(input: { tenantId: string; fileId: string; staged?: boolean; uploadTtlMs?: number }): Promise<void>;
 }
 
 /**

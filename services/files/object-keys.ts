@@ -32,3 +32,20 @@ export function objectKeyOf(tenantId: string, bucket: string, fileId: string): s
 export function thumbnailKeyOf(tenantId: string, bucket: string, fileId: string, preset: string): string {
   return `${tenantId}/${bucket}/${fileId}/thumbnails/${preset}.webp`;
 }
+
+/**
+ * `{tenantId}/{bucket}/{fileId}/versions/{jobId}`: the content a processing job made (services/files/process.ts).
+ * Never the key it was made from, so a run that fails or times out leaves the file's content as it was.
+ */
+export function versionKeyOf(tenantId: string, bucket: string, fileId: string, jobId: string): string {
+  return `${tenantId}/${bucket}/${fileId}/versions/${jobId}`;
+}
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const STAGING_KEY = new RegExp(`^(${UUID})/staging/(${UUID})$`, 'i');
+
+/** The file a staging key belongs to (stagingKeyOf read backwards); null for any other key. */
+export function stagedFileOfKey(key: string): { tenantId: string; fileId: string } | null {
+  const match = STAGING_KEY.exec(key);
+  return match ? { tenantId: match[1], fileId: match[2] } : null;
+}

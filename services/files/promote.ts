@@ -1,9 +1,10 @@
-import { copyObject, removeObjects } from '../../common/object-store';
+import { copyObject, isPreconditionFailed, removeObjects } from '../../common/object-store';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { markFileAvailable } from '../../db/queries/files/scan.queries';
 import { withTenant } from '../../db/tenant';
 import { enqueueEvents } from '../events/publish';
 import { objectKeyOf } from './object-keys';
+import { rejectFile } from './reject';
 import { loadFile, type FileActor, type FileRef, type FileScanDeps } from './scan';
 import { fileAudit, fileUploadedEvent } from './scan-records';
 
@@ -15,13 +16,23 @@ import { fileAudit, fileUploadedEvent } from './scan-records';
  *      update is guarded by pending_scan, so a repetition writes no second event);
  *   3. delete the staged object (deleting a missing object succeeds).
  * A file that is no longer pending_scan is not copied again; only its staged object is removed.
- * Answers the file as it now is.
+ * With `scannedEtag` the copy takes the staged object only if it is still the one scanned: a presigned
+ * URL stays valid after its PUT, and a second PUT of other bytes (same length and type) between the
+ * scan and the copy would otherwise be promoted unscanned. Such a file is rejected
+ * (`staged-object-changed`), its staged object removed. Answers the file as it now is.
  */
-export async function promoteFile(deps: Pick<FileScanDeps, 'appPool' | 'objectStore'>, ref: FileRef, actor: FileActor): Promise<FileRow> {
+export async function promoteFile(
+  deps: Pick<FileScanDeps, 'appPool' | 'objectStore'>, ref: FileRef, actor: FileActor, scannedEtag?: string,
+): Promise<FileRow> {
   let file = await loadFile(deps, ref);
   if (file.status === 'pending_scan') {
     const objectKey = objectKeyOf(file.tenantId, file.bucket, file.id);
-    await copyObject(deps.objectStore, file.stagingKey, objectKey);
+    try {
+      await copyObject(deps.objectStore, file.stagingKey, objectKey, scannedEtag);
+    } catch (error) {
+      if (!isPreconditionFailed(error)) throw error;
+      return await rejectFile(deps, ref, { reason: 'staged-object-changed', scanned: false }, actor) ?? file;
+    }
     const pending = file;
     file = await withTenant(deps.appPool, ref.tenantId, async (tx) => {
       const promoted = await markFileAvailable(tx, ref.tenantId, ref.fileId, objectKey);

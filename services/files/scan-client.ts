@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import type { Config } from '../../common/config';
 import type { fileScan } from '../../workflows/files/scan.workflow';
 import { fileScanWorkflowId, type FileScanInput } from '../../workflows/files/files.messages';
@@ -16,6 +17,72 @@ export function fileScanSettingsOf(cfg: Pick<Readonly<Config>, 'files' | 'mail'>
 }
 
 /**
+ * The task priority of a scan started while the backlog is over FILES_SCAN_PRIORITY_THRESHOLD
+ * (document 2: "Scan backlog over 1000: newest-first priority"). Temporal's keys run from 1 (first)
+ * to 5 (last) and an unset key is 3, so these go before the backlog that built up at 3, and before
+ * the re-scan at 5 (workflows/files/rescan.workflow.ts). docs/decisions/files.md, Scan priority.
+ */
+export const BACKLOG_SCAN_PRIORITY: Readonly<Priority> = { priorityKey: 2 };
+
+/** The priority of a scan started while `backlog` scans wait: none (the default) up to the threshold. */
+export function scanPriorityOf(backlog: number, threshold: number): Priority | undefined {
+  return backlog > threshold ? BACKLOG_SCAN_PRIORITY : undefined;
+}
+
+/** How long one reading of the backlog serves every upload: a start never waits for more than one reading. */
+const BACKLOG_READING_TTL_MS = 5_000;
+
+/** temporal.api.enums.v1.TaskQueueType WORKFLOW and ACTIVITY (the proto package is not ours to import). */
+const TASK_QUEUE_TYPES = [1, 2];
+
+/**
+ * The scans waiting: the files task queue's approximate backlog (workflow and activity tasks no
+ * worker has taken yet), as Temporal's matching service counts it (DescribeTaskQueue with stats), so
+ * no tenant's rows need counting. One reading is shared for BACKLOG_READING_TTL_MS by every starter
+ * of a client and task queue (the gateway makes a starter per request); a failed reading counts as
+ * no backlog, since the priority only orders a backlog and must never fail an upload.
+ */
+export class ScanBacklog {
+  private reading: { count: Promise<number>; at: number } | undefined;
+
+  constructor(private readonly client: Client, private readonly taskQueue: string) {}
+
+  read(): Promise<number> {
+    const now = Date.now();
+    if (!this.reading || now - this.reading.at >= BACKLOG_READING_TTL_MS) this.reading = { count: this.count(), at: now };
+    return this.reading.count;
+  }
+
+  private async count(): Promise<number> {
+    try {
+      const counts = await Promise.all(TASK_QUEUE_TYPES.map(async (taskQueueType) => {
+        const { stats } = await this.client.workflowService.describeTaskQueue({
+          namespace: this.client.options.namespace,
+          taskQueue: { name: this.taskQueue },
+          taskQueueType,
+          reportStats: true,
+        });
+        return Number(stats?.approximateBacklogCount ?? 0);
+      }));
+      return counts[0] + counts[1];
+    } catch {
+      return 0;
+    }
+  }
+}
+
+const backlogs = new WeakMap<Client, Map<string, ScanBacklog>>();
+
+/** The one ScanBacklog of a client and task queue. */
+export function scanBacklogOf(client: Client, taskQueue: string): ScanBacklog {
+  const byQueue = backlogs.get(client) ?? new Map<string, ScanBacklog>();
+  backlogs.set(client, byQueue);
+  const backlog = byQueue.get(taskQueue) ?? new ScanBacklog(client, taskQueue);
+  byQueue.set(taskQueue, backlog);
+  return backlog;
+}
+
+/**
  * Starts the scan workflow of a staged file (workflows/files/scan.workflow.ts) under the workflow id
  * `files.scan:<fileId>`: one workflow per file, ever. A start while it runs finds the running one
  * (conflict policy USE_EXISTING) and a start after it has finished starts nothing (reuse policy
@@ -27,10 +94,18 @@ export class FileScanStarter {
     private readonly taskQueue: string,
     /** fileScanSettingsOf(config). */
     private readonly settings: FileScanSettings,
+    /**
+     * FILES_SCAN_PRIORITY_THRESHOLD: above this many scans waiting, a scan starts with
+     * BACKLOG_SCAN_PRIORITY. Unset: the backlog is not read and every scan has the default priority.
+     */
+    private readonly priorityThreshold?: number,
   ) {}
 
-  async start(input: { tenantId: string; fileId: string; staged?: boolean }): Promise<void> {
+  /** staged false with `uploadTtlMs`: a presigned upload, whose PUT the workflow waits that long for (fileStaged). */
+  async start(input: { tenantId: string; fileId: string; staged?: boolean; uploadTtlMs?: number }): Promise<void> {
     const args: [FileScanInput] = [{ ...input, ...this.settings }];
+    const priority = this.priorityThreshold === undefined
+      ? undefined : scanPriorityOf(await scanBacklogOf(this.client, this.taskQueue).read(), this.priorityThreshold);
     try {
       await this.client.workflow.start<typeof fileScan>('fileScan', {
         taskQueue: this.taskQueue,
@@ -38,6 +113,8 @@ export class FileScanStarter {
         args,
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Its activities inherit it.
+        ...(priority && { priority }),
       });
     } catch (error) {
       // Its scan ran before and has finished: the file is already where it ends.

@@ -37,14 +37,16 @@ export function fileUploadedEvent(file: FileRow, actor: FileActor): EventInput {
   };
 }
 
-/** What is audited of a file: a scan's outcome, and the trash's moves (services/files/trash.ts). */
+/** What is audited of a file: a scan's outcome, the trash's moves (services/files/trash.ts), processing (process.ts). */
 export type FileAuditAction = 'files.file.uploaded' | 'files.file.rejected' | 'files.file.deleted' | 'files.file.restored'
-  | 'files.file.purged' | 'files.file.permanent_deleted';
+  | 'files.file.purged' | 'files.file.permanent_deleted'
+  | 'files.file.processing_requested' | 'files.file.processed' | 'files.file.processing_failed'
+  | 'files.orphan.deleted';
 
 /**
  * The audit record of a change to a file: the file after the change. The actor is the sender of the
  * request behind the change (for a workflow's step, the request that started it), or the row's
- * uploader when there was none.
+ * uploader when there was none; none for the platform's own sweeps (`platform`).
  */
 export function fileAudit(action: FileAuditAction, file: FileRow, actor: FileActor, meta?: Record<string, unknown>): EventInput {
   return auditEventOf({
@@ -53,7 +55,7 @@ export function fileAudit(action: FileAuditAction, file: FileRow, actor: FileAct
     action,
     entityType: 'file',
     entityId: file.id,
-    actorId: actor.actorId ?? file.uploadedBy,
+    actorId: actor.platform ? null : actor.actorId ?? file.uploadedBy,
     after: { ...file },
     meta: meta ?? null,
     traceId: actor.traceId,

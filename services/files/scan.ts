@@ -5,7 +5,7 @@ import type { Progress } from '../../common/progress';
 import type { DatabasePool } from '../../db/pool';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { withTenant } from '../../db/tenant';
-import { scanStagedObject, type ScanVerdict, type VirusScanner } from './scanner';
+import { scanStagedObject, type StagedObjectVerdict, type VirusScanner } from './scanner';
 
 /**
  * What the scan workflow's steps work with (activities/files/scan.activities.ts): the application
@@ -28,6 +28,8 @@ export interface FileRef {
 export interface FileActor {
   actorId: string | null;
   traceId?: string;
+  /** No person acts: a Schedule's sweep (the orphan sweep); the audit record names no actor, not the uploader. */
+  platform?: true;
 }
 
 /** The file's row; file-not-found when there is none in its tenant. */
@@ -39,9 +41,10 @@ export async function loadFile({ appPool }: Pick<FileScanDeps, 'appPool'>, { ten
 
 /**
  * Scans the file's staged object with clamd (services/files/scanner.ts). The row names the staging
- * key, so a file staged under an older key layout is still found.
+ * key, so a file staged under an older key layout is still found. The object must have the size
+ * recorded (and counted as storage) for the file: a presigned upload's declared size.
  */
-export async function scanFile(deps: FileScanDeps, ref: FileRef, progress: Progress): Promise<ScanVerdict> {
+export async function scanFile(deps: FileScanDeps, ref: FileRef, progress: Progress): Promise<StagedObjectVerdict> {
   const file = await loadFile(deps, ref);
-  return scanStagedObject(deps, file.stagingKey, progress);
+  return scanStagedObject(deps, file.stagingKey, progress, file.sizeBytes);
 }

@@ -10,7 +10,15 @@ export type ScanVerdict = { infected: false } | { infected: true; signatures: st
 /** A virus scanner over a byte stream. */
 export interface VirusScanner {
   scan(stream: Readable): Promise<ScanVerdict>;
+  /**
+   * The scanner's answer to VERSION, as it gives it: clamd's `ClamAV <engine>/<database>/<date>`, or
+   * `ClamAV <engine>` alone when it has loaded no official signature database.
+   */
+  version(): Promise<string>;
 }
+
+/** A staged object's verdict, with the ETag of the bytes scanned when the store gave one. */
+export type StagedObjectVerdict = ScanVerdict & { etag?: string };
 
 /** The staged object is not there: no retry will find it (the file is rejected, see workflows/files). */
 export class StagedObjectMissing extends Error {
@@ -23,6 +31,15 @@ export class StagedObjectMissing extends Error {
  */
 export class StagedObjectEmpty extends Error {
   override name = 'StagedObjectEmpty';
+}
+
+/**
+ * The staged object's size is not the size recorded for the file: a presigned upload's PUT is
+ * bound to the declared length by its signature, so this is a store that did not enforce it. The
+ * recorded size is what the plan's storage counts, so such a file is never scanned into use.
+ */
+export class StagedObjectSizeMismatch extends Error {
+  override name = 'StagedObjectSizeMismatch';
 }
 
 /** The socket idle timeout: clamd reads an INSTREAM as it arrives, so silence this long is a fault. */
@@ -57,6 +74,9 @@ export function createClamdScanner(cfg: Config['clamav']): VirusScanner {
       if (result.isInfected === false) return { infected: false };
       throw new Error(`clamd gave no verdict: ${JSON.stringify(result.resultString)}`);
     },
+    async version() {
+      return (await connected()).getVersion();
+    },
   };
 }
 
@@ -79,25 +99,32 @@ const isNoSuchKey = (error: unknown): boolean => (error as { code?: string } | n
 
 /**
  * Streams a staged object from the object store to the scanner, never holding it whole. A missing
- * or empty object is its own error (StagedObjectMissing, StagedObjectEmpty): retrying cannot change
- * it. Every other failure (the store or clamd unreachable, a broken stream) is thrown as it is.
+ * or empty object is its own error (StagedObjectMissing, StagedObjectEmpty), and so is one whose size
+ * is not `expectedBytes` when given (StagedObjectSizeMismatch): retrying cannot change them. Every
+ * other failure (the store or clamd unreachable, a broken stream) is thrown as it is. The verdict
+ * carries the ETag of the bytes scanned, so the object can be copied on only if it is still them.
  */
 export async function scanStagedObject(
-  deps: { objectStore: ObjectStore; scanner: VirusScanner }, stagingKey: string, progress: Progress,
-): Promise<ScanVerdict> {
+  deps: { objectStore: ObjectStore; scanner: VirusScanner }, stagingKey: string, progress: Progress, expectedBytes?: number,
+): Promise<StagedObjectVerdict> {
   const { s3, bucket } = deps.objectStore;
   const stat = await s3.statObject(bucket, stagingKey).catch((error: unknown) => {
     throw isNoSuchKey(error) || (error as { code?: string }).code === 'NotFound'
       ? new StagedObjectMissing(`staged object ${stagingKey} does not exist`) : error;
   });
   if (stat.size === 0) throw new StagedObjectEmpty(`staged object ${stagingKey} is empty`);
+  if (expectedBytes !== undefined && stat.size !== expectedBytes) {
+    throw new StagedObjectSizeMismatch(`staged object ${stagingKey} has ${stat.size} bytes, ${expectedBytes} were recorded`);
+  }
   const source = await s3.getObject(bucket, stagingKey).catch((error: unknown) => {
     throw isNoSuchKey(error) ? new StagedObjectMissing(`staged object ${stagingKey} does not exist`) : error;
   });
   // pipeline passes a failure of the download on to the scanned stream, which fails the scan.
   const scanned = pipeline(source, reportingProgress(progress), () => undefined);
+  // The download's own ETag: the bytes read, even if a PUT replaces the object meanwhile.
+  const etag = (source as Readable & { headers?: Record<string, string | undefined> }).headers?.etag;
   try {
-    return await deps.scanner.scan(scanned);
+    return { ...await deps.scanner.scan(scanned), ...(etag && { etag }) };
   } finally {
     // A scan that failed early (clamd refused the connection) leaves the download open otherwise.
     source.destroy();

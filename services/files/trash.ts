@@ -1,7 +1,7 @@
 import { currentRequestContext, type AuthState } from '../../common/context';
 import { removeObjects, type ObjectStore } from '../../common/object-store';
 import { problems } from '../../common/problems';
-import type { DatabasePool } from '../../db/pool';
+import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { markFileDeleted, markFilePurgedNow, markFileRestored, markTrashedFilePurged } from '../../db/queries/files/trash.queries';
@@ -9,7 +9,7 @@ import { withTenant } from '../../db/tenant';
 import { enqueueEvent } from '../events/publish';
 import type { FilesDeps } from './deps';
 import type { FileActor, FileRef } from './scan';
-import { fileAudit } from './scan-records';
+import { fileAudit, type FileAuditAction } from './scan-records';
 import { fileView, type FileView } from './views';
 
 /**
@@ -26,8 +26,20 @@ function actorOf(auth: AuthState): FileActor {
 }
 
 /** Every object a file has in the store: the original, its thumbnails, and a staged copy left behind. */
-function objectKeysOf(file: FileRow): string[] {
+export function objectKeysOf(file: FileRow): string[] {
   return [file.stagingKey, ...(file.objectKey ? [file.objectKey] : []), ...Object.values(file.thumbnails)];
+}
+
+/**
+ * What every purge writes in its own transaction once the row is purged: the file's bytes leave
+ * storage_bytes and its audit record (`action`) is written. The objects are removed after the commit
+ * (objectKeysOf), by the caller, which can repeat that on its own.
+ */
+export async function releasePurgedFile(
+  tx: DatabaseTransactionConnection, file: FileRow, action: FileAuditAction, actor: FileActor, meta?: Record<string, unknown>,
+): Promise<void> {
+  await adjustUsage(tx, 'storage_bytes', -file.sizeBytes);
+  await enqueueEvent(tx, fileAudit(action, file, actor, meta));
 }
 
 /**
@@ -90,8 +102,7 @@ export async function permanentlyDeleteFile(deps: FilesDeps, auth: AuthState, id
   const purged = await withTenant(deps.db, auth.tenantId, async (tx) => {
     const row = await markFilePurgedNow(tx, auth.tenantId, id);
     if (!row) throw problems.fileNotFound(id);
-    await adjustUsage(tx, 'storage_bytes', -row.sizeBytes);
-    await enqueueEvent(tx, fileAudit('files.file.permanent_deleted', row, actorOf(auth)));
+    await releasePurgedFile(tx, row, 'files.file.permanent_deleted', actorOf(auth));
     return row;
   });
   await removeObjects(deps.objectStore, objectKeysOf(purged));
@@ -116,8 +127,7 @@ export async function purgeTrashedFile(
   const { purged, file } = await withTenant(deps.appPool, tenantId, async (tx) => {
     const row = await markTrashedFilePurged(tx, tenantId, fileId, deletedAt);
     if (!row) return { purged: false, file: await selectFile(tx, tenantId, fileId) };
-    await adjustUsage(tx, 'storage_bytes', -row.sizeBytes);
-    await enqueueEvent(tx, fileAudit('files.file.purged', row, actor));
+    await releasePurgedFile(tx, row, 'files.file.purged', actor);
     return { purged: true, file: row };
   });
   if (file?.status === 'purged') await removeObjects(deps.objectStore, objectKeysOf(file));

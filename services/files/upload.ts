@@ -3,20 +3,14 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { fileTypeStream } from 'file-type';
 import type { AuthState } from '../../common/context';
 import { newId } from '../../common/ids';
-import { discardUpload, putStream, type StoredObject } from '../../common/object-store';
+import { putStream, type StoredObject } from '../../common/object-store';
 import { problems } from '../../common/problems';
-import { adjustUsage } from '../../db/queries/billing/usage.queries';
-import {
-  countStagedFiles, insertFile, type FileRow,
-} from '../../db/queries/files/files.queries';
-import { markFileRejected } from '../../db/queries/files/scan.queries';
-import type { DatabaseTransactionConnection } from '../../db/pool';
-import { withTenant } from '../../db/tenant';
-import { countCreationIn } from '../billing/limits';
+import type { FileRow } from '../../db/queries/files/files.queries';
 import type { FilesDeps } from './deps';
 import { readMultipartForm, type StreamedRequest } from './multipart-form';
 import { stagingKeyOf, type FileBucket } from './object-keys';
 import { fileKindOf, largestFileBytes, sizeLimitOf } from './size-limits';
+import { checkStagingRoomOf, connectedScans, discardStaged, recordStagedFile, startScan } from './staging';
 import { fileView, type FileView } from './views';
 
 /** The text fields of an upload, checked (the route's schema: api/routes/files/files.schemas.ts). */
@@ -51,9 +45,6 @@ const FORM_ALLOWANCE_BYTES = 64 * 1024;
 /** The type of a file whose first bytes match no known signature (and whose client named none). */
 const UNKNOWN_TYPE = 'application/octet-stream';
 
-/** Why an upload whose scan could not be started was given up (rejected_reason). */
-const SCAN_NOT_STARTED = 'scan-not-started';
-
 /**
  * POST /files/upload (document 2, Files): streams the form's file to the tenant's staging key,
  * records it pending_scan and starts its malware scan; nothing of it can be fetched until the scan
@@ -71,10 +62,9 @@ export async function uploadFile(deps: FilesDeps, auth: AuthState, request: Stre
   const largest = largestFileBytes(settings);
   const declared = Number(request.headers['content-length']);
   if (declared > largest + FORM_ALLOWANCE_BYTES) throw problems.fileTooLarge(largest);
-  const scans = deps.scans();
-  if (!scans) throw problems.unavailable('The workflow service is not connected; try again shortly');
-  const { tenantId, userId } = auth;
-  await withTenant(deps.db, tenantId, (tx) => checkStagingRoom(tx, tenantId, settings.stagingMaxPerTenant));
+  const scans = connectedScans(deps);
+  const { tenantId } = auth;
+  await checkStagingRoomOf(deps, tenantId);
 
   const fileId = newId();
   const stagingKey = stagingKeyOf(tenantId, fileId);
@@ -89,33 +79,17 @@ export async function uploadFile(deps: FilesDeps, auth: AuthState, request: Stre
     const stored = form.file.stored;
     const limit = sizeLimitOf(mimeType, settings);
     if (stored.bytes > limit) throw problems.fileTooLarge(limit, fileKindOf(mimeType));
-    row = await withTenant(deps.db, tenantId, async (tx) => {
-      // Counting the bytes takes the tenant's storage counter row lock, which orders its uploads:
-      // the staging count below then sees every upload committed before this one.
-      await countCreationIn(tx, 'storage_bytes', deps.enforcePlanLimits, stored.bytes);
-      await checkStagingRoom(tx, tenantId, settings.stagingMaxPerTenant);
-      return insertFile(tx, {
-        id: fileId, tenantId, bucket: fields.bucket, originalName: fields.originalName, mimeType,
-        sizeBytes: stored.bytes, sha256: stored.sha256, stagingKey, meta: fields.meta ?? null, uploadedBy: userId,
-      });
+    row = await recordStagedFile(deps, auth, {
+      id: fileId, bucket: fields.bucket, originalName: fields.originalName, mimeType,
+      sizeBytes: stored.bytes, sha256: stored.sha256, meta: fields.meta ?? null,
     });
   } catch (error) {
     await discardStaged(deps, stagingKey);
     throw error;
   }
 
-  try {
-    await scans.start({ tenantId, fileId });
-  } catch (error) {
-    await abandonUnscanned(deps, row);
-    throw problems.unavailable('The malware scan could not be started; upload the file again', error);
-  }
+  await startScan(deps, scans, row);
   return fileView(deps.objectStore, row);
-}
-
-/** 503 staging-limit-exceeded once the tenant has FILES_STAGING_MAX_PER_TENANT files waiting for their scan. */
-async function checkStagingRoom(tx: DatabaseTransactionConnection, tenantId: string, max: number): Promise<void> {
-  if (await countStagedFiles(tx, tenantId) >= max) throw problems.stagingLimitExceeded(max);
 }
 
 interface StagedFile {
@@ -164,26 +138,5 @@ function sizeBounds(limitBytes: number, tooLarge: () => Error): Transform {
     flush(done) {
       done(seen === 0 ? problems.validation([{ field: FILE_PART, code: 'TOO_SHORT', message: 'is empty' }]) : null);
     },
-  });
-}
-
-/**
- * A recorded upload whose scan could not be started would wait in staging forever (its 24-hour
- * timer is the workflow's): it is rejected, its bytes leave the plan's usage, its object is removed.
- */
-async function abandonUnscanned(deps: FilesDeps, row: FileRow): Promise<void> {
-  await withTenant(deps.db, row.tenantId, async (tx) => {
-    if (await markFileRejected(tx, row.tenantId, row.id, SCAN_NOT_STARTED, false)) await adjustUsage(tx, 'storage_bytes', -row.sizeBytes);
-  });
-  await discardStaged(deps, row.stagingKey);
-}
-
-/**
- * Removes what a refused upload left in staging. Its own failure does not replace the refusal the
- * client is answered with; it is logged, with the key to remove by hand.
- */
-async function discardStaged(deps: FilesDeps, stagingKey: string): Promise<void> {
-  await discardUpload(deps.objectStore, stagingKey).catch((error: unknown) => {
-    deps.logger.error({ err: error, stagingKey }, 'a refused upload could not be removed from staging');
   });
 }

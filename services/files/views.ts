@@ -1,5 +1,6 @@
 import type { ObjectStore } from '../../common/object-store';
 import type { FileRow } from '../../db/queries/files/files.queries';
+import { processJobIdOf } from './process-job';
 
 /** Document 2, File, as the API answers it. */
 export interface FileView {
@@ -22,6 +23,8 @@ export interface FileView {
 export interface FileDetails extends FileView {
   meta: Record<string, unknown> | null;
   thumbnails: Record<string, string>;
+  /** The latest processing job (services/files/process.ts) with its public job id; absent if the file was never processed. */
+  processing?: NonNullable<FileRow['processing']>;
 }
 
 /** How long the URLs in file objects (url, thumbnails) and the default redirect stay valid: document 2's default. */
@@ -64,5 +67,6 @@ export async function fileDetails(store: ObjectStore, row: FileRow): Promise<Fil
   const thumbnails = await Promise.all(Object.entries(row.thumbnails).map(
     async ([preset, key]) => [preset, await presignedUrlOf(store, key, FILE_URL_TTL_SECONDS)] as const,
   ));
-  return { ...await fileView(store, row), meta: row.meta, thumbnails: Object.fromEntries(thumbnails) };
+  const processing = row.processing ? { processing: { ...row.processing, jobId: processJobIdOf(row.processing.jobId) } } : {};
+  return { ...await fileView(store, row), meta: row.meta, thumbnails: Object.fromEntries(thumbnails), ...processing };
 }

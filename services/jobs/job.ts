@@ -34,6 +34,11 @@ export interface JobOutcome {
   /** When the work was done, if the kind knows better than the workflow's close time. */
   completedAt: string | null;
   result: unknown;
+  /**
+   * A job whose work ended in a refusal the workflow completed with (a business outcome, not a
+   * fault): the job is failed with this problem instead of a result.
+   */
+  error?: Problem;
 }
 
 /** One kind of job: how to find its workflow, who may read it, and how its result is rendered. */

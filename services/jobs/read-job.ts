@@ -32,6 +32,7 @@ export async function readJob(deps: JobsDeps, tenantId: string, job: ResolvedJob
   if (status === 'canceled') return { ...base, status };
   const outcome = await job.kind.outcome({ tenantId, localId: job.localId, status, closedAt, memo, handle });
   if (!outcome) return { ...base, status: 'running', completedAt: null };
+  if (outcome.error) return { ...base, status: 'failed', completedAt: outcome.completedAt ?? closedAt, error: outcome.error };
   return { ...base, status: 'completed', completedAt: outcome.completedAt ?? closedAt, result: outcome.result };
 }
 

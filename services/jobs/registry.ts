@@ -1,6 +1,7 @@
 import { problems } from '../../common/problems';
 import { coldExportJobKind } from '../audit/export/job';
 import type { AuditExportDeps } from '../audit/export/deps';
+import { fileProcessJobKind } from '../files/process-job';
 import type { JobKind } from './job';
 import { parseJobId } from './job-id';
 
@@ -12,7 +13,7 @@ export interface JobKindDeps {
 export type JobKinds = ReadonlyMap<string, JobKind>;
 
 export function jobKinds(deps: JobKindDeps): JobKinds {
-  return new Map([coldExportJobKind(deps.auditExport)].map((kind) => [kind.name, kind]));
+  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind].map((kind) => [kind.name, kind]));
 }
 
 export interface ResolvedJob {

@@ -1,5 +1,7 @@
 import Joi from 'joi';
-import { EVENT_TYPE_PATTERN, SCHEMA_VERSION_PATTERN } from '../events/event-rules';
+import { DEFAULT_SCHEMA_VERSION, EVENT_TYPE_PATTERN, SCHEMA_VERSION_PATTERN } from '../events/event-rules';
+import type { SchemaDeclaration } from '../events/kernel-schemas';
+import { ANY_OBJECT_SCHEMA, eventSchemaProblems, type EventSchema } from '../events/schema-compat';
 
 /**
  * A module manifest (DECISIONS.md, Modules and the data layer): what a module is called, the
@@ -44,6 +46,12 @@ export interface ModulePermission {
   description: string;
 }
 
+/** The payload schema of a type the module publishes: JSON Schema in the registry's dialect (services/events/schema-compat.ts). */
+export interface DeclaredEventSchema {
+  version: string;
+  schema: EventSchema;
+}
+
 export interface ModuleManifest {
   slug: string;
   name: string;
@@ -54,6 +62,11 @@ export interface ModuleManifest {
   models: Record<string, ModelDefinition>;
   hooks: ModuleHook[];
   events: { publishes: string[]; subscribes: string[] };
+  /**
+   * Payload schemas by published type (docs/decisions/events.md); a type published without one is
+   * registered as "any JSON object" in version 1.0.0.
+   */
+  eventSchemas?: Record<string, DeclaredEventSchema>;
 }
 
 /**
@@ -111,6 +124,10 @@ const manifestShape = Joi.object<ModuleManifest>({
     publishes: Joi.array().items(Joi.string().pattern(EVENT_TYPE_PATTERN, 'event type')).unique().default([]),
     subscribes: Joi.array().items(Joi.string().pattern(EVENT_TYPE_PATTERN, 'event type')).unique().default([]),
   }).default({ publishes: [], subscribes: [] }),
+  eventSchemas: Joi.object().pattern(Joi.string().pattern(EVENT_TYPE_PATTERN, 'event type'), Joi.object<DeclaredEventSchema>({
+    version: Joi.string().pattern(SCHEMA_VERSION_PATTERN, 'semantic version').required(),
+    schema: Joi.object().unknown(true).required(),
+  })).default({}),
 });
 
 /** The rules that relate one part of a manifest to another; every broken one is named. */
@@ -134,6 +151,10 @@ function crossChecks(manifest: ModuleManifest, limits: ManifestLimits): string[]
   manifest.events.publishes.forEach((type, index) => {
     if (!type.startsWith(prefix)) problems.push(`events.publishes[${index}] ${type} must start with ${prefix}`);
   });
+  for (const [type, { schema }] of Object.entries(manifest.eventSchemas ?? {})) {
+    if (!manifest.events.publishes.includes(type)) problems.push(`eventSchemas.${type}: the type is not in events.publishes`);
+    problems.push(...eventSchemaProblems(schema).map((problem) => `eventSchemas.${type}: ${problem}`));
+  }
   return problems;
 }
 
@@ -192,6 +213,13 @@ function withDataPermissions(manifest: ModuleManifest): ModulePermission[] {
     ])
     .filter((permission) => !declared.has(permission.key));
   return [...manifest.permissions, ...derived];
+}
+
+/** The schema of every type the module publishes, as the registry takes them (installModule registers them). */
+export function publishedSchemas(manifest: ModuleManifest): SchemaDeclaration[] {
+  return manifest.events.publishes.map((type) => ({
+    type, ...(manifest.eventSchemas?.[type] ?? { version: DEFAULT_SCHEMA_VERSION, schema: ANY_OBJECT_SCHEMA }),
+  }));
 }
 
 export type ManifestCheck = { ok: true; manifest: ModuleManifest } | { ok: false; problems: string[] };

@@ -13,7 +13,8 @@ import { withTenant } from '../../db/tenant';
 import type { Caller } from '../access/roles';
 import type { LocalRbacVersions } from '../access/permissions';
 import type { ModuleCatalogue } from './catalogue';
-import type { ModuleManifest } from './manifest';
+import { publishedSchemas, type ModuleManifest } from './manifest';
+import { registerSchemas } from '../events/schema-registry';
 import { recordModuleChange } from './module-changes';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { checkCreationLimitIn } from '../billing/limits';
@@ -94,6 +95,8 @@ export function installModule(deps: ModuleRegistryDeps, caller: Caller, slug: st
   const manifest = manifestOrNotFound(deps, slug);
   return moduleChange(deps, caller, async (tx) => {
     const existing = await lockTenantModule(tx, caller.tenantId, slug);
+    // Every install, a repeated one too: a manifest whose payload schema changed incompatibly is refused (409).
+    await registerSchemas(tx, `module:${slug}`, publishedSchemas(manifest));
     await upsertModulePermissions(tx, caller.tenantId, slug, manifest.permissions);
     if (isInstalled(existing)) {
       if (existing.version === manifest.version) return { manifest, installation: existing, created: false };

@@ -1,7 +1,7 @@
 import type { EventInput } from '../events/publish';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import type { IdempotencyUse, TransactionView } from '../../workflows/money/money.messages';
-import { runIdempotent, type IdempotentRequest } from './idempotent';
+import { runIdempotent, type IdempotentRequest } from '../idempotency/idempotent';
 
 /** A workflow's Idempotency-Key use (money.messages), as the idempotency store looks it up for its tenant. */
 export function idempotentRequestOf(tenantId: string, use: IdempotencyUse): IdempotentRequest {

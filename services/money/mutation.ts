@@ -1,7 +1,7 @@
 import { currentRequestContext } from '../../common/context';
 import { problems } from '../../common/problems';
 import type { MoneyActor } from './movements';
-import { runIdempotent, requestHash, type Answer, type Outcome } from './idempotent';
+import { runIdempotent, requestHash, type Answer, type Outcome } from '../idempotency/idempotent';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { isEmailVerified } from '../../db/queries/money/wallets.queries';
 import type { AuthState } from '../../common/context';

@@ -1,7 +1,7 @@
 import { creditWallet, debitWallet } from './wallet-operations';
 import { reverseTransaction } from './reversal';
 import { operationResult, transactionView, type OperationResult, type TransactionView } from './views';
-import type { Answer } from './idempotent';
+import type { Answer } from '../idempotency/idempotent';
 import type { AuthState } from '../../common/context';
 import type { MoneyDeps } from './deps';
 import { runMoneyMutation } from './mutation';

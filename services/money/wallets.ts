@@ -4,7 +4,7 @@ import { enqueueEvent } from '../events/publish';
 import { moneyAudit } from './audit';
 import { balanceView, walletView, type WalletView } from './views';
 import { problems } from '../../common/problems';
-import type { Answer } from './idempotent';
+import type { Answer } from '../idempotency/idempotent';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import {

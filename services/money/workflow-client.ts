@@ -7,7 +7,7 @@ import type { Config } from '../../common/config';
 import type { PlanLimitReader } from './plan-limits';
 import { Problem, problems, type ProblemType } from '../../common/problems';
 import { idempotentRequestOf } from './flow-operation';
-import { requestHash, storedAnswerFor } from './idempotent';
+import { requestHash, storedAnswerFor } from '../idempotency/idempotent';
 import type { DatabasePool } from '../../db/pool';
 import { selectTransaction, type TransactionRow } from '../../db/queries/money/transactions.queries';
 import { withTenant } from '../../db/tenant';

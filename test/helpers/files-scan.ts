@@ -62,6 +62,8 @@ export interface StageOptions {
   mimeType: string;
   /** The staged object; none when absent (a presigned upload whose PUT has not come). */
   content?: Buffer;
+  /** The recorded size when there is no content yet: a presigned upload's declared size (default 0). */
+  sizeBytes?: number;
   uploadedBy?: string;
 }
 
@@ -70,14 +72,15 @@ export async function stageFile(db: DatabasePool, store: ObjectStore, tenantId: 
   const fileId = newId();
   const stagingKey = stagingKeyOf(tenantId, fileId);
   const { bucket = 'assets', originalName = 'upload.bin', mimeType, content, uploadedBy = null } = options;
+  const sizeBytes = content?.length ?? options.sizeBytes ?? 0;
   if (content) await store.s3.putObject(store.bucket, stagingKey, content, content.length, { 'Content-Type': mimeType });
   await withTenant(db, tenantId, async (tx) => {
     await tx.query(sql.unsafe`
       INSERT INTO files (id, tenant_id, bucket, original_name, mime_type, size_bytes, status, staging_key, uploaded_by)
-      VALUES (${fileId}, ${tenantId}, ${bucket}, ${originalName}, ${mimeType}, ${content?.length ?? 0}, 'pending_scan', ${stagingKey}, ${uploadedBy})
+      VALUES (${fileId}, ${tenantId}, ${bucket}, ${originalName}, ${mimeType}, ${sizeBytes}, 'pending_scan', ${stagingKey}, ${uploadedBy})
     `);
     // Counted at upload, as the upload route counts it (docs/decisions/files.md).
-    await adjustUsage(tx, 'storage_bytes', content?.length ?? 0);
+    await adjustUsage(tx, 'storage_bytes', sizeBytes);
   });
   return { tenantId, fileId, stagingKey };
 }

@@ -6,7 +6,7 @@ import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
 import { createObjectStore, removeObjects, type ObjectStore } from '../../common/object-store';
 import { contextActivityInterceptors } from '../../common/temporal/activity-context';
-import { requestHash } from '../../services/money/idempotent';
+import { requestHash } from '../../services/idempotency/idempotent';
 import { createSmtpSender } from '../../services/notify/smtp';
 import { exportJobId } from '../../services/audit/cold-storage';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
-import { requestHash, runIdempotent } from '../../services/money/idempotent';
+import { requestHash, runIdempotent } from '../../services/idempotency/idempotent';
 import { insertPostings } from '../../db/queries/money/ledger.queries';
 import { newId, newWalletId } from '../../common/ids';
 import { startTestGateway, type TestGateway } from '../helpers/app';

@@ -4,7 +4,8 @@
 // nor send the fileStaged signal. Run with the project's database env:
 //   node -r ./test/helpers/app-swc-register.cjs test/replay/record-file-scan-histories.ts
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
-// must replay on any machine, without this machine's payload key.
+// must replay on any machine, without this machine's payload key. A name prefix as argument records
+// only those histories (`v2-` the presigned uploads' own wait), leaving the committed others as they are.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -51,17 +52,21 @@ async function main(): Promise<void> {
   interface Run {
     file: StageOptions;
     staged?: boolean;
+    /** A presigned upload's wait for its PUT (services/files/presign.ts). */
+    uploadTtlMs?: number;
     settings?: Partial<FileScanSettings>;
     /** After the start, before the result. */
     meanwhile?: (fileId: string) => Promise<void>;
   }
 
-  async function record(name: string, clamav: Config['clamav'], { file, staged, settings, meanwhile }: Run): Promise<void> {
+  const only = process.argv[2] ?? '';
+  async function record(name: string, clamav: Config['clamav'], { file, staged, uploadTtlMs, settings, meanwhile }: Run): Promise<void> {
+    if (!name.startsWith(only)) return;
     const taskQueue = uniqueTaskQueue('record-files');
     const starter = new FileScanStarter(env.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue, ...settings });
     const { fileId } = await stageFile(owner, bucket, tenant.tenantId, file);
     await (await workerFor(taskQueue, clamav)).runUntil(async () => {
-      await starter.start({ tenantId: tenant.tenantId, fileId, staged });
+      await starter.start({ tenantId: tenant.tenantId, fileId, staged, uploadTtlMs });
       await meanwhile?.(fileId);
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();
     });
@@ -71,7 +76,7 @@ async function main(): Promise<void> {
   const clamd = config().clamav;
   await record('v1-clean-image-thumbnails', clamd, { file: { mimeType: 'image/png', originalName: 'diagram.png', content: await samplePng(640, 480) } });
   await record('v1-presigned-signal-document', clamd, {
-    file: { mimeType: 'text/plain', originalName: 'notes.txt' },
+    file: { mimeType: 'text/plain', originalName: 'notes.txt', sizeBytes: 6 },
     staged: false,
     meanwhile: async (fileId) => {
       await env.sleep(HOUR);
@@ -81,6 +86,22 @@ async function main(): Promise<void> {
     },
   });
   await record('v1-presigned-expired', clamd, { file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false });
+  // The presign route's start: the URL's 15 minutes and the grace (services/files/presign.ts).
+  const presignWait = 20 * 60_000;
+  await record('v2-presigned-upload-expired', clamd, {
+    file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false, uploadTtlMs: presignWait,
+  });
+  await record('v2-presigned-put-noticed', clamd, {
+    file: { mimeType: 'text/plain', originalName: 'notes.txt', sizeBytes: 6 },
+    staged: false,
+    uploadTtlMs: presignWait,
+    meanwhile: async (fileId) => {
+      await env.sleep(10 * 60_000);
+      const content = Buffer.from('notes\n');
+      await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
+      await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
+    },
+  });
   await record('v1-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
   // Nothing listens on port 1: the scan is retried until the (shortened) staging TTL cancels it.
   await record('v1-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {

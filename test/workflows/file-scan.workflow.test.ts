@@ -236,7 +236,7 @@ describe('fileScan workflow', () => {
 
   it('scans a presigned upload when fileStaged arrives within the staging TTL; a document gets no thumbnails', async () => {
     const content = Buffer.from('quarterly numbers\n');
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'text/plain', originalName: 'numbers.txt' });
+    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'text/plain', originalName: 'numbers.txt', sizeBytes: content.length });
 
     const result = await scan(file, {
       staged: false,

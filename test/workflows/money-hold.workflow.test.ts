@@ -2,7 +2,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
-import { requestHash } from '../../services/money/idempotent';
+import { requestHash } from '../../services/idempotency/idempotent';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { moneyHold } from '../../workflows/money/hold.workflow';
 import type { HoldInput } from '../../workflows/money/money.messages';

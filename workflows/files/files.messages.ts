@@ -19,6 +19,13 @@ export interface FileScanInput {
    * started is rejected as staging-expired. Workflows read no configuration, so the starter sends it.
    */
   stagingTtlMs: number;
+  /**
+   * A presigned upload's wait for its PUT (the URL's TTL and a grace, services/files/presign.ts):
+   * no fileStaged within it → rejected as upload-expired, releasing the reservation. Absent (direct
+   * uploads, and histories from before presigned uploads) the wait is bounded by stagingTtlMs and
+   * ends as staging-expired.
+   */
+  uploadTtlMs?: number;
   /** NOTIFY_TASK_QUEUE: where the mails to the tenant's admins about an infected file are sent from. */
   notifyTaskQueue: string;
 }

@@ -26,9 +26,11 @@ const steps = proxyActivities<FileScanActivities>({ startToCloseTimeout: '30 sec
 const UNSCANNABLE: Readonly<Record<string, string>> = {
   'staged-object-missing': 'staged-object-missing',
   'staged-object-empty': 'empty-file',
+  'staged-object-size-mismatch': 'size-mismatch',
 };
 
 const EXPIRED: Rejection = { reason: 'staging-expired', scanned: false };
+const UPLOAD_EXPIRED: Rejection = { reason: 'upload-expired', scanned: false };
 
 function unscannableReason(error: unknown): string | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
@@ -41,7 +43,8 @@ const resultOf = (outcome: FileScanOutcome): FileScanResult =>
 /**
  * One file's way out of staging (document 2, File), under the workflow id `files.scan:<fileId>`:
  *
- *   staged    a direct upload starts here; a presigned one first waits for fileStaged.
+ *   staged    a direct upload starts here; a presigned one first waits for fileStaged, at most
+ *             uploadTtlMs (→ rejected `upload-expired`: the URL expired unused).
  *   scanned   the staged object is streamed to clamd (retried while clamd or the store is down).
  *   clean     → copied to its final key, available, files.file.uploaded and an audit record, staging
  *               removed; an image then gets its icon_32 and card_300 thumbnails.
@@ -61,8 +64,9 @@ export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
     staged = true;
   });
 
-  if (!staged && !(await condition(() => staged, input.stagingTtlMs))) {
-    return resultOf(await steps.rejectFile(ref, EXPIRED));
+  // Inputs without uploadTtlMs (histories recorded before it) wait, and expire, as they did.
+  if (!staged && !(await condition(() => staged, input.uploadTtlMs ?? input.stagingTtlMs))) {
+    return resultOf(await steps.rejectFile(ref, input.uploadTtlMs === undefined ? EXPIRED : UPLOAD_EXPIRED));
   }
 
   let verdict;
@@ -87,7 +91,9 @@ export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
     return resultOf(outcome);
   }
 
-  const outcome = await steps.promoteFile(ref);
+  // Only the bytes scanned are promoted: a presigned URL could PUT other ones meanwhile (histories
+  // from before the ETag replay as they ran: an argument is not a command).
+  const outcome = await steps.promoteFile(ref, verdict.etag);
   if (outcome.status === 'available' && outcome.image) await steps.generateThumbnails(ref);
   return resultOf(outcome);
 }

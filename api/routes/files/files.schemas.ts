@@ -6,6 +6,7 @@ import { FILE_BUCKETS, type FileBucket } from '../../../services/files/object-ke
 import type { UploadFields } from '../../../services/files/upload';
 import { uuid } from '../../http/ids';
 import { eitherPageOf, eitherPageOnly, eitherPageQuery } from '../../http/pagination';
+import { fileProcessing } from './process.schemas';
 
 /** Request and response schemas of the files routes (document 2, Endpoints / Files; camelCase). */
 
@@ -16,13 +17,13 @@ const META_MAX_BYTES = 4096;
  * (the stored object's Content-Type, the download's), so parameters hold printable ASCII and spaces
  * only: no line breaks, no tabs.
  */
-const mimeType = Joi.string().max(255).pattern(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*( *;[\x20-\x7E]*)?$/, 'media type');
+export const mimeType = Joi.string().max(255).pattern(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*( *;[\x20-\x7E]*)?$/, 'media type');
 
 /**
  * A value other than the five buckets is 400 bucket-invalid (document 2, Errors), not a
  * validation-error; a missing bucket is one (REQUIRED), like any missing field.
  */
-const bucket = Joi.string().valid(...FILE_BUCKETS)
+export const bucket = Joi.string().valid(...FILE_BUCKETS)
   .error((errors) => (errors.some((error) => error.code === 'any.required') ? errors : problems.bucketInvalid(FILE_BUCKETS)));
 
 class PrototypeKey extends Error {}
@@ -95,6 +96,7 @@ export const fileDetails = file.keys({
   meta: Joi.object().unknown(true).allow(null).required().description('The meta sent with the upload'),
   thumbnails: Joi.object().pattern(Joi.string(), Joi.string().uri()).required()
     .description('Presigned GETs of the thumbnails generated so far (valid 300 s), by preset'),
+  processing: fileProcessing,
 });
 
 export interface FileIdParams {

@@ -31,6 +31,13 @@ export const fileRow = z.object({
   updatedAt: z.string(),
   scannedAt: z.string().nullable(),
   deletedAt: z.string().nullable(),
+  /** The latest processing job (migration 0029, services/files/process.ts); null for a file never processed. */
+  processing: z.object({
+    jobId: z.string(),
+    status: z.enum(['processing', 'completed', 'failed']),
+    startedAt: z.string(),
+    completedAt: z.string().nullable(),
+  }).nullable(),
 });
 export type FileRow = z.infer<typeof fileRow>;
 
@@ -38,7 +45,7 @@ export const fileColumns = sql.fragment`
   id, tenant_id AS "tenantId", bucket, original_name AS "originalName", mime_type AS "mimeType",
   size_bytes AS "sizeBytes", sha256, status, staging_key AS "stagingKey", object_key AS "objectKey",
   thumbnails, meta, uploaded_by AS "uploadedBy", rejected_reason AS "rejectedReason",
-  created_at AS "createdAt", updated_at AS "updatedAt", scanned_at AS "scannedAt", deleted_at AS "deletedAt"
+  created_at AS "createdAt", updated_at AS "updatedAt", scanned_at AS "scannedAt", deleted_at AS "deletedAt", processing
 `;
 
 export interface NewFile {
@@ -48,7 +55,8 @@ export interface NewFile {
   originalName: string;
   mimeType: string;
   sizeBytes: number;
-  sha256: string;
+  /** Null for a presigned upload, recorded before its bytes exist (services/files/presign.ts). */
+  sha256: string | null;
   stagingKey: string;
   meta: Record<string, unknown> | null;
   uploadedBy: string | null;

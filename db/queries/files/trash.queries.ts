@@ -23,12 +23,14 @@ export function markFileDeleted(tx: DatabaseTransactionConnection, tenantId: str
 /**
  * deleted → available, only while deleted_at is within `retentionDays` of the database's clock: past
  * it the file is not restorable even if its purge has not run yet. Null when nothing was restored.
+ * An orphan mark from before the deletion is dropped, so a file its owner has just restored is not
+ * purged as an orphan before a whole retention has passed again (docs/decisions/files.md, Orphans).
  */
 export function markFileRestored(
   tx: DatabaseTransactionConnection, tenantId: string, fileId: string, retentionDays: number,
 ): Promise<FileRow | null> {
   return tx.maybeOne(sql.type(fileRow)`
-    UPDATE files SET status = 'available', deleted_at = NULL, updated_at = now()
+    UPDATE files SET status = 'available', deleted_at = NULL, orphaned_at = NULL, updated_at = now()
     WHERE tenant_id = ${tenantId} AND id = ${fileId} AND status = 'deleted'
       AND deleted_at > now() - make_interval(days => ${retentionDays})
     RETURNING ${fileColumns}

@@ -55,3 +55,12 @@ export async function insertStoredAnswer(
   `);
   return stored !== null;
 }
+
+/**
+ * Holds the key until the transaction ends: a concurrent request with the same key waits here. A
+ * statement of its own: in READ COMMITTED the lookup that follows takes its snapshot after the
+ * lock was granted, so it sees the answer the previous holder committed.
+ */
+export async function lockIdempotencyKey(tx: DatabaseTransactionConnection, at: IdempotencyScope): Promise<void> {
+  await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`idempotency:${at.tenantId}:${at.scope}:${at.key}`}, 0))`);
+}

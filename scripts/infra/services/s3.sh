@@ -4,7 +4,9 @@
 # region us-east-1, objects as plain files under $PLATFORM_DATA/s3/<bucket>/<key>.
 # The bucket itself is created by the application's bring-up, not here.
 # Optional: S3_EVENT_KAFKA_TOPIC=<topic> sends the gateway's bucket notifications to Kafka
-# (127.0.0.1:9092); the topic must exist first (auto-creation is off).
+# (127.0.0.1:9092); the topic must exist first (auto-creation is off). Only s3:ObjectCreated:Put is
+# sent (a presigned upload's PUT: services/files/staged-objects.ts). The topic the running gateway
+# was started with is kept in $PLATFORM_RUN/s3.events (app-up.sh restarts it when that differs).
 # Usage: s3.sh start|stop|restart|status
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -13,6 +15,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 s3_port=9000
 S3_DIR=$PLATFORM_DATA/s3
 S3_PIDFILE=$(pidfile_of s3)
+S3_EVENTS_STAMP=$PLATFORM_RUN/s3.events
+S3_EVENT_FILTER=$PLATFORM_DATA/s3-event-filter.json
 S3_HEALTH_PATH=/health
 
 s3_log() { printf '%s\n' "$PLATFORM_LOGS/s3.log"; }
@@ -26,8 +30,12 @@ s3_spawn() {
   mkdir -p "$S3_DIR"
   local events=()
   if [[ -n "${S3_EVENT_KAFKA_TOPIC:-}" ]]; then
-    events=(--event-kafka-url "${S3_EVENT_KAFKA_URL:-127.0.0.1:9092}" --event-kafka-topic "$S3_EVENT_KAFKA_TOPIC")
+    write_if_changed "$S3_EVENT_FILTER" <<<'{"s3:ObjectCreated:Put": true}' || true
+    events=(--event-kafka-url "${S3_EVENT_KAFKA_URL:-127.0.0.1:9092}" --event-kafka-topic "$S3_EVENT_KAFKA_TOPIC"
+      --event-filter "$S3_EVENT_FILTER")
   fi
+  mkdir -p "$PLATFORM_RUN"
+  printf '%s\n' "${S3_EVENT_KAFKA_TOPIC:-}" > "$S3_EVENTS_STAMP"
   # Credentials through the environment (ROOT_ACCESS_KEY/ROOT_SECRET_KEY) keep them out of `ps`.
   # --quiet: no per-request line on stdout (the log would grow with every test upload).
   ROOT_ACCESS_KEY=${S3_ACCESS_KEY:-platform} ROOT_SECRET_KEY=${S3_SECRET_KEY:-platform-secret} \

@@ -28,6 +28,8 @@ temporal_pid() {
   read_pidfile "$TEMPORAL_PIDFILE" 2>/dev/null || pids_listening "$TEMPORAL_GRPC_PORT" | head -n 1
 }
 
+# matching.useNewMatcher: the task matcher that honours task priority (off by default in server 1.29);
+# file scans started during a backlog go first (docs/decisions/files.md, Scan priority).
 temporal_spawn() {
   [[ -x "$PLATFORM_BIN/temporal" ]] || die "temporal: $PLATFORM_BIN/temporal missing; run scripts/infra/install.sh"
   mkdir -p "$TEMPORAL_DIR"
@@ -39,6 +41,7 @@ temporal_spawn() {
     --namespace default \
     --db-filename "$TEMPORAL_DIR/temporal.db" \
     --log-level warn \
+    --dynamic-config-value matching.useNewMatcher=true \
     ${TEMPORAL_DEV_ARGS:-}
 }
 

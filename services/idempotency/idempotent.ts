@@ -4,7 +4,9 @@ import { outboxInsertOf, type EventInput } from '../events/publish';
 import { problems } from '../../common/problems';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
-import { insertStoredAnswer, selectStoredAnswer, type IdempotencyScope, type StoredAnswer } from '../../db/queries/idempotency/keys.queries';
+import {
+  insertStoredAnswer, lockIdempotencyKey, selectStoredAnswer, type IdempotencyScope, type StoredAnswer,
+} from '../../db/queries/idempotency/keys.queries';
 
 export interface Answer<T = unknown> {
   statusCode: number;
@@ -85,4 +87,25 @@ export async function runIdempotent<T>(
     if (!stored) throw error;
     return replayOf(stored, request.hash) as Answer<T>;
   }
+}
+
+/**
+ * For an operation whose effect leaves the database and cannot be rolled back (a record sent to
+ * Kafka): the key is locked before the lookup, so of two concurrent requests with one key the
+ * second waits, then finds the first's answer instead of repeating the effect. A refusal (a
+ * problem) stores nothing. `replayed` tells a stored answer from a fresh one.
+ */
+export async function runIdempotentEffect<T>(
+  pool: DatabasePool,
+  request: IdempotentRequest,
+  operation: () => Promise<Answer<T>>,
+): Promise<Answer<T> & { replayed: boolean }> {
+  return withTenant(pool, request.tenantId, async (tx) => {
+    await lockIdempotencyKey(tx, request);
+    const stored = await storedAnswerFor(tx, request);
+    if (stored) return { ...(stored as Answer<T>), replayed: true };
+    const answer = await operation();
+    await storeAnswer(tx, request, answer);
+    return { ...answer, replayed: false };
+  });
 }

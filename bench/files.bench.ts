@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { config } from '../common/config';
+import { newId } from '../common/ids';
+import { copyObject, createObjectStore, removeObjects, type ObjectStore } from '../common/object-store';
+import { createDbPool, sql, type DatabasePool } from '../db/pool';
+import { createClamdScanner, scanStagedObject, type VirusScanner } from '../services/files/scanner';
+import { renderThumbnail, UPLOAD_THUMBNAILS } from '../services/files/thumbnails';
+import { apiClient, measure, percentile, printPhases, startBenchGateway, type Phase } from './lib/load';
+
+/**
+ * The files service's performance (issue 17), side by side in one run on this machine:
+ * 1. Upload → available for a 1 MB PNG (scan, copy to its final key, the two upload thumbnails) at
+ *    `--concurrency` uploads in flight, through a child gateway and the platform's running worker,
+ *    against the ceiling of the same work done directly in this process (S3 put, clamd INSTREAM,
+ *    S3 copy, two sharp resizes stored back, staging removed). Target: at least 60 % of the ceiling.
+ * 2. A 50 MB document upload: the gateway's resident memory, sampled every 10 ms, grows by less
+ *    than 30 MB (the body is streamed to the store, not buffered).
+ * 3. Thumbnails on demand of 2000×1500 JPEGs (the three presets an upload does not make), one
+ *    client: p99 under 150 ms.
+ *
+ *   npm run bench:files -- [--concurrency 8] [--uploads 160] [--photos 30]
+ *
+ * Every image is distinct (clamd keeps a cache of clean content, which would flatter a repeated
+ * one), and each side gets its own. The gateway runs with BILLING_ENABLED=false: a bench tenant's
+ * plan would cap its storage at 100 MB; the usage counter is still written per upload.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      concurrency: { type: 'string', default: '8' }, uploads: { type: 'string', default: '160' }, photos: { type: 'string', default: '30' },
+    },
+  });
+  const concurrency = Number(values.concurrency);
+  const uploads = Number(values.uploads);
+  const photos = Number(values.photos);
+
+  const cfg = config();
+  // The young generation the platform's gateway runs with (scripts/infra/app-up.sh), which bounds its garbage.
+  const gateway = await startBenchGateway({ BILLING_ENABLED: 'false', NODE_OPTIONS: '--max-semi-space-size=4' });
+  const owner = await createDbPool(cfg.db.ownerUrl, { maxPoolSize: 2, name: 'bench-files-owner' });
+  const store = createObjectStore(cfg.s3);
+  const scanner = createClamdScanner(cfg.clamav);
+  const watcher = new AvailabilityWatcher(owner);
+  try {
+    const call = apiClient(gateway.baseUrl);
+    const account = await call('POST', '/auth/register', { email: `bench.files.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+    const token = String(account.accessToken);
+    const tenantId = (account.tenant as { id: string }).id;
+    const client = uploadClient(gateway.baseUrl, token);
+
+    process.stdout.write(`distinct 1 MB PNGs: rendering ${2 * uploads + 2 * concurrency}…`);
+    const pngs = await distinctImages(2 * uploads + 2 * concurrency, noisePng);
+    console.log(` ${(pngs[0].length / 1024 / 1024).toFixed(2)} MB each`);
+    const [warmPlatform, warmDirect, platformSet, directSet] = [
+      pngs.slice(0, concurrency), pngs.slice(concurrency, 2 * concurrency),
+      pngs.slice(2 * concurrency, 2 * concurrency + uploads), pngs.slice(2 * concurrency + uploads),
+    ];
+    const through = (set: Buffer[]) => (index: () => number) => async () => {
+      const file = await client.upload(set[index()], 'image.png', 'assets');
+      await watcher.available(file.id);
+    };
+    const direct = (set: Buffer[]) => (index: () => number) => () => directUploadToAvailable(store, scanner, tenantId, set[index()]);
+    const counter = () => { let next = 0; return () => next++; };
+
+    heading(`1. upload → available for a 1 MB PNG, ${concurrency} in flight, ${uploads} uploads per side`);
+    await measure('warm-up', concurrency, 600, concurrency, through(warmPlatform)(counter()));
+    await measure('warm-up', concurrency, 600, concurrency, direct(warmDirect)(counter()));
+    const ceiling = await measure('directly in one process (put, INSTREAM, copy, 2 resizes, put ×2)', concurrency, 600, uploads, direct(directSet)(counter()));
+    const platform = await measure('POST /files/upload → available with icon_32 and card_300', concurrency, 600, uploads, through(platformSet)(counter()), gateway.child.pid);
+    printPhases([ceiling, platform]);
+    console.log(`platform / ceiling: ${percent(rate(platform), rate(ceiling))} (target ≥ 60 %)`);
+
+    heading('2. a 50 MB document upload: the gateway\'s resident memory');
+    const document = Buffer.alloc(50_000_000);
+    for (let offset = 0; offset < document.length; offset += 65_536) document.writeUInt32BE(offset, offset);
+    const rss = await sampleRss(gateway.child.pid!, () => client.upload(document, 'report.bin', 'documents'));
+    console.log(`RSS before ${mb(rss.before)} MB, peak during the upload ${mb(rss.peak)} MB: growth ${mb(rss.peak - rss.before)} MB (target < 30 MB)`);
+
+    heading(`3. thumbnails on demand of ${photos} 2000×1500 JPEGs, one client`);
+    const jpegs = await distinctImages(photos, noiseJpeg);
+    console.log(`JPEGs of ${(jpegs[0].length / 1024 / 1024).toFixed(2)} MB; uploading them`);
+    const ids = await Promise.all(jpegs.map(async (jpeg) => {
+      const file = await client.upload(jpeg, 'photo.jpg', 'assets');
+      await watcher.available(file.id);
+      return file.id;
+    }));
+    const latencies: number[] = [];
+    for (const preset of ['avatar_64', 'preview_600', 'full_1200']) {
+      for (const id of ids) {
+        const started = performance.now();
+        await client.thumbnail(id, preset);
+        latencies.push(performance.now() - started);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    console.log(`${latencies.length} thumbnails rendered on demand: p50 ${percentile(latencies, 50).toFixed(1)} ms, `
+      + `p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms (target p99 < 150 ms)`);
+  } finally {
+    watcher.stop();
+    await owner.end();
+    await new Promise((resolve) => {
+      gateway.child.once('exit', resolve);
+      gateway.child.kill('SIGTERM');
+    });
+  }
+}
+
+/** Uploads (multipart through fetch, as a browser's FormData) and thumbnail reads of one account. */
+function uploadClient(baseUrl: string, token: string) {
+  const headers = { authorization: `Bearer ${token}` };
+  return {
+    async upload(bytes: Buffer, name: string, bucket: string): Promise<{ id: string }> {
+      const form = new FormData();
+      form.append('bucket', bucket);
+      form.append('originalName', name);
+      form.append('file', new Blob([bytes]), name);
+      const response = await fetch(`${baseUrl}/v1/files/upload`, { method: 'POST', headers, body: form });
+      if (response.status !== 201) throw new Error(`upload answered ${response.status}: ${await response.text()}`);
+      return await response.json() as { id: string };
+    },
+    async thumbnail(id: string, preset: string): Promise<void> {
+      const response = await fetch(`${baseUrl}/v1/files/${id}/thumbnail/${preset}`, { headers, redirect: 'manual' });
+      await response.arrayBuffer();
+      if (response.status !== 302) throw new Error(`thumbnail ${preset} of ${id} answered ${response.status}`);
+    },
+  };
+}
+
+/**
+ * Tells when files are available with both upload thumbnails, by one query every 10 ms for every
+ * file waited for (not one poll per upload, which would load PostgreSQL with the bench's own work).
+ */
+class AvailabilityWatcher {
+  private readonly waiting = new Map<string, () => void>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly owner: DatabasePool) {}
+
+  available(fileId: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.set(fileId, resolve);
+      this.timer ??= setTimeout(() => void this.poll(), 10);
+    });
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private async poll(): Promise<void> {
+    const ids = [...this.waiting.keys()];
+    const done = await this.owner.anyFirst(sql.unsafe`
+      SELECT id FROM files
+      WHERE id = ANY(${sql.array(ids, 'uuid')}) AND status = 'available'
+        AND (mime_type NOT LIKE 'image/%' OR thumbnails ?& ${sql.array([...UPLOAD_THUMBNAILS], 'text')})`);
+    for (const id of done as string[]) {
+      this.waiting.get(id)?.();
+      this.waiting.delete(id);
+    }
+    this.timer = this.waiting.size ? setTimeout(() => void this.poll(), 10) : undefined;
+  }
+}
+
+/** The upload pipeline's work with nothing around it: no HTTP, no database, no workflow. */
+async function directUploadToAvailable(store: ObjectStore, scanner: VirusScanner, tenantId: string, png: Buffer): Promise<void> {
+  const id = newId();
+  const staging = `${tenantId}/bench-staging/${id}`;
+  const stored = `${tenantId}/bench-direct/${id}/original`;
+  await store.s3.putObject(store.bucket, staging, Readable.from([png]), png.length, { 'Content-Type': 'image/png' });
+  const verdict = await scanStagedObject({ objectStore: store, scanner }, staging, () => undefined);
+  if (verdict.infected) throw new Error('a bench image was found infected');
+  await copyObject(store, staging, stored);
+  await removeObjects(store, [staging]);
+  const original = await buffer(await store.s3.getObject(store.bucket, stored));
+  await Promise.all(UPLOAD_THUMBNAILS.map(async (preset) => {
+    const thumbnail = await renderThumbnail(original, preset);
+    await store.s3.putObject(store.bucket, `${tenantId}/bench-direct/${id}/${preset}.webp`, thumbnail, thumbnail.length, { 'Content-Type': 'image/webp' });
+  }));
+}
+
+/** Random RGB noise compresses barely: 600×600 pixels make a PNG of about 1 MB. */
+function noisePng(): Promise<Buffer> {
+  return noise(600, 600).png({ compressionLevel: 1 }).toBuffer();
+}
+
+/** Blurred, so the JPEG is photo-sized (a few MB) rather than pure noise, which hardly compresses. */
+function noiseJpeg(): Promise<Buffer> {
+  return noise(2000, 1500).blur(1.5).jpeg({ quality: 85 }).toBuffer();
+}
+
+/** Random pixels: no two images have the same bytes. */
+function noise(width: number, height: number): sharp.Sharp {
+  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } });
+}
+
+async function distinctImages(count: number, render: () => Promise<Buffer>): Promise<Buffer[]> {
+  const images: Buffer[] = [];
+  for (let made = 0; made < count; made += 1) images.push(await render());
+  return images;
+}
+
+/** The process's resident set before `work`, and the highest seen while it ran (sampled every 10 ms). */
+async function sampleRss(pid: number, work: () => Promise<unknown>): Promise<{ before: number; peak: number }> {
+  const rssOf = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+  const before = rssOf();
+  let peak = before;
+  const sampler = setInterval(() => { peak = Math.max(peak, rssOf()); }, 10);
+  try {
+    await work();
+  } finally {
+    clearInterval(sampler);
+  }
+  return { before, peak: Math.max(peak, rssOf()) };
+}
+
+function heading(title: string): void {
+  console.log(`\n## ${title}\nload average at the start: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+}
+
+const rate = (phase: Phase): number => phase.count / phase.seconds;
+const percent = (part: number, whole: number): string => `${((part / whole) * 100).toFixed(0)} %`;
+const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,55 @@
+import type { Client as MinioClient } from 'minio';
+
+/** S3's smallest part (every part but the last): the least memory a multipart upload can hold. */
+export const PART_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Uploads a stream of unknown length as an S3 multipart upload holding at most two parts in memory:
+ * one filling while the other is sent. minio's own putObject for streams cuts parts with a
+ * transform that keeps reading while a part is sent and concatenates each part anew, which held
+ * three to four parts plus their garbage (about 60 MB for a 50 MB upload with 16 MiB parts, measured
+ * 2026-11-25); a gateway streaming uploads must not grow with them (issue 17: under 30 MB for 50 MB).
+ *
+ * A failure of the stream or of the store aborts the upload, so nothing is stored and no part is
+ * left behind; the stream's own error is the one thrown.
+ */
+export async function uploadInParts(
+  s3: MinioClient, bucket: string, key: string, source: AsyncIterable<Buffer>, contentType: string,
+): Promise<void> {
+  const uploadId = await s3.initiateNewMultipartUpload(bucket, key, { 'Content-Type': contentType });
+  const etags: Array<{ part: number; etag: string }> = [];
+  const send = async (payload: Buffer, part: number) => {
+    const { etag } = await s3.uploadPart({ bucketName: bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: {} }, payload);
+    etags.push({ part, etag });
+  };
+  const buffers = [Buffer.allocUnsafe(PART_BYTES), Buffer.allocUnsafe(PART_BYTES)];
+  let filling = 0;
+  let filled = 0;
+  let parts = 0;
+  let sending: Promise<void> = Promise.resolve();
+  try {
+    for await (const chunk of source) {
+      for (let offset = 0; offset < chunk.length;) {
+        const copied = chunk.copy(buffers[filling], filled, offset);
+        offset += copied;
+        filled += copied;
+        if (filled === PART_BYTES) {
+          // The other buffer is free once its part is stored; only then is it filled again.
+          await sending;
+          parts += 1;
+          sending = send(buffers[filling], parts);
+          filling = 1 - filling;
+          filled = 0;
+        }
+      }
+    }
+    await sending;
+    // The last part may be short; an empty stream still needs one (empty) part to complete.
+    if (filled > 0 || parts === 0) await send(buffers[filling].subarray(0, filled), parts + 1);
+    await s3.completeMultipartUpload(bucket, key, uploadId, etags);
+  } catch (error) {
+    await sending.catch(() => undefined);
+    await s3.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,36 @@
+import type { Config } from '../../common/config';
+import { createKafka, FailFastProducer } from '../../common/kafka';
+import type { Logger } from '../../common/logger';
+import type { DatabasePool } from '../../db/pool';
+import type { ModuleCatalogue } from '../modules/catalogue';
+import type { EventPublishingDeps } from './publishing';
+import { SchemaRegistry } from './schema-registry';
+
+/** What the event bus's routes need, and the producer's end. */
+export interface EventsDeps extends EventPublishingDeps {
+  close(): Promise<void>;
+}
+
+/**
+ * Publishing goes straight to Kafka through a producer of its own, on a client that never retries
+ * and waits at most EVENTS_PUBLISH_TIMEOUT_MS for a connection or an acknowledgement: a broker that
+ * is down is the caller's 503 within that time (document 3, Events 4). Its brokers are
+ * config.kafka.brokers, so a test points one gateway at a broker that is not there.
+ */
+export function createEventsServices(
+  config: Readonly<Config>, deps: { db: DatabasePool; catalogue: ModuleCatalogue; installed: EventPublishingDeps['installed'] }, logger: Logger,
+): EventsDeps {
+  const timeoutMs = config.eventBus.publishTimeoutMs;
+  const kafka = createKafka(
+    { brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-publish` }, logger,
+    { connectionTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, retries: 0 },
+  );
+  const producer = new FailFastProducer(kafka, timeoutMs);
+  return {
+    ...deps,
+    schemas: new SchemaRegistry(deps.db, config.eventBus.schemaCacheTtlMs),
+    producer,
+    idempotencyTtlHours: config.eventBus.idempotencyTtlHours,
+    close: () => producer.close(),
+  };
+}

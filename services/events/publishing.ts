@@ -1,0 +1,176 @@
+import type { EventEnvelope } from '../../common/event-envelope';
+import { newId } from '../../common/ids';
+import type { Acknowledgement, OutgoingRecord } from '../../common/kafka';
+import { problems } from '../../common/problems';
+import type { DatabasePool } from '../../db/pool';
+import { requestHash, runIdempotentEffect, type Answer } from '../idempotency/idempotent';
+import type { ModuleCatalogue } from '../modules/catalogue';
+import { encodeEvent } from './envelope';
+import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES } from './event-rules';
+import { parseVersion, type Version } from './schema-compat';
+import { payloadErrors, type ActiveSchema, type SchemaRegistry } from './schema-registry';
+import { defaultTopicFor, topics, type TopicName } from './topics';
+
+/**
+ * Publishing an event through the bus on a module's behalf (document 3, REST publishing; the
+ * gRPC Publish will share it): the access rules, the schema check, the envelope, and the record
+ * sent straight to Kafka (not through the outbox: the answer names the partition and offset the
+ * broker gave it, and a broker that is down is the caller's 503 at once, nothing buffered).
+ */
+
+export interface EventPublishingDeps {
+  db: DatabasePool;
+  catalogue: ModuleCatalogue;
+  /** Whether a module is installed and active for a tenant (the gateway's installed-modules cache). */
+  installed: { isActive(tenantId: string, slug: string): Promise<boolean> };
+  schemas: SchemaRegistry;
+  producer: { send(record: OutgoingRecord): Promise<Acknowledgement> };
+  idempotencyTtlHours: number;
+}
+
+export interface PublishRequest {
+  type: string;
+  data: Record<string, unknown>;
+  schemaVersion?: string;
+}
+
+export interface PublishedEvent {
+  eventId: string;
+  type: string;
+  topic: TopicName;
+  partition: number;
+  offset: number;
+}
+
+export interface Publisher {
+  tenantId: string;
+  /** The trace of the request, carried in the envelope (document 3, Event.trace_id). */
+  traceId: string | null;
+}
+
+/** Document 3, Authentication 5: the kernel namespaces and the one service each belongs to. */
+const KERNEL_NAMESPACES: ReadonlyArray<readonly [string, string]> = [
+  ['auth.', 'identity'],
+  ['money.', 'money'],
+  ['billing.', 'billing'],
+  ['audit.', 'audit'],
+  ['module.registry.', 'module registry'],
+];
+
+/** The service that alone may publish the type, or null for a module's type. */
+export function kernelOwnerOf(type: string): string | null {
+  return KERNEL_NAMESPACES.find(([prefix]) => type.startsWith(prefix))?.[1] ?? null;
+}
+
+/** DECISIONS.md, Events: the publishing module is the first segment of the type. */
+export const moduleOf = (type: string): string => type.slice(0, type.indexOf('.'));
+
+const SCOPE = 'POST /events/publish';
+
+/**
+ * Publishes one event, at most once per Idempotency-Key when one is given (kept
+ * EVENTS_IDEMPOTENCY_TTL_HOURS, 24 h; without a key every request publishes): 201 with where it
+ * was stored, or 200 with the very same answer for the key used again with the same request
+ * (another request under the key is 409 idempotency-conflict). Every check runs before the key is
+ * looked up, outside its transaction (they read caches, which may load on the pool), so a replay
+ * is checked again: one sent after its module was uninstalled is refused like a new request. A
+ * refusal stores nothing; only the send to Kafka runs under the key's lock.
+ */
+export async function publishEvent(
+  deps: EventPublishingDeps, publisher: Publisher, request: PublishRequest, idempotencyKey: string | undefined,
+): Promise<Answer<PublishedEvent>> {
+  const { type, data } = request;
+  const versionText = request.schemaVersion ?? DEFAULT_SCHEMA_VERSION;
+  const version = parseVersion(versionText);
+  if (!version) throw problems.invalidSchemaVersion(`schemaVersion ${versionText} is not a semantic version such as 1.0.0`);
+  const module = moduleOf(type);
+  const owner = kernelOwnerOf(type);
+  if (owner) throw problems.eventTopicProtected(module, type, owner);
+  const size = Buffer.byteLength(JSON.stringify(data));
+  if (size > MAX_EVENT_DATA_BYTES) throw problems.eventPayloadTooLarge(MAX_EVENT_DATA_BYTES, size);
+
+  await checkDeclared(deps, publisher.tenantId, module, type);
+  const schema = await schemaOf(deps, type, version, versionText);
+  // Document 3, Authentication 6: the tenant is the caller's, whatever the payload says.
+  const payload = withTenant(data, publisher.tenantId);
+  const errors = payloadErrors(schema, payload);
+  if (errors.length > 0) throw problems.validation(errors, `data does not match the schema of ${type} ${schema.versionText}`);
+
+  const publish = async (): Promise<Answer<PublishedEvent>> =>
+    ({ statusCode: 201, body: await send(deps, publisher, { type, source: module, data: payload, schemaVersion: versionText }) });
+  if (idempotencyKey === undefined) return publish();
+  const idempotent = {
+    tenantId: publisher.tenantId, scope: SCOPE, key: idempotencyKey,
+    hash: requestHash({ type, data, schemaVersion: versionText }), ttlHours: deps.idempotencyTtlHours,
+  };
+  const answer = await runIdempotentEffect(deps.db, idempotent, publish);
+  // Document 3, REST publishing: a key seen again answers 200 with the original body.
+  return { statusCode: answer.replayed ? 200 : answer.statusCode, body: answer.body };
+}
+
+async function checkDeclared(deps: EventPublishingDeps, tenantId: string, module: string, type: string): Promise<void> {
+  const manifest = deps.catalogue.get(module);
+  if (!manifest) throw problems.eventNotDeclared(module, type, `there is no module ${module}`);
+  if (!manifest.events.publishes.includes(type)) throw problems.eventNotDeclared(module, type, 'its manifest does not declare it in events.publishes');
+  if (!await deps.installed.isActive(tenantId, module)) throw problems.eventNotDeclared(module, type, 'the module is not installed and active for this tenant');
+}
+
+/**
+ * The type's current schema, which `schemaVersion` must belong to: the same major version, not
+ * newer than the registered one. Payloads of an older minor or patch version are checked against
+ * the current schema, which (being backward compatible) accepts them.
+ */
+async function schemaOf(deps: EventPublishingDeps, type: string, version: Version, versionText: string): Promise<ActiveSchema> {
+  const schema = await deps.schemas.current(type);
+  if (!schema) {
+    throw problems.validation([{ field: 'type', code: 'UNKNOWN_EVENT_TYPE', message: `no schema is registered for ${type}` }],
+      `${type} matches no registered schema; installing the module again registers its schemas`);
+  }
+  if (version.major !== schema.version.major || version.minor > schema.version.minor
+    || (version.minor === schema.version.minor && version.patch > schema.version.patch)) {
+    throw problems.invalidSchemaVersion(`${type} has no schema version ${versionText}; the current one is ${schema.versionText}`);
+  }
+  return schema;
+}
+
+function withTenant(data: Record<string, unknown>, tenantId: string): Record<string, unknown> {
+  const payload = { ...data };
+  for (const member of ['tenantId', 'tenant_id']) if (Object.hasOwn(payload, member)) payload[member] = tenantId;
+  return payload;
+}
+
+/**
+ * Document 3, Topic catalogue: the partition key is the id of the topic's entity, read from the
+ * payload as named there (`record_id`) or in camelCase (`recordId`), and on the data topic also as
+ * `id` (a record's own id). A payload without it is keyed by the event id: such events have no
+ * entity whose order could matter.
+ */
+export function partitionKeyOf(topic: TopicName, data: Record<string, unknown>, eventId: string): string {
+  const entity = Object.values(topics).find((entry) => entry.name === topic)!.key;
+  const camel = entity.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+  const candidates = topic === topics.data.name ? [entity, camel, 'id'] : [entity, camel];
+  for (const name of candidates) {
+    const value = data[name];
+    if ((typeof value === 'string' && value !== '') || typeof value === 'number') return String(value);
+  }
+  return eventId;
+}
+
+async function send(
+  deps: EventPublishingDeps, publisher: Publisher, event: Pick<EventEnvelope, 'type' | 'source' | 'data' | 'schemaVersion'>,
+): Promise<PublishedEvent> {
+  const id = newId();
+  const topic = defaultTopicFor(event.type);
+  const envelope: EventEnvelope = {
+    id, type: event.type, source: event.source, tenantId: publisher.tenantId, data: event.data,
+    schemaVersion: event.schemaVersion, timestamp: new Date().toISOString(), traceId: publisher.traceId,
+  };
+  const record = encodeEvent({ topic, key: partitionKeyOf(topic, event.data, id), envelope, correlationId: null });
+  let acknowledged: Acknowledgement;
+  try {
+    acknowledged = await deps.producer.send(record);
+  } catch (error) {
+    throw problems.eventsBrokerUnavailable(error);
+  }
+  return { eventId: id, type: event.type, topic, partition: acknowledged.partition, offset: Number(acknowledged.offset) };
+}

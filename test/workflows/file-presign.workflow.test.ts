@@ -1,0 +1,183 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { z } from 'zod';
+import { createFileScanActivities } from '../../activities/files/scan.activities';
+import { config } from '../../common/config';
+import { createLogger } from '../../common/logger';
+import { createDbPool, sql, type DatabasePool } from '../../db/pool';
+import type { FilesDeps } from '../../services/files/deps';
+import { presignUpload, type PresignRequest, type PresignedUpload } from '../../services/files/presign';
+import { FileScanStarter, fileScanSettingsOf } from '../../services/files/scan-client';
+import { createClamdScanner } from '../../services/files/scanner';
+import { fileScanWorkflowId, fileStagedSignal, type FileScanResult } from '../../workflows/files/files.messages';
+import type { fileScan } from '../../workflows/files/scan.workflow';
+import { createTestBucket, type TestBucket } from '../helpers/audit-export';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { storageUsageOf } from '../helpers/files';
+import { seedFilesTenant, type FilesTenant } from '../helpers/files-scan';
+import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+/**
+ * A presigned upload's reservation (services/files/presign.ts) and its scan workflow under the
+ * time-skipping server, with the real activities, PostgreSQL and a bucket of this test: the presign
+ * service records the file and starts the workflow exactly as the route does, so what is reserved and
+ * released is the real thing. A URL that expires unused rejects the file upload-expired and releases
+ * its storage and its staging slot; a staged object of another size than declared is never scanned
+ * into use. The PUT noticed through the store's notifications is test/api/files/presign.test.ts's.
+ */
+jest.setTimeout(120_000);
+
+const MINUTE = 60_000;
+const logger = createLogger('file-presign-test', 'silent');
+
+let env: TestWorkflowEnvironment;
+let owner: DatabasePool;
+let app: DatabasePool;
+let bucket: TestBucket;
+let tenant: FilesTenant;
+
+beforeAll(async () => {
+  await migrateSharedDatabase();
+  [env, bucket] = await Promise.all([createTimeSkippingEnv(), createTestBucket('test-files-presign')]);
+  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'file-presign-test' });
+  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'file-presign-test-app' });
+  tenant = await seedFilesTenant(owner);
+});
+
+afterAll(async () => {
+  await env?.teardown();
+  await bucket?.remove();
+  await owner?.end();
+  await app?.end();
+});
+
+/** What the gateway's files routes get, starting the scans on `taskQueue` of the time-skipping server. */
+function filesDeps(taskQueue: string): FilesDeps {
+  const scans = new FileScanStarter(env.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue });
+  return {
+    db: app, objectStore: bucket, scans: () => scans, trashes: () => undefined, settings: config().files, enforcePlanLimits: true, logger,
+  };
+}
+
+const auth = () => ({ tenantId: tenant.tenantId, userId: tenant.member.id, email: tenant.member.email, roles: ['member'] });
+
+const row = (fileId: string) => owner.one(sql.type(z.object({ status: z.string(), rejectedReason: z.string().nullable() }))`
+  SELECT status, rejected_reason AS "rejectedReason" FROM files WHERE id = ${fileId}
+`);
+
+const stagedCount = () => owner.oneFirst(sql.type(z.object({ count: z.number() }))`
+  SELECT count(*) AS count FROM files WHERE tenant_id = ${tenant.tenantId} AND status = 'pending_scan'
+`);
+
+/**
+ * Presigns `request` through the service with a worker of its own queue, runs `meanwhile`, and answers
+ * the scan's result. `afterScan` runs once the real scan activity has its verdict, before it reports it.
+ */
+async function presigned(
+  request: PresignRequest, meanwhile?: (upload: PresignedUpload) => Promise<void>, afterScan?: (upload: PresignedUpload) => Promise<void>,
+): Promise<{ upload: PresignedUpload; result: FileScanResult }> {
+  const taskQueue = uniqueTaskQueue('files-presign');
+  const real = createFileScanActivities({ appPool: app, objectStore: bucket, scanner: createClamdScanner(config().clamav), logger });
+  let upload: PresignedUpload | undefined;
+  const activities = {
+    ...real,
+    async scanStagedFile(...args: Parameters<typeof real.scanStagedFile>) {
+      const verdict = await real.scanStagedFile(...args);
+      if (afterScan && upload) await afterScan(upload);
+      return verdict;
+    },
+  };
+  const worker = await createTestWorker(env, { taskQueue, activities });
+  return worker.runUntil(async () => {
+    upload = await presignUpload(filesDeps(taskQueue), auth(), request);
+    await meanwhile?.(upload);
+    // Waiting for the result is what lets the test server skip time.
+    const result = await env.client.workflow.getHandle<typeof fileScan>(fileScanWorkflowId(upload.fileId)).result();
+    return { upload, result };
+  });
+}
+
+const putTo = (upload: PresignedUpload, body: Buffer) =>
+  fetch(upload.uploadUrl, { method: 'PUT', body, headers: { 'content-type': upload.fields['Content-Type'] } });
+
+describe('a presigned upload', () => {
+  it('whose URL expires unused is rejected upload-expired, releasing its storage and its staging slot', async () => {
+    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const staged = await stagedCount();
+    let reserved: { storage: number; staged: number } | undefined;
+
+    const { upload, result } = await presigned(
+      { bucket: 'documents', originalName: 'never-sent.pdf', mimeType: 'application/pdf', sizeBytes: 4096 },
+      async () => {
+        reserved = { storage: await storageUsageOf(owner, tenant.tenantId), staged: await stagedCount() };
+      },
+    );
+
+    expect(reserved).toEqual({ storage: storage + 4096, staged: staged + 1 });
+    expect(result).toEqual({ status: 'rejected', reason: 'upload-expired' });
+    expect(await row(upload.fileId)).toEqual({ status: 'rejected', rejectedReason: 'upload-expired' });
+    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
+    expect(await stagedCount()).toBe(staged);
+  });
+
+  it('waits for its PUT the URL\'s TTL and a grace, not the 24-hour staging TTL', async () => {
+    const { upload } = await presigned({ bucket: 'documents', originalName: 'late.pdf', mimeType: 'application/pdf', sizeBytes: 10 });
+    const history = await env.client.workflow.getHandle(fileScanWorkflowId(upload.fileId)).fetchHistory();
+    const timer = history.events?.find((event) => event.timerStartedEventAttributes)?.timerStartedEventAttributes;
+    const seconds = Number(timer?.startToFireTimeout?.seconds ?? 0);
+    expect(seconds * 1000).toBeGreaterThanOrEqual(15 * MINUTE);
+    expect(seconds * 1000).toBeLessThanOrEqual(30 * MINUTE);
+  });
+
+  it('whose PUT is noticed is scanned and made available, its reservation kept as its storage', async () => {
+    const content = Buffer.from('minutes of the meeting\n');
+    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const { result } = await presigned(
+      { bucket: 'documents', originalName: 'minutes.txt', mimeType: 'text/plain', sizeBytes: content.length },
+      async (upload) => {
+        await env.sleep(10 * MINUTE);
+        expect((await putTo(upload, content)).status).toBe(200);
+        await env.client.workflow.getHandle(fileScanWorkflowId(upload.fileId)).signal(fileStagedSignal);
+      },
+    );
+    expect(result).toEqual({ status: 'available' });
+    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage + content.length);
+  });
+
+  it('whose staged object has another size than declared is rejected size-mismatch, releasing its storage', async () => {
+    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const { upload, result } = await presigned(
+      { bucket: 'documents', originalName: 'short.txt', mimeType: 'text/plain', sizeBytes: 100 },
+      async ({ fields, fileId }) => {
+        // Written past the URL (its signature would refuse it): a store that did not enforce the length.
+        await bucket.s3.putObject(bucket.bucket, fields.key, Buffer.from('short\n'), 6, { 'Content-Type': 'text/plain' });
+        await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
+      },
+    );
+    expect(result).toEqual({ status: 'rejected', reason: 'size-mismatch' });
+    expect(await row(upload.fileId)).toEqual({ status: 'rejected', rejectedReason: 'size-mismatch' });
+    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
+    expect(await bucket.keys(`${tenant.tenantId}/`).then((keys) => keys.filter((key) => key.includes(upload.fileId)))).toEqual([]);
+  });
+
+  it('whose URL is PUT again with other bytes between the scan and the copy is rejected, never promoting unscanned bytes', async () => {
+    const clean = Buffer.from('a clean document\n');
+    const other = Buffer.from('other bytes, same');
+    expect(other.length).toBe(clean.length);
+    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const { upload, result } = await presigned(
+      { bucket: 'documents', originalName: 'swapped.txt', mimeType: 'text/plain', sizeBytes: clean.length },
+      async (presignedUpload) => {
+        expect((await putTo(presignedUpload, clean)).status).toBe(200);
+        await env.client.workflow.getHandle(fileScanWorkflowId(presignedUpload.fileId)).signal(fileStagedSignal);
+      },
+      // The same URL, still valid: the store takes a second PUT of the declared length and type.
+      async (presignedUpload) => {
+        expect((await putTo(presignedUpload, other)).status).toBe(200);
+      },
+    );
+    expect(result).toEqual({ status: 'rejected', reason: 'staged-object-changed' });
+    expect(await row(upload.fileId)).toEqual({ status: 'rejected', rejectedReason: 'staged-object-changed' });
+    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
+    expect(await bucket.keys(`${tenant.tenantId}/`).then((keys) => keys.filter((key) => key.includes(upload.fileId)))).toEqual([]);
+  });
+});
