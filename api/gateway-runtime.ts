@@ -43,6 +43,7 @@ import { FileScanStarter, fileScanSettingsOf } from '../services/files/scan-clie
 import { FileTrashTimers } from '../services/files/trash-client';
 import { createEventsServices, type EventsDeps } from '../services/events/deps';
 import { registerKernelSchemas } from '../services/events/schema-registry';
+import { registerCatalogueSchemas } from '../services/modules/module-registry';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -153,9 +154,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     ...(limits ? [retryUntilDone('plan cache consumer', () => limits.listener.start(), retry)] : []),
     // Only an early invalidation: the installed-modules cache also expires by its TTL.
     retryUntilDone('installed-modules cache consumer', () => modules.changes.start(), retry),
-    // Idempotent: a start with the same kernel schemas adds nothing; an incompatible change is logged and retried.
-    retryUntilDone('kernel event schemas', async () => {
+    // Idempotent: a start with the same schemas adds nothing; an incompatible change is logged and retried.
+    retryUntilDone('event schemas', async () => {
       await registerKernelSchemas(connections.db);
+      await registerCatalogueSchemas(connections.db, catalogue);
     }, retry),
     retryUntilDone(`bucket ${config.s3.bucket}`, async () => {
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);

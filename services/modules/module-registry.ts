@@ -86,6 +86,20 @@ export interface InstallResult extends TenantModule {
 }
 
 /**
+ * Registers the published event schemas of every module of the catalogue (the gateway does at
+ * start-up, beside the kernel's). The registry is platform-wide: a tenant that installed a module
+ * before the registry existed (migration 0032) publishes against these without installing it again.
+ * Idempotent; a module whose schema changed incompatibly is refused (409) and the others still register.
+ */
+export async function registerCatalogueSchemas(db: DatabasePool, catalogue: ModuleCatalogue): Promise<void> {
+  const refused: unknown[] = [];
+  for (const manifest of catalogue.list()) {
+    await db.transaction((tx) => registerSchemas(tx, `module:${manifest.slug}`, publishedSchemas(manifest))).catch((error: unknown) => refused.push(error));
+  }
+  if (refused.length > 0) throw refused[0];
+}
+
+/**
  * Installs a module for the tenant, or reinstalls it after an uninstall (same id, configuration
  * kept, permissions restored so roles that kept its keys are whole again). Registering the keys is
  * idempotent: a key registered again takes the manifest's description. Installing a module that is

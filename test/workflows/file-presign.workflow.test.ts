@@ -29,43 +29,24 @@ jest.setTimeout(120_000);
 const MINUTE = 60_000;
 const logger = createLogger('file-presign-test', 'silent');
 
-let env: TestWorkflowEnvironment;
-let owner: DatabasePool;
-let app: DatabasePool;
-let bucket: TestBucket;
-let tenant: FilesTenant;
-
-beforeAll(async () => {
-  await migrateSharedDatabase();
-  [env, bucket] = await Promise.all([createTimeSkippingEnv(), createTestBucket('test-files-presign')]);
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'file-presign-test' });
-  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'file-presign-test-app' });
-  tenant = await seedFilesTenant(owner);
-});
-
-afterAll(async () => {
-  await env?.teardown();
-  await bucket?.remove();
-  await owner?.end();
-  await app?.end();
-});
+const stack = useFilesWorkflowStack('presign', createTimeSkippingEnv);
 
 /** What the gateway's files routes get, starting the scans on `taskQueue` of the time-skipping server. */
 function filesDeps(taskQueue: string): FilesDeps {
-  const scans = new FileScanStarter(env.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue });
+  const scans = new FileScanStarter(stack.temporal.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue });
   return {
-    db: app, objectStore: bucket, scans: () => scans, trashes: () => undefined, settings: config().files, enforcePlanLimits: true, logger,
+    db: stack.app, objectStore: stack.bucket, scans: () => scans, trashes: () => undefined, settings: config().files, enforcePlanLimits: true, logger,
   };
 }
 
-const auth = () => ({ tenantId: tenant.tenantId, userId: tenant.member.id, email: tenant.member.email, roles: ['member'] });
+const auth = () => ({ tenantId: stack.tenant.tenantId, userId: stack.tenant.member.id, email: stack.tenant.member.email, roles: ['member'] });
 
-const row = (fileId: string) => owner.one(sql.type(z.object({ status: z.string(), rejectedReason: z.string().nullable() }))`
+const row = (fileId: string) => stack.owner.one(sql.type(z.object({ status: z.string(), rejectedReason: z.string().nullable() }))`
   SELECT status, rejected_reason AS "rejectedReason" FROM files WHERE id = ${fileId}
 `);
 
-const stagedCount = () => owner.oneFirst(sql.type(z.object({ count: z.number() }))`
-  SELECT count(*) AS count FROM files WHERE tenant_id = ${tenant.tenantId} AND status = 'pending_scan'
+const stagedCount = () => stack.owner.oneFirst(sql.type(z.object({ count: z.number() }))`
+  SELECT count(*) AS count FROM files WHERE tenant_id = ${stack.tenant.tenantId} AND status = 'pending_scan'
 `);
 
 /**
@@ -76,7 +57,7 @@ async function presigned(
   request: PresignRequest, meanwhile?: (upload: PresignedUpload) => Promise<void>, afterScan?: (upload: PresignedUpload) => Promise<void>,
 ): Promise<{ upload: PresignedUpload; result: FileScanResult }> {
   const taskQueue = uniqueTaskQueue('files-presign');
-  const real = createFileScanActivities({ appPool: app, objectStore: bucket, scanner: createClamdScanner(config().clamav), logger });
+  const real = createFileScanActivities({ appPool: stack.app, objectStore: stack.bucket, scanner: createClamdScanner(config().clamav), logger });
   let upload: PresignedUpload | undefined;
   const activities = {
     ...real,
@@ -86,12 +67,12 @@ async function presigned(
       return verdict;
     },
   };
-  const worker = await createTestWorker(env, { taskQueue, activities });
+  const worker = await createTestWorker(stack.temporal, { taskQueue, activities });
   return worker.runUntil(async () => {
     upload = await presignUpload(filesDeps(taskQueue), auth(), request);
     await meanwhile?.(upload);
     // Waiting for the result is what lets the test server skip time.
-    const result = await env.client.workflow.getHandle<typeof fileScan>(fileScanWorkflowId(upload.fileId)).result();
+    const result = await stack.temporal.client.workflow.getHandle<typeof fileScan>(fileScanWorkflowId(upload.fileId)).result();
     return { upload, result };
   });
 }
@@ -101,27 +82,27 @@ const putTo = (upload: PresignedUpload, body: Buffer) =>
 
 describe('a presigned upload', () => {
   it('whose URL expires unused is rejected upload-expired, releasing its storage and its staging slot', async () => {
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
     const staged = await stagedCount();
     let reserved: { storage: number; staged: number } | undefined;
 
     const { upload, result } = await presigned(
       { bucket: 'documents', originalName: 'never-sent.pdf', mimeType: 'application/pdf', sizeBytes: 4096 },
       async () => {
-        reserved = { storage: await storageUsageOf(owner, tenant.tenantId), staged: await stagedCount() };
+        reserved = { storage: await storageUsageOf(stack.owner, stack.tenant.tenantId), staged: await stagedCount() };
       },
     );
 
     expect(reserved).toEqual({ storage: storage + 4096, staged: staged + 1 });
     expect(result).toEqual({ status: 'rejected', reason: 'upload-expired' });
     expect(await row(upload.fileId)).toEqual({ status: 'rejected', rejectedReason: 'upload-expired' });
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
     expect(await stagedCount()).toBe(staged);
   });
 
   it('waits for its PUT the URL\'s TTL and a grace, not the 24-hour staging TTL', async () => {
     const { upload } = await presigned({ bucket: 'documents', originalName: 'late.pdf', mimeType: 'application/pdf', sizeBytes: 10 });
-    const history = await env.client.workflow.getHandle(fileScanWorkflowId(upload.fileId)).fetchHistory();
+    const history = await stack.temporal.client.workflow.getHandle(fileScanWorkflowId(upload.fileId)).fetchHistory();
     const timer = history.events?.find((event) => event.timerStartedEventAttributes)?.timerStartedEventAttributes;
     const seconds = Number(timer?.startToFireTimeout?.seconds ?? 0);
     expect(seconds * 1000).toBeGreaterThanOrEqual(15 * MINUTE);
@@ -130,45 +111,45 @@ describe('a presigned upload', () => {
 
   it('whose PUT is noticed is scanned and made available, its reservation kept as its storage', async () => {
     const content = Buffer.from('minutes of the meeting\n');
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
     const { result } = await presigned(
       { bucket: 'documents', originalName: 'minutes.txt', mimeType: 'text/plain', sizeBytes: content.length },
       async (upload) => {
-        await env.sleep(10 * MINUTE);
+        await stack.temporal.sleep(10 * MINUTE);
         expect((await putTo(upload, content)).status).toBe(200);
-        await env.client.workflow.getHandle(fileScanWorkflowId(upload.fileId)).signal(fileStagedSignal);
+        await stack.temporal.client.workflow.getHandle(fileScanWorkflowId(upload.fileId)).signal(fileStagedSignal);
       },
     );
     expect(result).toEqual({ status: 'available' });
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage + content.length);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage + content.length);
   });
 
   it('whose staged object has another size than declared is rejected size-mismatch, releasing its storage', async () => {
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
     const { upload, result } = await presigned(
       { bucket: 'documents', originalName: 'short.txt', mimeType: 'text/plain', sizeBytes: 100 },
       async ({ fields, fileId }) => {
         // Written past the URL (its signature would refuse it): a store that did not enforce the length.
-        await bucket.s3.putObject(bucket.bucket, fields.key, Buffer.from('short\n'), 6, { 'Content-Type': 'text/plain' });
-        await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
+        await stack.bucket.s3.putObject(stack.bucket.bucket, fields.key, Buffer.from('short\n'), 6, { 'Content-Type': 'text/plain' });
+        await stack.temporal.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
       },
     );
     expect(result).toEqual({ status: 'rejected', reason: 'size-mismatch' });
     expect(await row(upload.fileId)).toEqual({ status: 'rejected', rejectedReason: 'size-mismatch' });
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
-    expect(await bucket.keys(`${tenant.tenantId}/`).then((keys) => keys.filter((key) => key.includes(upload.fileId)))).toEqual([]);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
+    expect(await stack.bucket.keys(`${stack.tenant.tenantId}/`).then((keys) => keys.filter((key) => key.includes(upload.fileId)))).toEqual([]);
   });
 
   it('whose URL is PUT again with other bytes between the scan and the copy is rejected, never promoting unscanned bytes', async () => {
     const clean = Buffer.from('a clean document\n');
     const other = Buffer.from('other bytes, same');
     expect(other.length).toBe(clean.length);
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
     const { upload, result } = await presigned(
       { bucket: 'documents', originalName: 'swapped.txt', mimeType: 'text/plain', sizeBytes: clean.length },
       async (presignedUpload) => {
         expect((await putTo(presignedUpload, clean)).status).toBe(200);
-        await env.client.workflow.getHandle(fileScanWorkflowId(presignedUpload.fileId)).signal(fileStagedSignal);
+        await stack.temporal.client.workflow.getHandle(fileScanWorkflowId(presignedUpload.fileId)).signal(fileStagedSignal);
       },
       // The same URL, still valid: the store takes a second PUT of the declared length and type.
       async (presignedUpload) => {
@@ -177,7 +158,7 @@ describe('a presigned upload', () => {
     );
     expect(result).toEqual({ status: 'rejected', reason: 'staged-object-changed' });
     expect(await row(upload.fileId)).toEqual({ status: 'rejected', rejectedReason: 'staged-object-changed' });
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
-    expect(await bucket.keys(`${tenant.tenantId}/`).then((keys) => keys.filter((key) => key.includes(upload.fileId)))).toEqual([]);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
+    expect(await stack.bucket.keys(`${stack.tenant.tenantId}/`).then((keys) => keys.filter((key) => key.includes(upload.fileId)))).toEqual([]);
   });
 });

@@ -31,55 +31,36 @@ jest.setTimeout(120_000);
 
 const logger = createLogger('file-process-test', 'silent');
 
-let env: TestWorkflowEnvironment;
-let owner: DatabasePool;
-let app: DatabasePool;
-let bucket: TestBucket;
-let tenant: FilesTenant;
-
-beforeAll(async () => {
-  await Promise.all([migrateSharedDatabase(), platformBundle()]);
-  [env, bucket] = await Promise.all([createTimeSkippingEnv(), createTestBucket('test-files-process')]);
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'file-process-test' });
-  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'file-process-test-app' });
-  tenant = await seedFilesTenant(owner);
-});
-
-afterAll(async () => {
-  await env?.teardown();
-  await bucket?.remove();
-  await owner?.end();
-  await app?.end();
-});
+const stack = useFilesWorkflowStack('process', createTimeSkippingEnv);
 
 /** The route's dependencies, its workflows started on `taskQueue` of `temporal`. */
 function processDeps(taskQueue: string, temporal: TemporalHandle, timeoutSec = config().files.imageProcessingTimeoutSec): FileProcessDeps {
   return {
-    db: app, objectStore: bucket, scans: () => undefined, trashes: () => undefined, temporal: () => temporal,
+    db: stack.app, objectStore: stack.bucket, scans: () => undefined, trashes: () => undefined, temporal: () => temporal,
     settings: { ...config().files, taskQueue, imageProcessingTimeoutSec: timeoutSec }, enforcePlanLimits: false, logger,
   };
 }
 
-const auth = (): AuthState => ({ userId: tenant.admin.id, tenantId: tenant.tenantId, email: tenant.admin.email, roles: ['admin'] });
+const auth = (): AuthState => ({ userId: stack.tenant.admin.id, tenantId: stack.tenant.tenantId, email: stack.tenant.admin.email, roles: ['admin'] });
 
 /** As the gateway serves a request of the tenant's admin: the job carries the admin as its actor. */
 const asAdmin = <T>(fn: () => Promise<T>): Promise<T> =>
-  runWithRequestContext({ traceId: 'file-process-test', tenantId: tenant.tenantId, actorId: tenant.admin.id }, fn);
+  runWithRequestContext({ traceId: 'file-process-test', tenantId: stack.tenant.tenantId, actorId: stack.tenant.admin.id }, fn);
 
 /** An available image with its original and an icon_32 and avatar_64 in the store, counted in storage_bytes. */
 async function availableImage(content?: Buffer): Promise<StagedFile & { content: Buffer }> {
   const image = content ?? await samplePng(640, 480);
-  const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'image/png', content: image, uploadedBy: tenant.member.id });
-  await bucket.s3.removeObject(bucket.bucket, file.stagingKey);
+  const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'image/png', content: image, uploadedBy: stack.tenant.member.id });
+  await stack.bucket.s3.removeObject(stack.bucket.bucket, file.stagingKey);
   const icon = await sharp(await samplePng(32, 32)).webp().toBuffer();
-  await makeAvailable(owner, bucket, { id: file.fileId, tenantId: file.tenantId, bucket: 'assets', mimeType: 'image/png' }, image, { icon_32: icon, avatar_64: icon });
+  await makeAvailable(stack.owner, stack.bucket, { id: file.fileId, tenantId: file.tenantId, bucket: 'assets', mimeType: 'image/png' }, image, { icon_32: icon, avatar_64: icon });
   return { ...file, content: image };
 }
 
 const originalKeyOf = (file: StagedFile) => `${file.tenantId}/assets/${file.fileId}/original`;
-const objectsOf = (file: StagedFile) => bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)).sort());
+const objectsOf = (file: StagedFile) => stack.bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)).sort());
 const auditOf = (file: StagedFile, action: string) =>
-  auditRecordsOf(owner, tenant.tenantId, action).then((records) => records.filter((record) => record.entityId === file.fileId));
+  auditRecordsOf(stack.owner, stack.tenant.tenantId, action).then((records) => records.filter((record) => record.entityId === file.fileId));
 
 /** Requests the job through the service with a worker of the processing activities on `target`, and waits for its end. */
 async function process(
@@ -89,12 +70,12 @@ async function process(
   const taskQueue = uniqueTaskQueue('files-process');
   const deps = processDeps(taskQueue, { client: target.client, connection: target.client.connection as TemporalHandle['connection'] }, options.timeoutSec);
   const worker = await createTestWorker(target, {
-    taskQueue, activities: options.activities ?? createFileProcessActivities({ appPool: app, objectStore: bucket, logger }),
+    taskQueue, activities: options.activities ?? createFileProcessActivities({ appPool: stack.app, objectStore: stack.bucket, logger }),
   });
   return worker.runUntil(async () => {
     const accepted = await asAdmin(() => requestProcessing(deps, auth(), file.fileId, request));
     expect(accepted).toEqual({ fileId: file.fileId, jobId: expect.stringMatching(/^files-process\./), status: 'processing', startedAt: expect.any(String) });
-    expect((await fileRowOf(owner, file)).processing).toMatchObject({ jobId: parseJobId(accepted.jobId).localId, status: 'processing' });
+    expect((await fileRowOf(stack.owner, file)).processing).toMatchObject({ jobId: parseJobId(accepted.jobId).localId, status: 'processing' });
     const handle = target.client.workflow.getHandle<typeof fileProcess>(fileProcessWorkflowId(parseJobId(accepted.jobId).localId));
     return { result: await handle.result(), jobId: parseJobId(accepted.jobId).localId };
   });
@@ -103,10 +84,10 @@ async function process(
 describe('fileProcess workflow', () => {
   it('applies the operations in order, replaces the content at a new key, renders icon_32 and card_300 again and settles the job', async () => {
     const file = await availableImage();
-    const storage = await storageBytesOf(owner, tenant.tenantId);
+    const storage = await storageBytesOf(stack.owner, stack.tenant.tenantId);
 
     // 640×480 → crop 400×300 → resize to 200 wide (200×150) → a quarter turn (150×200) → WebP.
-    const { result, jobId } = await process(env, file, {
+    const { result, jobId } = await process(stack.temporal, file, {
       operations: [{ crop: { x: 10, y: 20, width: 400, height: 300 } }, { resize: { width: 200 } }, { rotate: { degrees: 90 } }, { convert: { format: 'webp' } }],
       quality: 60,
     });
@@ -114,36 +95,36 @@ describe('fileProcess workflow', () => {
     expect(result).toEqual({ status: 'completed', fileId: file.fileId, mimeType: 'image/webp', size: expect.any(Number), width: 150, height: 200 });
     if (result.status !== 'completed') return;
     const versionKey = versionKeyOf(file.tenantId, 'assets', file.fileId, jobId);
-    const row = await fileRowOf(owner, file);
+    const row = await fileRowOf(stack.owner, file);
     expect(row).toMatchObject({
       status: 'available', objectKey: versionKey, mimeType: 'image/webp', sizeBytes: result.size,
       processing: { jobId, status: 'completed', startedAt: expect.any(String), completedAt: expect.any(String) },
     });
     // The upload's presets are rendered again from the new content; avatar_64 is left to render on demand.
     expect(Object.keys(row.thumbnails).sort()).toEqual(['card_300', 'icon_32']);
-    const stored = await sharp(await buffer(await bucket.s3.getObject(bucket.bucket, versionKey))).metadata();
+    const stored = await sharp(await buffer(await stack.bucket.s3.getObject(stack.bucket.bucket, versionKey))).metadata();
     expect({ format: stored.format, width: stored.width, height: stored.height }).toEqual({ format: 'webp', width: 150, height: 200 });
     // The original is removed once it is replaced; the stale avatar_64 object waits to be rendered over.
     expect(await objectsOf(file)).not.toContain(originalKeyOf(file));
     expect(await objectsOf(file)).toContain(versionKey);
-    expect(await storageBytesOf(owner, tenant.tenantId)).toBe(storage - file.content.length + result.size);
+    expect(await storageBytesOf(stack.owner, stack.tenant.tenantId)).toBe(storage - file.content.length + result.size);
     expect(await auditOf(file, 'files.file.processing_requested')).toEqual([
-      expect.objectContaining({ actorId: tenant.admin.id, meta: expect.objectContaining({ jobId: `files-process.${jobId}`, quality: 60 }) }),
+      expect.objectContaining({ actorId: stack.tenant.admin.id, meta: expect.objectContaining({ jobId: `files-process.${jobId}`, quality: 60 }) }),
     ]);
     expect(await auditOf(file, 'files.file.processed')).toEqual([expect.objectContaining({
-      actorId: tenant.admin.id, after: expect.objectContaining({ objectKey: versionKey, mimeType: 'image/webp' }),
+      actorId: stack.tenant.admin.id, after: expect.objectContaining({ objectKey: versionKey, mimeType: 'image/webp' }),
       meta: expect.objectContaining({ previous: expect.objectContaining({ mimeType: 'image/png', size: file.content.length }) }),
     })]);
   });
 
   it('keeps the format of a source it writes, and applies a second job to the first one\'s content', async () => {
     const file = await availableImage(await sharp(await samplePng(300, 200)).jpeg().toBuffer());
-    const first = await process(env, file, { operations: [{ resize: { height: 100 } }], quality: 85 });
+    const first = await process(stack.temporal, file, { operations: [{ resize: { height: 100 } }], quality: 85 });
     expect(first.result).toMatchObject({ status: 'completed', mimeType: 'image/jpeg', width: 150, height: 100 });
 
-    const second = await process(env, file, { operations: [{ rotate: { degrees: 270 } }], quality: 85 });
+    const second = await process(stack.temporal, file, { operations: [{ rotate: { degrees: 270 } }], quality: 85 });
     expect(second.result).toMatchObject({ status: 'completed', mimeType: 'image/jpeg', width: 100, height: 150 });
-    expect((await fileRowOf(owner, file)).objectKey).toBe(versionKeyOf(file.tenantId, 'assets', file.fileId, second.jobId));
+    expect((await fileRowOf(stack.owner, file)).objectKey).toBe(versionKeyOf(file.tenantId, 'assets', file.fileId, second.jobId));
     // The first job's content is removed when the second replaces it.
     expect(await objectsOf(file)).not.toContain(versionKeyOf(file.tenantId, 'assets', file.fileId, first.jobId));
   });
@@ -152,20 +133,20 @@ describe('fileProcess workflow', () => {
     const png = await samplePng(640, 480);
     // The header (and so the request's check) is intact; the image data is cut short.
     const file = await availableImage(png.subarray(0, Math.floor(png.length / 2)));
-    const before = await fileRowOf(owner, file);
-    const storage = await storageBytesOf(owner, tenant.tenantId);
+    const before = await fileRowOf(stack.owner, file);
+    const storage = await storageBytesOf(stack.owner, stack.tenant.tenantId);
 
-    const { result, jobId } = await process(env, file, { operations: [{ rotate: { degrees: 180 } }], quality: 85 });
+    const { result, jobId } = await process(stack.temporal, file, { operations: [{ rotate: { degrees: 180 } }], quality: 85 });
 
     expect(result).toEqual({ status: 'failed', fileId: file.fileId, problem: 'processing-failed', detail: expect.stringContaining('cannot be processed') });
-    const row = await fileRowOf(owner, file);
+    const row = await fileRowOf(stack.owner, file);
     expect(row).toMatchObject({
       status: 'available', objectKey: before.objectKey, sizeBytes: before.sizeBytes, thumbnails: before.thumbnails,
       processing: { jobId, status: 'failed', completedAt: expect.any(String) },
     });
     expect(await objectsOf(file)).toContain(originalKeyOf(file));
     expect(await objectsOf(file)).not.toContain(versionKeyOf(file.tenantId, 'assets', file.fileId, jobId));
-    expect(await storageBytesOf(owner, tenant.tenantId)).toBe(storage);
+    expect(await storageBytesOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
     expect(await auditOf(file, 'files.file.processing_failed')).toEqual([
       expect.objectContaining({ meta: expect.objectContaining({ jobId: `files-process.${jobId}`, problem: 'processing-failed' }) }),
     ]);
@@ -173,21 +154,21 @@ describe('fileProcess workflow', () => {
 
   it('ends failed with file-not-found when the file leaves available before the job replaces its content', async () => {
     const file = await availableImage();
-    const activities = createFileProcessActivities({ appPool: app, objectStore: bucket, logger });
-    const { result, jobId } = await process(env, file, { operations: [{ resize: { width: 100 } }], quality: 85 }, {
+    const activities = createFileProcessActivities({ appPool: stack.app, objectStore: stack.bucket, logger });
+    const { result, jobId } = await process(stack.temporal, file, { operations: [{ resize: { width: 100 } }], quality: 85 }, {
       activities: {
         ...activities,
         // The file is deleted while its new content is being rendered.
         async renderFileVersion(...args: Parameters<typeof activities.renderFileVersion>) {
           const version = await activities.renderFileVersion(...args);
-          await setStatus(owner, file.fileId, 'deleted');
+          await setStatus(stack.owner, file.fileId, 'deleted');
           return version;
         },
       },
     });
 
     expect(result).toEqual({ status: 'failed', fileId: file.fileId, problem: 'file-not-found', detail: expect.any(String) });
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'deleted', objectKey: originalKeyOf(file), processing: { status: 'failed' } });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'deleted', objectKey: originalKeyOf(file), processing: { status: 'failed' } });
     // The version that never became the file's is removed.
     expect(await objectsOf(file)).not.toContain(versionKeyOf(file.tenantId, 'assets', file.fileId, jobId));
   });
@@ -206,8 +187,8 @@ describe('fileProcess workflow, an attempt over its time (dev server)', () => {
 
   it('abandons an attempt over FILES_IMAGE_PROCESSING_TIMEOUT_SEC with the original kept, and retries it in the background', async () => {
     const file = await availableImage();
-    const before = await fileRowOf(owner, file);
-    const activities = createFileProcessActivities({ appPool: app, objectStore: bucket, logger });
+    const before = await fileRowOf(stack.owner, file);
+    const activities = createFileProcessActivities({ appPool: stack.app, objectStore: stack.bucket, logger });
     const seenAtRetry: unknown[] = [];
     let attempts = 0;
 
@@ -219,7 +200,7 @@ describe('fileProcess workflow, an attempt over its time (dev server)', () => {
           attempts += 1;
           // The first attempt takes longer than the 1 s it is given.
           if (attempts === 1) await new Promise((resolve) => setTimeout(resolve, 2_500));
-          else seenAtRetry.push(await fileRowOf(owner, file));
+          else seenAtRetry.push(await fileRowOf(stack.owner, file));
           return activities.renderFileVersion(...args);
         },
       },
@@ -233,12 +214,12 @@ describe('fileProcess workflow, an attempt over its time (dev server)', () => {
 
   it('ends failed with processing-failed when no attempt succeeds within the retry window, the file keeping its content', async () => {
     const file = await availableImage();
-    const before = await fileRowOf(owner, file);
+    const before = await fileRowOf(stack.owner, file);
     const taskQueue = uniqueTaskQueue('files-process');
     const worker = await createTestWorker(server, {
       taskQueue,
       activities: {
-        ...createFileProcessActivities({ appPool: app, objectStore: bucket, logger }),
+        ...createFileProcessActivities({ appPool: stack.app, objectStore: stack.bucket, logger }),
         // Every attempt runs out of time (or finds the store down): retried until the window closes.
         async renderFileVersion() {
           await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -248,15 +229,15 @@ describe('fileProcess workflow, an attempt over its time (dev server)', () => {
     });
 
     const result = await worker.runUntil(asAdmin(() => server.client.workflow.execute<typeof fileProcess>('fileProcess', {
-      taskQueue, workflowId: fileProcessWorkflowId(`window-${file.fileId}`), memo: { tenantId: tenant.tenantId },
+      taskQueue, workflowId: fileProcessWorkflowId(`window-${file.fileId}`), memo: { tenantId: stack.tenant.tenantId },
       args: [{
-        tenantId: tenant.tenantId, fileId: file.fileId, jobId: `window-${file.fileId}`, operations: [{ rotate: { degrees: 90 } }], quality: 85,
+        tenantId: stack.tenant.tenantId, fileId: file.fileId, jobId: `window-${file.fileId}`, operations: [{ rotate: { degrees: 90 } }], quality: 85,
         attemptTimeoutMs: 1_000, retryWindowMs: 4_000,
       }],
     })));
 
     expect(result).toEqual({ status: 'failed', fileId: file.fileId, problem: 'processing-failed', detail: expect.stringContaining('keeps its content') });
-    expect(await fileRowOf(owner, file)).toMatchObject({ objectKey: before.objectKey, sizeBytes: before.sizeBytes, thumbnails: before.thumbnails });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ objectKey: before.objectKey, sizeBytes: before.sizeBytes, thumbnails: before.thumbnails });
     expect(await objectsOf(file)).toContain(originalKeyOf(file));
   });
 });

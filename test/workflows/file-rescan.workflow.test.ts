@@ -41,50 +41,28 @@ jest.setTimeout(120_000);
 
 const logger = createLogger('file-rescan-test', 'silent');
 
-let server: DevServer;
-let owner: DatabasePool;
-let app: DatabasePool;
-let bucket: TestBucket;
-let smtp: SmtpSender;
-let tenant: FilesTenant;
-
-beforeAll(async () => {
-  await migrateSharedDatabase();
-  [server, bucket] = await Promise.all([connectDevServer(), createTestBucket('test-files-rescan')]);
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'file-rescan-test' });
-  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'file-rescan-test-app' });
-  smtp = createSmtpSender(config().mail);
-  tenant = await seedFilesTenant(owner);
-});
-
-afterAll(async () => {
-  await server?.close();
-  await bucket?.remove();
-  smtp?.close();
-  await owner?.end();
-  await app?.end();
-});
+const stack = useFilesWorkflowStack('rescan', connectDevServer);
 
 /** The files activities the re-scan uses (the local clamd), and the mail activity, as the platform's worker has them. */
 function activities() {
   const scanner = createClamdScanner(config().clamav);
   return {
-    ...createFileRescanActivities({ appPool: app, fleetPool: owner, objectStore: bucket, scanner, logger }),
-    ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner, logger }),
-    ...createNotifyActivities({ smtp, logger }),
+    ...createFileRescanActivities({ appPool: stack.app, fleetPool: stack.owner, objectStore: stack.bucket, scanner, logger }),
+    ...createFileScanActivities({ appPool: stack.app, objectStore: stack.bucket, scanner, logger }),
+    ...createNotifyActivities({ smtp: stack.smtp, logger }),
   };
 }
 
 /** An available file with its original (and a thumbnail for an image) in the store, counted in storage_bytes. */
 async function availableFile(content: Buffer, mimeType: string, originalName: string): Promise<StagedFile> {
-  const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType, originalName, content, uploadedBy: tenant.member.id });
-  await bucket.s3.removeObject(bucket.bucket, file.stagingKey);
+  const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType, originalName, content, uploadedBy: stack.tenant.member.id });
+  await stack.bucket.s3.removeObject(stack.bucket.bucket, file.stagingKey);
   const thumbnails: Record<string, Buffer> = mimeType.startsWith('image/') ? { icon_32: content } : {};
-  await makeAvailable(owner, bucket, { id: file.fileId, tenantId: file.tenantId, bucket: 'assets', mimeType }, content, thumbnails);
+  await makeAvailable(stack.owner, stack.bucket, { id: file.fileId, tenantId: file.tenantId, bucket: 'assets', mimeType }, content, thumbnails);
   return file;
 }
 
-const objectsOf = (file: StagedFile) => bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)));
+const objectsOf = (file: StagedFile) => stack.bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)));
 
 describe('fileRescan workflow', () => {
   it('rejects a stored file the signatures now detect, mails the admins, and leaves a clean file available', async () => {
@@ -93,9 +71,9 @@ describe('fileRescan workflow', () => {
     const detected = await availableFile(png, 'image/png', 'holiday.png');
     // Stored clean, found infected today: what a signature update does to a file, played by its content.
     const objectKey = objectKeyOf(detected.tenantId, 'assets', detected.fileId);
-    await bucket.s3.putObject(bucket.bucket, objectKey, Buffer.from(EICAR), EICAR.length, { 'Content-Type': 'image/png' });
-    const [first, last] = [await fileRowOf(owner, clean), await fileRowOf(owner, detected)];
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    await stack.bucket.s3.putObject(stack.bucket.bucket, objectKey, Buffer.from(EICAR), EICAR.length, { 'Content-Type': 'image/png' });
+    const [first, last] = [await fileRowOf(stack.owner, clean), await fileRowOf(stack.owner, detected)];
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
 
     const taskQueue = uniqueTaskQueue('files-rescan');
     const signatureVersion = `test-${newId()}`;
@@ -105,14 +83,14 @@ describe('fileRescan workflow', () => {
       window: { since: first.createdAt, until: new Date(Date.parse(last.createdAt) + 1).toISOString() },
       perSecond: 50, pageSize: 1, filesPerRun: 1, notifyTaskQueue: taskQueue,
     };
-    const worker = await createTestWorker(server, { taskQueue, activities: activities() });
+    const worker = await createTestWorker(stack.temporal, { taskQueue, activities: activities() });
     const { result, firstRunId, runId } = await worker.runUntil(async () => {
-      const handle = await server.client.workflow.start<typeof fileRescan>('fileRescan', {
+      const handle = await stack.temporal.client.workflow.start<typeof fileRescan>('fileRescan', {
         taskQueue, workflowId: fileRescanWorkflowId(signatureVersion), args: [input],
       });
       const outcome: FileRescanResult = await handle.result();
       // The mails are workflows of their own: the worker serves them until they have arrived.
-      await Promise.all([tenant.owner.email, tenant.admin.email].map((to) => waitForMails(to)));
+      await Promise.all([stack.tenant.owner.email, stack.tenant.admin.email].map((to) => waitForMails(to)));
       return { result: outcome, firstRunId: handle.firstExecutionRunId, runId: (await handle.describe()).runId };
     });
 
@@ -120,29 +98,29 @@ describe('fileRescan workflow', () => {
     // One file per run: the history of a long re-scan stays small.
     expect(runId).not.toBe(firstRunId);
 
-    const row = await fileRowOf(owner, detected);
+    const row = await fileRowOf(stack.owner, detected);
     expect(row).toMatchObject({ status: 'rejected', rejectedReason: expect.stringMatching(/^infected: Eicar-Test-Signature/) });
     expect(await objectsOf(detected)).toEqual([]);
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage - png.length);
-    const audit = (await auditRecordsOf(owner, tenant.tenantId, 'files.file.rejected')).filter((record) => record.entityId === detected.fileId);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage - png.length);
+    const audit = (await auditRecordsOf(stack.owner, stack.tenant.tenantId, 'files.file.rejected')).filter((record) => record.entityId === detected.fileId);
     expect(audit).toEqual([expect.objectContaining({
       actorId: null, after: expect.objectContaining({ status: 'rejected' }),
       meta: { reason: row.rejectedReason, signatures: [expect.stringMatching(/^Eicar-Test-Signature/)], signatureVersion, rescan: true },
     })]);
 
-    expect(await fileRowOf(owner, clean)).toMatchObject({ status: 'available', rejectedReason: null });
+    expect(await fileRowOf(stack.owner, clean)).toMatchObject({ status: 'available', rejectedReason: null });
     const cleanKey = objectKeyOf(clean.tenantId, 'assets', clean.fileId);
     expect(await objectsOf(clean)).toEqual([cleanKey]);
-    expect((await buffer(await bucket.s3.getObject(bucket.bucket, cleanKey))).toString()).toBe('minutes of the meeting\n');
+    expect((await buffer(await stack.bucket.s3.getObject(stack.bucket.bucket, cleanKey))).toString()).toBe('minutes of the meeting\n');
 
-    for (const admin of [tenant.owner, tenant.admin]) {
+    for (const admin of [stack.tenant.owner, stack.tenant.admin]) {
       const [mail, ...more] = await mailsTo(admin.email);
       expect(more).toEqual([]);
       expect(mail.subject).toBe('A stored file was rejected: malware found by a new scan');
       expect(mail.text).toContain(`"holiday.png" (${detected.fileId})`);
       expect(mail.text).toMatch(/found: Eicar-Test-Signature/);
     }
-    expect(await mailsTo(tenant.member.email)).toEqual([]);
+    expect(await mailsTo(stack.tenant.member.email)).toEqual([]);
   });
 });
 
@@ -155,9 +133,9 @@ describe('fileRescanCheck workflow', () => {
     const scheduleId = `test.files.rescan-check.${newId()}`;
     const options = fileRescanCheckSchedule({ cfg: config(), scheduleId, taskQueue });
     // Paused: only the test's triggers run it.
-    await server.client.schedule.create({ ...options, state: { paused: true } });
-    const schedule = server.client.schedule.getHandle(scheduleId);
-    const worker = await createTestWorker(server, { taskQueue, activities: activities() });
+    await stack.temporal.client.schedule.create({ ...options, state: { paused: true } });
+    const schedule = stack.temporal.client.schedule.getHandle(scheduleId);
+    const worker = await createTestWorker(stack.temporal, { taskQueue, activities: activities() });
     try {
       const results = await worker.runUntil(async () => {
         const run = async (count: number): Promise<FileRescanCheckResult> => {
@@ -170,14 +148,14 @@ describe('fileRescanCheck workflow', () => {
             workflowId = actions.length >= count ? actions[count - 1].action.workflow.workflowId : '';
             return workflowId !== '';
           }, 30_000, 200);
-          const result = await server.client.workflow.getHandle<typeof fileRescanCheck>(workflowId).result();
+          const result = await stack.temporal.client.workflow.getHandle<typeof fileRescanCheck>(workflowId).result();
           // Until the Schedule has seen the run end, a trigger under SKIP would be skipped.
           await waitFor('the Schedule to see the run end', async () => (await schedule.describe()).info.runningActions.length === 0, 30_000, 200);
           return result;
         };
         const firstRun = await run(1);
         // workers/main.ts ensures every Schedule at each start: an update must keep what the last run found.
-        expect(await ensureSchedule(server.client, options)).toBe('updated');
+        expect(await ensureSchedule(stack.temporal.client, options)).toBe('updated');
         return [firstRun, await run(2)];
       });
       expect(results).toEqual([
@@ -192,12 +170,12 @@ describe('fileRescanCheck workflow', () => {
   it('starts the re-scan of a new version over the last 30 days, one per version, at the lowest priority', async () => {
     const current = await clamdSignatureVersion({ scanner: createClamdScanner(config().clamav) });
     const taskQueue = uniqueTaskQueue('files-rescan-check');
-    const worker = await createTestWorker(server, { taskQueue, activities: activities() });
-    const rescan = server.client.workflow.getHandle<typeof fileRescan>(fileRescanWorkflowId(current));
+    const worker = await createTestWorker(stack.temporal, { taskQueue, activities: activities() });
+    const rescan = stack.temporal.client.workflow.getHandle<typeof fileRescan>(fileRescanWorkflowId(current));
     const check = async (previous: FileRescanCheckResult): Promise<FileRescanCheckResult> => {
       const workflowId = `test.files.rescan-check.${newId()}`;
-      await startAsScheduled(server.client, taskQueue, workflowId, checkInput(taskQueue), previous);
-      return server.client.workflow.getHandle<typeof fileRescanCheck>(workflowId).result();
+      await startAsScheduled(stack.temporal.client, taskQueue, workflowId, checkInput(taskQueue), previous);
+      return stack.temporal.client.workflow.getHandle<typeof fileRescanCheck>(workflowId).result();
     };
     const previous = { signatureVersion: 'older', previousSignatureVersion: null, rescanWorkflowId: null };
     try {
@@ -219,15 +197,15 @@ describe('fileRescanCheck workflow', () => {
       expect(info?.priority?.priorityKey).toBe(5);
       expect(starts).toHaveLength(1);
       const input = await decodeFromPayloadsAtIndex<FileRescanInput>(
-        server.client.options.loadedDataConverter, 0, starts[0].workflowExecutionStartedEventAttributes?.input?.payloads,
+        stack.temporal.client.options.loadedDataConverter, 0, starts[0].workflowExecutionStartedEventAttributes?.input?.payloads,
       );
       const { since, until } = input.window;
       expect(Date.parse(until) - Date.parse(since)).toBe(30 * 86_400_000);
       expect(input).toMatchObject({ signatureVersion: current, perSecond: 1000, notifyTaskQueue: taskQueue });
     } finally {
       // The dev server is shared: the re-scan of the real version must not stay there as already started.
-      await server.client.workflowService.deleteWorkflowExecution({
-        namespace: server.client.options.namespace, workflowExecution: { workflowId: rescan.workflowId },
+      await stack.temporal.client.workflowService.deleteWorkflowExecution({
+        namespace: stack.temporal.client.options.namespace, workflowExecution: { workflowId: rescan.workflowId },
       }).catch(() => undefined);
     }
   });
@@ -258,20 +236,20 @@ describe('scan priority', () => {
     // A queue no worker polls: every scan started there waits.
     const taskQueue = uniqueTaskQueue('files-scan-priority');
     const settings = fileScanSettingsOf(config());
-    const plain = new FileScanStarter(server.client, taskQueue, settings);
+    const plain = new FileScanStarter(stack.temporal.client, taskQueue, settings);
     const fileIds = [newId(), newId(), newId()];
     const started: string[] = [];
     try {
-      const belowThreshold = new FileScanStarter(server.client, taskQueue, settings, 3);
-      await belowThreshold.start({ tenantId: tenant.tenantId, fileId: fileIds[0] });
+      const belowThreshold = new FileScanStarter(stack.temporal.client, taskQueue, settings, 3);
+      await belowThreshold.start({ tenantId: stack.tenant.tenantId, fileId: fileIds[0] });
       started.push(fileIds[0]);
       for (const fileId of fileIds.slice(1)) {
-        await plain.start({ tenantId: tenant.tenantId, fileId });
+        await plain.start({ tenantId: stack.tenant.tenantId, fileId });
         started.push(fileId);
       }
       const backlog = async () => {
-        const counts = await Promise.all([1, 2].map(async (taskQueueType) => Number((await server.client.workflowService.describeTaskQueue({
-          namespace: server.client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType, reportStats: true,
+        const counts = await Promise.all([1, 2].map(async (taskQueueType) => Number((await stack.temporal.client.workflowService.describeTaskQueue({
+          namespace: stack.temporal.client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType, reportStats: true,
         })).stats?.approximateBacklogCount ?? 0)));
         return counts[0] + counts[1];
       };
@@ -281,9 +259,9 @@ describe('scan priority', () => {
       const other = await connectDevServer();
       try {
         const fileId = newId();
-        await new FileScanStarter(other.client, taskQueue, settings, 2).start({ tenantId: tenant.tenantId, fileId });
+        await new FileScanStarter(other.client, taskQueue, settings, 2).start({ tenantId: stack.tenant.tenantId, fileId });
         started.push(fileId);
-        const priorityOf = async (id: string) => (await server.client.workflow.getHandle(fileScanWorkflowId(id)).describe())
+        const priorityOf = async (id: string) => (await stack.temporal.client.workflow.getHandle(fileScanWorkflowId(id)).describe())
           .raw.workflowExecutionInfo?.priority?.priorityKey ?? 0;
         expect(await priorityOf(fileId)).toBe(BACKLOG_SCAN_PRIORITY.priorityKey);
         // Started while nothing waited (threshold 3), and without a threshold: the default (0 = unset, 3).
@@ -292,7 +270,7 @@ describe('scan priority', () => {
         await other.close();
       }
     } finally {
-      await Promise.all(started.map((id) => server.client.workflow.getHandle(fileScanWorkflowId(id)).terminate('priority test')));
+      await Promise.all(started.map((id) => stack.temporal.client.workflow.getHandle(fileScanWorkflowId(id)).terminate('priority test')));
     }
   });
 });

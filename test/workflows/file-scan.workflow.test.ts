@@ -34,44 +34,22 @@ jest.setTimeout(120_000);
 const HOUR = 3_600_000;
 const logger = createLogger('file-scan-test', 'silent');
 
-let env: TestWorkflowEnvironment;
-let owner: DatabasePool;
-let app: DatabasePool;
-let bucket: TestBucket;
-let smtp: SmtpSender;
-let tenant: FilesTenant;
-
-beforeAll(async () => {
-  await migrateSharedDatabase();
-  [env, bucket] = await Promise.all([createTimeSkippingEnv(), createTestBucket('test-files-scan')]);
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'file-scan-test' });
-  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'file-scan-test-app' });
-  smtp = createSmtpSender(config().mail);
-  tenant = await seedFilesTenant(owner);
-});
-
-afterAll(async () => {
-  await env?.teardown();
-  await bucket?.remove();
-  smtp?.close();
-  await owner?.end();
-  await app?.end();
-});
+const stack = useFilesWorkflowStack('scan', createTimeSkippingEnv);
 
 /** The files activities (with `clamav`, by default the local clamd) and the mail activity, as the platform's worker has them. */
 function activities(clamav = config().clamav) {
   return {
-    ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner: createClamdScanner(clamav), logger }),
-    ...createNotifyActivities({ smtp, logger }),
+    ...createFileScanActivities({ appPool: stack.app, objectStore: stack.bucket, scanner: createClamdScanner(clamav), logger }),
+    ...createNotifyActivities({ smtp: stack.smtp, logger }),
   };
 }
 
 /** The gateway's starter, with the documented staging TTL and this test's queue for the mails. */
-function starter(taskQueue: string, on = env): FileScanStarter {
+function starter(taskQueue: string, on = stack.temporal): FileScanStarter {
   return new FileScanStarter(on.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue });
 }
 
-const handleOf = (file: StagedFile, on = env) => on.client.workflow.getHandle<typeof fileScan>(fileScanWorkflowId(file.fileId));
+const handleOf = (file: StagedFile, on = stack.temporal) => on.client.workflow.getHandle<typeof fileScan>(fileScanWorkflowId(file.fileId));
 
 interface ScanOptions {
   staged?: boolean;
@@ -81,7 +59,7 @@ interface ScanOptions {
 }
 
 /** Starts the file's scan with a worker of its own and answers the workflow's result. */
-async function scan(file: StagedFile, { staged, whileRunning, on = env }: ScanOptions = {}): Promise<FileScanResult> {
+async function scan(file: StagedFile, { staged, whileRunning, on = stack.temporal }: ScanOptions = {}): Promise<FileScanResult> {
   const taskQueue = uniqueTaskQueue('files-scan');
   const worker = await createTestWorker(on, { taskQueue, activities: activities() });
   return worker.runUntil(async () => {
@@ -124,45 +102,45 @@ async function clamdRelay(): Promise<{ port: number; up(): Promise<void>; close(
   };
 }
 
-const objectsOf = (file: StagedFile) => bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)));
+const objectsOf = (file: StagedFile) => stack.bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)));
 
 describe('fileScan workflow', () => {
   it('makes a clean PNG available at its final key with files.file.uploaded, an audit record and both thumbnails', async () => {
     const png = await samplePng(640, 480);
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'image/png', originalName: 'diagram.png', content: png, uploadedBy: tenant.member.id });
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'image/png', originalName: 'diagram.png', content: png, uploadedBy: stack.tenant.member.id });
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
 
     expect(await scan(file)).toEqual({ status: 'available' });
     // Counted at upload; passing the scan changes nothing.
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
 
     const objectKey = objectKeyOf(file.tenantId, 'assets', file.fileId);
     const thumbnails = {
       icon_32: thumbnailKeyOf(file.tenantId, 'assets', file.fileId, 'icon_32'),
       card_300: thumbnailKeyOf(file.tenantId, 'assets', file.fileId, 'card_300'),
     };
-    const row = await fileRowOf(owner, file);
+    const row = await fileRowOf(stack.owner, file);
     expect(row).toMatchObject({ status: 'available', objectKey, thumbnails, rejectedReason: null, scannedAt: expect.any(String) });
     // The staged object is gone; the original and its two thumbnails are all there is.
     expect(await objectsOf(file)).toEqual([objectKey, thumbnails.card_300, thumbnails.icon_32].sort());
-    expect((await buffer(await bucket.s3.getObject(bucket.bucket, objectKey))).equals(png)).toBe(true);
+    expect((await buffer(await stack.bucket.s3.getObject(stack.bucket.bucket, objectKey))).equals(png)).toBe(true);
     const sizes = await Promise.all(Object.values(thumbnails).map(async (key) => {
-      const { width, height, format } = await sharp(await buffer(await bucket.s3.getObject(bucket.bucket, key))).metadata();
+      const { width, height, format } = await sharp(await buffer(await stack.bucket.s3.getObject(stack.bucket.bucket, key))).metadata();
       return { width, height, format };
     }));
     expect(sizes).toEqual([{ width: 32, height: 32, format: 'webp' }, { width: 300, height: 200, format: 'webp' }]);
 
-    const events = await outboxOfType(owner, file.tenantId, 'files.file.uploaded');
+    const events = await outboxOfType(stack.owner, file.tenantId, 'files.file.uploaded');
     expect(events.filter((event) => event.partitionKey === file.fileId)).toEqual([{
       type: 'files.file.uploaded', partitionKey: file.fileId,
       data: {
         file_id: file.fileId, tenant_id: file.tenantId, bucket: 'assets', original_name: 'diagram.png', mime_type: 'image/png',
-        size_bytes: png.length, sha256: null, uploaded_by: tenant.member.id, uploaded_at: row.createdAt, available_at: row.scannedAt,
+        size_bytes: png.length, sha256: null, uploaded_by: stack.tenant.member.id, uploaded_at: row.createdAt, available_at: row.scannedAt,
       },
     }]);
-    const audit = (await auditRecordsOf(owner, file.tenantId, 'files.file.uploaded')).filter((record) => record.entityId === file.fileId);
+    const audit = (await auditRecordsOf(stack.owner, file.tenantId, 'files.file.uploaded')).filter((record) => record.entityId === file.fileId);
     expect(audit).toEqual([expect.objectContaining({
-      entityType: 'file', actorId: tenant.member.id, before: null,
+      entityType: 'file', actorId: stack.tenant.member.id, before: null,
       after: expect.objectContaining({ id: file.fileId, status: 'available', objectKey, originalName: 'diagram.png' }),
     })]);
 
@@ -173,10 +151,10 @@ describe('fileScan workflow', () => {
   });
 
   it('rejects the EICAR file, removes its staged object and mails the tenant\'s owner and admin', async () => {
-    const file = await stageFile(owner, bucket, tenant.tenantId, {
-      mimeType: 'application/octet-stream', originalName: 'invoice.pdf.exe', content: Buffer.from(EICAR), uploadedBy: tenant.member.id,
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, {
+      mimeType: 'application/octet-stream', originalName: 'invoice.pdf.exe', content: Buffer.from(EICAR), uploadedBy: stack.tenant.member.id,
     });
-    const storage = await storageUsageOf(owner, tenant.tenantId);
+    const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
 
     // A test server of its own: the mails are abandoned child workflows that end after the scan, and
     // once one does, the Java test server keeps its clock locked for good, which would stop time
@@ -190,7 +168,7 @@ describe('fileScan workflow', () => {
         // locks the test server's clock, and those calls do not nest.
         whileRunning: async () => {
           await handleOf(file, mailEnv).result();
-          for (const to of [tenant.owner.email, tenant.admin.email]) {
+          for (const to of [stack.tenant.owner.email, stack.tenant.admin.email]) {
             await mailEnv.client.workflow.getHandle(`notify.email:files:${file.tenantId}:infected:${file.fileId}:${to}`).result();
           }
         },
@@ -200,79 +178,79 @@ describe('fileScan workflow', () => {
     }
 
     expect(result).toEqual({ status: 'rejected', reason: expect.stringMatching(/^infected: Eicar-Test-Signature/) });
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'rejected', rejectedReason: result.reason, objectKey: null, scannedAt: expect.any(String) });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'rejected', rejectedReason: result.reason, objectKey: null, scannedAt: expect.any(String) });
     expect(await objectsOf(file)).toEqual([]);
     // The rejected file's bytes leave the plan's storage.
-    expect(await storageUsageOf(owner, tenant.tenantId)).toBe(storage - EICAR.length);
-    expect((await outboxOfType(owner, file.tenantId, 'files.file.uploaded')).filter((event) => event.partitionKey === file.fileId)).toEqual([]);
-    const audit = (await auditRecordsOf(owner, file.tenantId, 'files.file.rejected')).filter((record) => record.entityId === file.fileId);
+    expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage - EICAR.length);
+    expect((await outboxOfType(stack.owner, file.tenantId, 'files.file.uploaded')).filter((event) => event.partitionKey === file.fileId)).toEqual([]);
+    const audit = (await auditRecordsOf(stack.owner, file.tenantId, 'files.file.rejected')).filter((record) => record.entityId === file.fileId);
     expect(audit).toEqual([expect.objectContaining({
-      actorId: tenant.member.id, after: expect.objectContaining({ status: 'rejected' }),
+      actorId: stack.tenant.member.id, after: expect.objectContaining({ status: 'rejected' }),
       meta: { reason: result.reason, signatures: [expect.stringMatching(/^Eicar-Test-Signature/)] },
     })]);
 
-    for (const admin of [tenant.owner, tenant.admin]) {
+    for (const admin of [stack.tenant.owner, stack.tenant.admin]) {
       const [mail, ...more] = await waitForMails(admin.email);
       expect(more).toEqual([]);
       expect(mail.subject).toBe('An uploaded file was rejected: malware found');
       expect(mail.text).toContain(`"invoice.pdf.exe" (${file.fileId})`);
       expect(mail.text).toMatch(/found: Eicar-Test-Signature/);
     }
-    expect(await mailsTo(tenant.member.email)).toEqual([]);
+    expect(await mailsTo(stack.tenant.member.email)).toEqual([]);
   });
 
   it('rejects a presigned upload whose PUT never came once 24 hours have passed', async () => {
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'application/pdf', originalName: 'never-sent.pdf' });
-    const startedAt = await env.currentTimeMs();
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'application/pdf', originalName: 'never-sent.pdf' });
+    const startedAt = await stack.temporal.currentTimeMs();
 
     expect(await scan(file, { staged: false })).toEqual({ status: 'rejected', reason: 'staging-expired' });
 
-    expect(await env.currentTimeMs() - startedAt).toBeGreaterThanOrEqual(24 * HOUR);
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'rejected', rejectedReason: 'staging-expired', scannedAt: null });
-    expect((await auditRecordsOf(owner, file.tenantId, 'files.file.rejected')).filter((record) => record.entityId === file.fileId))
+    expect(await stack.temporal.currentTimeMs() - startedAt).toBeGreaterThanOrEqual(24 * HOUR);
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'rejected', rejectedReason: 'staging-expired', scannedAt: null });
+    expect((await auditRecordsOf(stack.owner, file.tenantId, 'files.file.rejected')).filter((record) => record.entityId === file.fileId))
       .toEqual([expect.objectContaining({ meta: { reason: 'staging-expired' } })]);
-    expect(await mailsTo(tenant.admin.email).then((mails) => mails.filter((mail) => mail.text.includes(file.fileId)))).toEqual([]);
+    expect(await mailsTo(stack.tenant.admin.email).then((mails) => mails.filter((mail) => mail.text.includes(file.fileId)))).toEqual([]);
   });
 
   it('scans a presigned upload when fileStaged arrives within the staging TTL; a document gets no thumbnails', async () => {
     const content = Buffer.from('quarterly numbers\n');
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'text/plain', originalName: 'numbers.txt', sizeBytes: content.length });
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'text/plain', originalName: 'numbers.txt', sizeBytes: content.length });
 
     const result = await scan(file, {
       staged: false,
       whileRunning: async () => {
-        await env.sleep(23 * HOUR);
-        await bucket.s3.putObject(bucket.bucket, file.stagingKey, content, content.length, { 'Content-Type': 'text/plain' });
+        await stack.temporal.sleep(23 * HOUR);
+        await stack.bucket.s3.putObject(stack.bucket.bucket, file.stagingKey, content, content.length, { 'Content-Type': 'text/plain' });
         await handleOf(file).signal(fileStagedSignal);
       },
     });
 
     expect(result).toEqual({ status: 'available' });
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'available', thumbnails: {} });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'available', thumbnails: {} });
     expect(await objectsOf(file)).toEqual([objectKeyOf(file.tenantId, 'assets', file.fileId)]);
   });
 
   it('keeps an image sharp cannot read available, without thumbnails', async () => {
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'image/png', originalName: 'broken.png', content: Buffer.from('not a png at all') });
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'image/png', originalName: 'broken.png', content: Buffer.from('not a png at all') });
 
     expect(await scan(file)).toEqual({ status: 'available' });
 
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'available', thumbnails: {} });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'available', thumbnails: {} });
     expect(await objectsOf(file)).toEqual([objectKeyOf(file.tenantId, 'assets', file.fileId)]);
   });
 
   it('rejects an empty upload, on which clamd gives no verdict, instead of calling it clean', async () => {
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) });
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) });
 
     expect(await scan(file)).toEqual({ status: 'rejected', reason: 'empty-file' });
     expect(await objectsOf(file)).toEqual([]);
   });
 
   it('retries the scan while clamd is unreachable, never calling the file clean, and scans it once clamd is back', async () => {
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'text/plain', originalName: 'patience.txt', content: Buffer.from('wait for it\n') });
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'text/plain', originalName: 'patience.txt', content: Buffer.from('wait for it\n') });
     const relay = await clamdRelay();
     const taskQueue = uniqueTaskQueue('files-scan');
-    const worker = await createTestWorker(env, { taskQueue, activities: activities({ host: '127.0.0.1', port: relay.port }) });
+    const worker = await createTestWorker(stack.temporal, { taskQueue, activities: activities({ host: '127.0.0.1', port: relay.port }) });
     try {
       const result = await worker.runUntil(async () => {
         await starter(taskQueue).start({ tenantId: file.tenantId, fileId: file.fileId });
@@ -281,7 +259,7 @@ describe('fileScan workflow', () => {
           // `attempt` is the next attempt's number once one has failed.
           return (pending?.attempt ?? 0) >= 3 && /ECONNREFUSED/.test(pending?.lastFailure?.message ?? '');
         }, 30_000, 100);
-        expect(await fileRowOf(owner, file)).toMatchObject({ status: 'pending_scan' });
+        expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'pending_scan' });
         expect(await objectsOf(file)).toEqual([file.stagingKey]);
 
         await relay.up();
@@ -294,12 +272,12 @@ describe('fileScan workflow', () => {
   });
 
   it('rejects a file clamd could not scan within the staging TTL as staging-expired', async () => {
-    const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('too late\n') });
+    const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('too late\n') });
     const relay = await clamdRelay();
     const taskQueue = uniqueTaskQueue('files-scan');
-    const worker = await createTestWorker(env, { taskQueue, activities: activities({ host: '127.0.0.1', port: relay.port }) });
+    const worker = await createTestWorker(stack.temporal, { taskQueue, activities: activities({ host: '127.0.0.1', port: relay.port }) });
     // A TTL of 10 minutes instead of 24 hours: the same rule, a dozen refused attempts instead of 1 500.
-    const shortTtl = new FileScanStarter(env.client, taskQueue, { stagingTtlMs: 10 * 60_000, notifyTaskQueue: taskQueue });
+    const shortTtl = new FileScanStarter(stack.temporal.client, taskQueue, { stagingTtlMs: 10 * 60_000, notifyTaskQueue: taskQueue });
     try {
       const result = await worker.runUntil(async () => {
         await shortTtl.start({ tenantId: file.tenantId, fileId: file.fileId });
@@ -309,7 +287,7 @@ describe('fileScan workflow', () => {
     } finally {
       await relay.close();
     }
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'rejected', rejectedReason: 'staging-expired', scannedAt: null, objectKey: null });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'rejected', rejectedReason: 'staging-expired', scannedAt: null, objectKey: null });
     expect(await objectsOf(file)).toEqual([]);
   });
 
@@ -347,10 +325,10 @@ describe('fileScan workflow', () => {
      * before Temporal heard of it; a second worker takes over once the lost attempt times out.
      */
     async function scanThroughCrash(crashAfter: 'scanStagedFile' | 'promoteFile'): Promise<{ file: StagedFile; result: FileScanResult }> {
-      const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'image/png', originalName: `${crashAfter}.png`, content: await samplePng(400, 300) });
+      const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'image/png', originalName: `${crashAfter}.png`, content: await samplePng(400, 300) });
       const taskQueue = uniqueTaskQueue('files-crash');
       const first = await startWorkerProcess('test/helpers/files-worker-entry.ts', 'files worker running', [], {
-        FILES_TASK_QUEUE: taskQueue, S3_BUCKET: bucket.bucket, FILE_SCAN_CRASH_AFTER: crashAfter,
+        FILES_TASK_QUEUE: taskQueue, S3_BUCKET: stack.bucket.bucket, FILE_SCAN_CRASH_AFTER: crashAfter,
       });
       try {
         const crashPoint = logged(first.child, 'file scan crash point');
@@ -370,10 +348,10 @@ describe('fileScan workflow', () => {
 
       for (const { file, result } of outcomes) {
         expect(result).toEqual({ status: 'available' });
-        expect(await fileRowOf(owner, file)).toMatchObject({ status: 'available', thumbnails: { icon_32: expect.any(String), card_300: expect.any(String) } });
+        expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'available', thumbnails: { icon_32: expect.any(String), card_300: expect.any(String) } });
         expect(await objectsOf(file)).toHaveLength(3);
-        expect((await outboxOfType(owner, file.tenantId, 'files.file.uploaded')).filter((event) => event.partitionKey === file.fileId)).toHaveLength(1);
-        expect((await auditRecordsOf(owner, file.tenantId, 'files.file.uploaded')).filter((record) => record.entityId === file.fileId)).toHaveLength(1);
+        expect((await outboxOfType(stack.owner, file.tenantId, 'files.file.uploaded')).filter((event) => event.partitionKey === file.fileId)).toHaveLength(1);
+        expect((await auditRecordsOf(stack.owner, file.tenantId, 'files.file.uploaded')).filter((record) => record.entityId === file.fileId)).toHaveLength(1);
       }
     });
   });

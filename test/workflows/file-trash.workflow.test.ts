@@ -27,56 +27,37 @@ const DAY = 86_400_000;
 const RETENTION_DAYS = config().files.softDeleteRetentionDays;
 const logger = createLogger('file-trash-test', 'silent');
 
-let env: TestWorkflowEnvironment;
-let owner: DatabasePool;
-let app: DatabasePool;
-let bucket: TestBucket;
-let tenant: FilesTenant;
-
-beforeAll(async () => {
-  await migrateSharedDatabase();
-  [env, bucket] = await Promise.all([createTimeSkippingEnv(), createTestBucket('test-files-trash')]);
-  owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'file-trash-test' });
-  app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'file-trash-test-app' });
-  tenant = await seedFilesTenant(owner);
-});
-
-afterAll(async () => {
-  await env?.teardown();
-  await bucket?.remove();
-  await owner?.end();
-  await app?.end();
-});
+const stack = useFilesWorkflowStack('trash', createTimeSkippingEnv);
 
 /** The files routes' dependencies as the gateway builds them, the trash timers on `taskQueue` of the test server. */
 function filesDeps(taskQueue: string): FilesDeps {
-  const trashes = new FileTrashTimers(env.client, taskQueue, RETENTION_DAYS);
+  const trashes = new FileTrashTimers(stack.temporal.client, taskQueue, RETENTION_DAYS);
   return {
-    db: app, objectStore: bucket, scans: () => undefined, trashes: () => trashes, settings: config().files, enforcePlanLimits: false, logger,
+    db: stack.app, objectStore: stack.bucket, scans: () => undefined, trashes: () => trashes, settings: config().files, enforcePlanLimits: false, logger,
   };
 }
 
-const auth = (): AuthState => ({ userId: tenant.admin.id, tenantId: tenant.tenantId, email: tenant.admin.email, roles: ['admin'] });
+const auth = (): AuthState => ({ userId: stack.tenant.admin.id, tenantId: stack.tenant.tenantId, email: stack.tenant.admin.email, roles: ['admin'] });
 
 /** As the gateway serves a request of the tenant's admin: the trash timer it starts carries the admin as its actor. */
 const asAdmin = <T>(fn: () => Promise<T>): Promise<T> =>
-  runWithRequestContext({ traceId: 'file-trash-test', tenantId: tenant.tenantId, actorId: tenant.admin.id }, fn);
+  runWithRequestContext({ traceId: 'file-trash-test', tenantId: stack.tenant.tenantId, actorId: stack.tenant.admin.id }, fn);
 
 /** An available PNG with its original and a thumbnail in the store, counted in storage_bytes. */
 async function availableFile(): Promise<StagedFile & { size: number }> {
   const png = await samplePng(64, 64);
-  const file = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'image/png', content: png, uploadedBy: tenant.member.id });
-  await bucket.s3.removeObject(bucket.bucket, file.stagingKey);
-  await makeAvailable(owner, bucket, { id: file.fileId, tenantId: file.tenantId, bucket: 'assets', mimeType: 'image/png' }, png, { icon_32: png });
+  const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'image/png', content: png, uploadedBy: stack.tenant.member.id });
+  await stack.bucket.s3.removeObject(stack.bucket.bucket, file.stagingKey);
+  await makeAvailable(stack.owner, stack.bucket, { id: file.fileId, tenantId: file.tenantId, bucket: 'assets', mimeType: 'image/png' }, png, { icon_32: png });
   return { ...file, size: png.length };
 }
 
-const objectsOf = (file: StagedFile) => bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)));
-const handleOf = (file: StagedFile) => env.client.workflow.getHandle<typeof fileTrash>(fileTrashWorkflowId(file.fileId));
+const objectsOf = (file: StagedFile) => stack.bucket.keys(`${file.tenantId}/`).then((keys) => keys.filter((key) => key.includes(file.fileId)));
+const handleOf = (file: StagedFile) => stack.temporal.client.workflow.getHandle<typeof fileTrash>(fileTrashWorkflowId(file.fileId));
 
 /** Runs `steps` with a worker of the files activities polling `taskQueue`, then waits for the trash timer's end. */
 async function withTrashWorker(taskQueue: string, file: StagedFile, steps: () => Promise<void>): Promise<FileTrashResult> {
-  const worker = await createTestWorker(env, { taskQueue, activities: createFileTrashActivities({ appPool: app, objectStore: bucket }) });
+  const worker = await createTestWorker(stack.temporal, { taskQueue, activities: createFileTrashActivities({ appPool: stack.app, objectStore: stack.bucket }) });
   return worker.runUntil(async () => {
     await steps();
     // Waiting for the result is what lets the test server skip time.
@@ -88,45 +69,45 @@ describe('fileTrash workflow', () => {
   it('purges a deleted file after the retention: objects removed, purged, storage_bytes released, audit files.file.purged', async () => {
     const file = await availableFile();
     expect(await objectsOf(file)).toHaveLength(2);
-    const storage = await storageBytesOf(owner, tenant.tenantId);
+    const storage = await storageBytesOf(stack.owner, stack.tenant.tenantId);
     const taskQueue = uniqueTaskQueue('files-trash');
     const deps = filesDeps(taskQueue);
-    const startedAt = await env.currentTimeMs();
+    const startedAt = await stack.temporal.currentTimeMs();
 
     const result = await withTrashWorker(taskQueue, file, async () => {
       await asAdmin(() => deleteFile(deps, auth(), file.fileId));
       // Still counted while in the trash.
-      expect(await storageBytesOf(owner, tenant.tenantId)).toBe(storage);
-      expect((await fileRowOf(owner, file)).status).toBe('deleted');
+      expect(await storageBytesOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
+      expect((await fileRowOf(stack.owner, file)).status).toBe('deleted');
     });
 
     expect(result).toEqual({ purged: true });
-    expect(await env.currentTimeMs() - startedAt).toBeGreaterThanOrEqual(RETENTION_DAYS * DAY);
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'purged', deletedAt: expect.any(String) });
+    expect(await stack.temporal.currentTimeMs() - startedAt).toBeGreaterThanOrEqual(RETENTION_DAYS * DAY);
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'purged', deletedAt: expect.any(String) });
     expect(await objectsOf(file)).toEqual([]);
-    expect(await storageBytesOf(owner, tenant.tenantId)).toBe(storage - file.size);
-    const audit = (await auditRecordsOf(owner, tenant.tenantId, 'files.file.purged')).filter((record) => record.entityId === file.fileId);
-    expect(audit).toEqual([expect.objectContaining({ entityType: 'file', actorId: tenant.admin.id, after: expect.objectContaining({ status: 'purged' }) })]);
+    expect(await storageBytesOf(stack.owner, stack.tenant.tenantId)).toBe(storage - file.size);
+    const audit = (await auditRecordsOf(stack.owner, stack.tenant.tenantId, 'files.file.purged')).filter((record) => record.entityId === file.fileId);
+    expect(audit).toEqual([expect.objectContaining({ entityType: 'file', actorId: stack.tenant.admin.id, after: expect.objectContaining({ status: 'purged' }) })]);
   });
 
   it('ends without purging when the file is restored: after the retention it is available with its objects and bytes', async () => {
     const file = await availableFile();
-    const storage = await storageBytesOf(owner, tenant.tenantId);
+    const storage = await storageBytesOf(stack.owner, stack.tenant.tenantId);
     const taskQueue = uniqueTaskQueue('files-trash');
     const deps = filesDeps(taskQueue);
 
     const result = await withTrashWorker(taskQueue, file, async () => {
       await asAdmin(() => deleteFile(deps, auth(), file.fileId));
-      await env.sleep(2 * DAY);
+      await stack.temporal.sleep(2 * DAY);
       expect(await asAdmin(() => restoreFile(deps, auth(), file.fileId))).toMatchObject({ id: file.fileId, status: 'available', deletedAt: null });
     });
-    await env.sleep((RETENTION_DAYS + 1) * DAY);
+    await stack.temporal.sleep((RETENTION_DAYS + 1) * DAY);
 
     expect(result).toEqual({ purged: false });
-    expect(await fileRowOf(owner, file)).toMatchObject({ status: 'available', deletedAt: null });
+    expect(await fileRowOf(stack.owner, file)).toMatchObject({ status: 'available', deletedAt: null });
     expect(await objectsOf(file)).toHaveLength(2);
-    expect(await storageBytesOf(owner, tenant.tenantId)).toBe(storage);
-    expect(await auditRecordsOf(owner, tenant.tenantId, 'files.file.purged').then((records) => records.filter((record) => record.entityId === file.fileId))).toEqual([]);
+    expect(await storageBytesOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
+    expect(await auditRecordsOf(stack.owner, stack.tenant.tenantId, 'files.file.purged').then((records) => records.filter((record) => record.entityId === file.fileId))).toEqual([]);
   });
 
   it('gives a file deleted again after a restore a new run, which purges it', async () => {
@@ -139,13 +120,13 @@ describe('fileTrash workflow', () => {
       const first = (await handleOf(file).describe()).runId;
       await asAdmin(() => restoreFile(deps, auth(), file.fileId));
       // The first run ends on the restored signal; the closed id takes a new run.
-      expect(await env.client.workflow.getHandle<typeof fileTrash>(fileTrashWorkflowId(file.fileId), first).result()).toEqual({ purged: false });
+      expect(await stack.temporal.client.workflow.getHandle<typeof fileTrash>(fileTrashWorkflowId(file.fileId), first).result()).toEqual({ purged: false });
       await asAdmin(() => deleteFile(deps, auth(), file.fileId));
       expect((await handleOf(file).describe()).runId).not.toBe(first);
     });
 
     expect(result).toEqual({ purged: true });
-    expect((await fileRowOf(owner, file)).status).toBe('purged');
+    expect((await fileRowOf(stack.owner, file)).status).toBe('purged');
     expect(await objectsOf(file)).toEqual([]);
   });
 });

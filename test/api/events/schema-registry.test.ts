@@ -6,7 +6,7 @@ import { KERNEL_SCHEMAS } from '../../../services/events/kernel-schemas';
 import { registerKernelSchemas } from '../../../services/events/schema-registry';
 import { ModuleCatalogue } from '../../../services/modules/catalogue';
 import { checkManifest, type ModuleManifest } from '../../../services/modules/manifest';
-import { installModule } from '../../../services/modules/module-registry';
+import { installModule, registerCatalogueSchemas } from '../../../services/modules/module-registry';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { appUrl, migrateSharedDatabase } from '../../helpers/db';
 import { registerAccount } from '../../helpers/identity';
@@ -52,6 +52,15 @@ describe('the event schema registry', () => {
     expect((await selectCurrentSchemas(app, types)).map((row) => [row.type, row.version, row.owner]).sort())
       .toEqual(types.map((type) => [type, '1.0.0', 'kernel']).sort());
     expect(await registerKernelSchemas(app)).toEqual({ added: [], unchanged: types });
+  });
+
+  it('registers every catalogue module’s schemas without an install (the gateway does at start-up)', async () => {
+    const slug = `shop_${randomBytes(4).toString('hex')}`;
+    const catalogue = new ModuleCatalogue([moduleWith(slug, '1.0.0', order())]);
+    await registerCatalogueSchemas(app, catalogue);
+    await registerCatalogueSchemas(app, catalogue);
+    expect((await selectCurrentSchemas(app, [`${slug}.order.placed`])).map((row) => [row.version, row.owner]))
+      .toEqual([['1.0.0', `module:${slug}`]]);
   });
 
   it('registers a module’s schemas at install, takes a compatible new version, and refuses a breaking one', async () => {

@@ -176,7 +176,7 @@ describe('GET /v1/jobs/:jobId', () => {
   });
 
   it.each([
-    ['an id of a kind that does not exist', `files-process.${'a'.repeat(32)}`],
+    ['an id of a kind that does not exist', `no-such-kind.${'a'.repeat(32)}`],
     ['an id its kind never issues', 'audit-cold-export.not-hex'],
     ['an unknown job', `audit-cold-export.${'0'.repeat(32)}`],
   ])('answers %s with 404 not-found', async (_case, jobId) => {
