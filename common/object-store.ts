@@ -87,14 +87,16 @@ export async function putStream(
   const [streamed, stored] = await Promise.allSettled([
     pipeline([source, ...through, body]),
     uploadInParts(store.s3, store.bucket, key, body, contentType).catch((error: unknown) => {
-      // The store refused: the stream, no longer read, would otherwise wait forever.
-      body.destroy(error instanceof Error ? error : new Error(String(error)));
+      // The store refused: the stream, no longer read, would otherwise wait forever. Destroyed without
+      // an error, since the pipeline may be over already and nothing would hear it.
+      body.destroy();
       throw error;
     }),
   ]);
-  // The stream's own failure (a size limit crossed) is the reason, not the abort it caused.
-  if (streamed.status === 'rejected') throw streamed.reason;
+  // A stream that failed (a size limit crossed) failed the upload with its own error; a store that
+  // failed closed the stream early: either way the upload's reason is the one to give.
   if (stored.status === 'rejected') throw stored.reason;
+  if (streamed.status === 'rejected') throw streamed.reason;
   return { bytes: measured.bytes, sha256: measured.hash.digest('hex') };
 }
 
