@@ -4,6 +4,7 @@ import { startTestGateway, type TestGateway } from './app';
 import { migrateSharedDatabase, ownerUrl } from './db';
 import { unpolledTaskQueue, type Problem } from './files';
 import { registerAccount, type RegisteredAccount } from './identity';
+import { openedBeforeAll } from './lifecycle';
 
 /**
  * The files routes against the real gateway, PostgreSQL and object store, with two tenants: the
@@ -21,12 +22,14 @@ export interface FilesApiStack {
   close(): Promise<void>;
 }
 
+/** A ready gateway whose files workflows go to a task queue no worker polls, `env` on top of the test defaults. */
+export function startFilesGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  return startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue(), ...env }, waitUntilReady: true });
+}
+
 export async function startFilesApiStack(name: string): Promise<FilesApiStack> {
   await migrateSharedDatabase();
-  const [gateway, owner] = await Promise.all([
-    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
-    createDbPool(ownerUrl(), { maxPoolSize: 2, name }),
-  ]);
+  const [gateway, owner] = await Promise.all([startFilesGateway(), createDbPool(ownerUrl(), { maxPoolSize: 2, name })]);
   const [account, stranger] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
   return {
     gateway, owner, store: createObjectStore(gateway.config.s3), account, stranger,
@@ -35,6 +38,19 @@ export async function startFilesApiStack(name: string): Promise<FilesApiStack> {
       await owner.end();
     },
   };
+}
+
+/** The stack of a test file, opened in beforeAll and closed in afterAll; its fields are set once beforeAll has run. */
+export function useFilesApiStack(name: string): FilesApiStack {
+  return openedBeforeAll(() => startFilesApiStack(name));
+}
+
+/**
+ * A gateway of a describe block (startFilesGateway with `env`), opened in its beforeAll and closed in
+ * its afterAll; its fields are set once beforeAll has run.
+ */
+export function useFilesGateway(env: Record<string, string>): TestGateway {
+  return openedBeforeAll(() => startFilesGateway(env));
 }
 
 /** Expects the problem `type` with `status`, and returns it. */

@@ -25,29 +25,37 @@ export interface FilesWorkflowStack<T extends TestWorkflowEnvironment | DevServe
 }
 
 /**
- * Opens the stack of the test file `file-<name>` in beforeAll (the bucket test-files-<name>, the pools
- * file-<name>-test and file-<name>-test-app) and closes it in afterAll; its fields are set once
- * beforeAll has run. The workflow bundle is built meanwhile, as every worker of the file needs it.
+ * Opens the stack `name` (the bucket `name`-…, the pools `name` and `name`-app), building the workflow
+ * bundle meanwhile, as every worker on it needs it; close() ends it all. For a test file,
+ * useFilesWorkflowStack; the replay recorders (test/replay/recording.ts) open it themselves.
+ */
+export async function startFilesWorkflowStack<T extends TestWorkflowEnvironment | DevServer>(
+  name: string, connect: () => Promise<T>,
+): Promise<FilesWorkflowStack<T>> {
+  await Promise.all([migrateSharedDatabase(), platformBundle()]);
+  const [temporal, bucket] = await Promise.all([connect(), createTestBucket(name)]);
+  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name });
+  const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: `${name}-app` });
+  const smtp = createSmtpSender(config().mail);
+  const tenant = await seedFilesTenant(owner);
+  return {
+    temporal, owner, app, bucket, smtp, tenant,
+    async close() {
+      await ('teardown' in temporal ? temporal.teardown() : temporal.close());
+      await bucket.remove();
+      smtp.close();
+      await owner.end();
+      await app.end();
+    },
+  };
+}
+
+/**
+ * The stack of the workflow test of `file-<name>` (the bucket test-files-<name>), opened in beforeAll
+ * and closed in afterAll; its fields are set once beforeAll has run.
  */
 export function useFilesWorkflowStack<T extends TestWorkflowEnvironment | DevServer>(
   name: string, connect: () => Promise<T>,
 ): FilesWorkflowStack<T> {
-  return openedBeforeAll(async () => {
-    await Promise.all([migrateSharedDatabase(), platformBundle()]);
-    const [temporal, bucket] = await Promise.all([connect(), createTestBucket(`test-files-${name}`)]);
-    const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: `file-${name}-test` });
-    const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: `file-${name}-test-app` });
-    const smtp = createSmtpSender(config().mail);
-    const tenant = await seedFilesTenant(owner);
-    return {
-      temporal, owner, app, bucket, smtp, tenant,
-      async close() {
-        await ('teardown' in temporal ? temporal.teardown() : temporal.close());
-        await bucket.remove();
-        smtp.close();
-        await owner.end();
-        await app.end();
-      },
-    };
-  });
+  return openedBeforeAll(() => startFilesWorkflowStack(`test-files-${name}`, connect));
 }

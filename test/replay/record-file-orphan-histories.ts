@@ -7,34 +7,18 @@
 //   node -r ./test/helpers/app-swc-register.cjs test/replay/record-file-orphan-histories.ts
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createFileOrphanActivities } from '../../activities/files/orphans.activities';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
-import { createDbPool } from '../../db/pool';
 import { filesOrphanSweep } from '../../workflows/files/orphan-sweep.workflow';
 import { filesOrphanSweepSchedule } from '../../workers/schedules';
-import { createDomainWorker } from '../../workers/temporal/worker';
-import { createTestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { availableFileAt, referenceFile, setOrphanedAt } from '../helpers/files-orphans';
-import { seedFilesTenant } from '../helpers/files-scan';
-import { platformBundle, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { createPlainTimeSkippingEnv, createRecordingWorker, recordFilesHistories, writeHistories } from './recording';
 
 const DAY = 86_400_000;
-const out = join(__dirname, 'histories', 'filesOrphanSweep');
 
-async function main(): Promise<void> {
-  await migrateSharedDatabase();
-  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'record-file-orphans' });
-  const app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'record-file-orphans-app' });
-  const bucket = await createTestBucket('record-file-orphans');
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } } });
-  const workflowBundle = await platformBundle();
-  const tenant = await seedFilesTenant(owner);
+recordFilesHistories('record-file-orphans', createPlainTimeSkippingEnv, async ({ temporal: env, owner, app, bucket, tenant }) => {
   const { orphanRetentionDays } = config().files;
   const now = Date.now();
   const recorded: Array<[string, string]> = [];
@@ -51,10 +35,7 @@ async function main(): Promise<void> {
     const taskQueue = uniqueTaskQueue('record-files-orphans');
     const workflowId = `files.orphan-sweep:record-${newId()}`;
     const { args } = filesOrphanSweepSchedule({ files: config().files }).action;
-    const worker = await createDomainWorker({
-      connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, dataConverter: {},
-      activities: createFileOrphanActivities({ appPool: app, fleetPool: owner, objectStore: bucket }),
-    });
+    const worker = await createRecordingWorker(env, taskQueue, createFileOrphanActivities({ appPool: app, fleetPool: owner, objectStore: bucket }));
     const result = await worker.runUntil(env.client.workflow.execute(filesOrphanSweep, {
       taskQueue, workflowId, args: [{ ...args[0], batchSize: 2, tenantId: tenant.tenantId, asOf: new Date(at).toISOString() }],
     }));
@@ -67,19 +48,5 @@ async function main(): Promise<void> {
   await setOrphanedAt(owner, referenced, now);
   await record('v1-purged', now + orphanRetentionDays * DAY);
 
-  mkdirSync(out, { recursive: true });
-  for (const [name, workflowId] of recorded) {
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-    writeFileSync(join(out, `${name}.json`), `${historyToJSON(history)}\n`);
-    console.log(name, history.events?.length, 'events');
-  }
-  await env.teardown();
-  await bucket.remove();
-  await owner.end();
-  await app.end();
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  await writeHistories(env.client, 'filesOrphanSweep', recorded);
 });

@@ -8,52 +8,32 @@
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { NativeConnection } from '@temporalio/worker';
 import { createFileRescanActivities } from '../../activities/files/rescan.activities';
 import { createFileScanActivities } from '../../activities/files/scan.activities';
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
-import { createDbPool } from '../../db/pool';
 import { createClamdScanner } from '../../services/files/scanner';
-import { createSmtpSender } from '../../services/notify/smtp';
 import { fileRescanWorkflowId, type FileRescanCheckInput, type FileRescanCheckResult, type FileRescanInput } from '../../workflows/files/rescan.messages';
-import { createDomainWorker } from '../../workers/temporal/worker';
-import { createTestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { makeAvailable } from '../helpers/files';
-import { EICAR, fileRowOf, seedFilesTenant, stageFile } from '../helpers/files-scan';
+import { EICAR, fileRowOf, stageFile } from '../helpers/files-scan';
 import { waitForMails } from '../helpers/mail';
-import { platformBundle, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { connectPlainDevServer, createRecordingWorker, recordFilesHistories, writeHistories } from './recording';
 
-async function main(): Promise<void> {
-  await migrateSharedDatabase();
-  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'record-file-rescan' });
-  const app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'record-file-rescan-app' });
-  const bucket = await createTestBucket('record-file-rescan');
-  const smtp = createSmtpSender(config().mail);
+recordFilesHistories('record-file-rescan', connectPlainDevServer, async ({ temporal: server, owner, app, bucket, smtp, tenant }) => {
   const logger = createLogger('record', 'silent');
-  const { address, namespace } = config().temporal;
-  const connection = await Connection.connect({ address });
-  const nativeConnection = await NativeConnection.connect({ address });
-  const client = new Client({ connection, namespace });
+  const { client } = server;
+  const namespace = client.options.namespace;
   const scanner = createClamdScanner(config().clamav);
   const taskQueue = uniqueTaskQueue('record-files-rescan');
-  const worker = await createDomainWorker({
-    connection: nativeConnection, namespace, taskQueue, workflowBundle: await platformBundle(), dataConverter: {},
-    activities: {
-      ...createFileRescanActivities({ appPool: app, fleetPool: owner, objectStore: bucket, scanner, logger }),
-      ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner, logger }),
-      ...createNotifyActivities({ smtp, logger }),
-    },
+  const worker = await createRecordingWorker(server, taskQueue, {
+    ...createFileRescanActivities({ appPool: app, fleetPool: owner, objectStore: bucket, scanner, logger }),
+    ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner, logger }),
+    ...createNotifyActivities({ smtp, logger }),
   });
-  const tenant = await seedFilesTenant(owner);
 
   /** An available file whose stored content is `stored` (EICAR: detected by today's signatures). */
   async function available(originalName: string, stored: string) {
@@ -64,7 +44,9 @@ async function main(): Promise<void> {
     return fileRowOf(owner, file);
   }
 
-  const histories: Record<string, { workflowId: string; runId?: string }> = {};
+  const histories: Record<'fileRescan' | 'fileRescanCheck', Array<[name: string, workflowId: string, runId?: string]>> = {
+    fileRescan: [], fileRescanCheck: [],
+  };
   /** A clean file, one detected by today's signatures, another clean one: the window of their creation. */
   async function threeFiles() {
     const first = await available('readme.txt', 'clean words\n');
@@ -81,7 +63,7 @@ async function main(): Promise<void> {
         args: [{ signatureVersion, window: await threeFiles(), perSecond: 20, notifyTaskQueue: taskQueue, ...settings } satisfies FileRescanInput],
       });
       await handle.result();
-      histories[`fileRescan/${name}`] = { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+      histories.fileRescan.push([name, handle.workflowId, handle.firstExecutionRunId]);
     };
     // One file per run: the first run ends by continuing as new.
     await rescan('v1-continued-as-new', { pageSize: 1, filesPerRun: 1 });
@@ -91,14 +73,14 @@ async function main(): Promise<void> {
     const check = async (name: string, previous?: FileRescanCheckResult) => {
       const workflowId = `record.files.rescan-check.${newId()}`;
       const input: FileRescanCheckInput = { windowDays: 30, perSecond: 1000, notifyTaskQueue: taskQueue };
-      await connection.workflowService.startWorkflowExecution({
+      await client.workflowService.startWorkflowExecution({
         namespace, workflowId, workflowType: { name: 'fileRescanCheck' }, taskQueue: { name: taskQueue },
         input: { payloads: await encodeToPayloads(client.options.loadedDataConverter, input) },
         ...(previous && { lastCompletionResult: { payloads: await encodeToPayloads(client.options.loadedDataConverter, previous) } }),
         identity: 'record-file-rescan', requestId: randomUUID(),
       });
       const result = await client.workflow.getHandle(workflowId).result() as FileRescanCheckResult;
-      histories[`fileRescanCheck/${name}`] = { workflowId };
+      histories.fileRescanCheck.push([name, workflowId]);
       return result;
     };
     await check('v1-first-run');
@@ -106,26 +88,11 @@ async function main(): Promise<void> {
     // Its re-scan would walk the shared database's last 30 days: only its start was to be recorded.
     const started = client.workflow.getHandle(changed.rescanWorkflowId!);
     await started.terminate('only its start is recorded');
-    await connection.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId: started.workflowId } });
+    await client.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId: started.workflowId } });
     // The re-scans' mail workflows run on this worker's queue: it serves them until the mails have arrived.
     await waitForMails(tenant.admin.email, 2);
   });
 
-  for (const [name, { workflowId, runId }] of Object.entries(histories)) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    mkdirSync(join(__dirname, 'histories', name.split('/')[0]), { recursive: true });
-    writeFileSync(join(__dirname, 'histories', `${name}.json`), `${historyToJSON(history)}\n`);
-    console.log(name, history.events?.length, 'events');
-  }
-  await connection.close();
-  await nativeConnection.close();
-  smtp.close();
-  await bucket.remove();
-  await owner.end();
-  await app.end();
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  await writeHistories(client, 'fileRescan', histories.fileRescan);
+  await writeHistories(client, 'fileRescanCheck', histories.fileRescanCheck);
 });

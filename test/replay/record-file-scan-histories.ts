@@ -6,47 +6,27 @@
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key. A name prefix as argument records
 // only those histories (`v2-` the presigned uploads' own wait), leaving the committed others as they are.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createFileScanActivities } from '../../activities/files/scan.activities';
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config, type Config } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { createDbPool } from '../../db/pool';
 import { stagingKeyOf } from '../../services/files/object-keys';
 import { FileScanStarter, fileScanSettingsOf, type FileScanSettings } from '../../services/files/scan-client';
 import { createClamdScanner } from '../../services/files/scanner';
-import { createSmtpSender } from '../../services/notify/smtp';
 import { fileScanWorkflowId, fileStagedSignal } from '../../workflows/files/files.messages';
-import { createDomainWorker } from '../../workers/temporal/worker';
-import { createTestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
-import { EICAR, samplePng, seedFilesTenant, stageFile, type StageOptions } from '../helpers/files-scan';
-import { platformBundle, uniqueTaskQueue } from '../helpers/temporal';
+import { EICAR, samplePng, stageFile, type StageOptions } from '../helpers/files-scan';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { createPlainTimeSkippingEnv, createRecordingWorker, recordFilesHistories, writeHistories } from './recording';
 
 const HOUR = 3_600_000;
-const out = join(__dirname, 'histories', 'fileScan');
 
-async function main(): Promise<void> {
-  await migrateSharedDatabase();
-  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'record-file-scan' });
-  const app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'record-file-scan-app' });
-  const bucket = await createTestBucket('record-file-scan');
-  const smtp = createSmtpSender(config().mail);
+recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ temporal: env, owner, app, bucket, smtp, tenant }) => {
   const logger = createLogger('record', 'silent');
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } } });
-  const workflowBundle = await platformBundle();
   /** A worker of its own queue, scanning with the clamd at `clamav`, as the platform assembles it but without the codec. */
-  const workerFor = async (taskQueue: string, clamav: Config['clamav']) => createDomainWorker({
-    connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, dataConverter: {},
-    activities: {
-      ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner: createClamdScanner(clamav), logger }),
-      ...createNotifyActivities({ smtp, logger }),
-    },
+  const workerFor = (taskQueue: string, clamav: Config['clamav']) => createRecordingWorker(env, taskQueue, {
+    ...createFileScanActivities({ appPool: app, objectStore: bucket, scanner: createClamdScanner(clamav), logger }),
+    ...createNotifyActivities({ smtp, logger }),
   });
-  const tenant = await seedFilesTenant(owner);
   const recorded: Array<[string, string]> = [];
 
   interface Run {
@@ -70,7 +50,7 @@ async function main(): Promise<void> {
       await meanwhile?.(fileId);
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();
     });
-    recorded.push([name, fileId]);
+    recorded.push([name, fileScanWorkflowId(fileId)]);
   }
 
   const clamd = config().clamav;
@@ -118,20 +98,5 @@ async function main(): Promise<void> {
     },
   });
 
-  mkdirSync(out, { recursive: true });
-  for (const [name, fileId] of recorded) {
-    const history = await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).fetchHistory();
-    writeFileSync(join(out, `${name}.json`), `${historyToJSON(history)}\n`);
-    console.log(name, history.events?.length, 'events');
-  }
-  await env.teardown();
-  await bucket.remove();
-  smtp.close();
-  await owner.end();
-  await app.end();
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  await writeHistories(env.client, 'fileScan', recorded);
 });

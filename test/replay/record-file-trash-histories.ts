@@ -5,38 +5,23 @@
 //   node -r ./test/helpers/app-swc-register.cjs test/replay/record-file-trash-histories.ts
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createFileTrashActivities } from '../../activities/files/trash.activities';
 import { config } from '../../common/config';
 import { runWithRequestContext } from '../../common/context';
 import { createLogger } from '../../common/logger';
-import { createDbPool } from '../../db/pool';
 import type { FilesDeps } from '../../services/files/deps';
 import { deleteFile, restoreFile } from '../../services/files/trash';
 import { FileTrashTimers } from '../../services/files/trash-client';
 import { fileTrashWorkflowId } from '../../workflows/files/trash.messages';
-import { createDomainWorker } from '../../workers/temporal/worker';
-import { createTestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { makeAvailable } from '../helpers/files';
-import { samplePng, seedFilesTenant, stageFile } from '../helpers/files-scan';
-import { platformBundle, uniqueTaskQueue } from '../helpers/temporal';
+import { samplePng, stageFile } from '../helpers/files-scan';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { createPlainTimeSkippingEnv, createRecordingWorker, recordFilesHistories, writeHistories } from './recording';
 
 const DAY = 86_400_000;
-const out = join(__dirname, 'histories', 'fileTrash');
 
-async function main(): Promise<void> {
-  await migrateSharedDatabase();
-  const owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'record-file-trash' });
-  const app = await createDbPool(appUrl(), { maxPoolSize: 2, name: 'record-file-trash-app' });
-  const bucket = await createTestBucket('record-file-trash');
+recordFilesHistories('record-file-trash', createPlainTimeSkippingEnv, async ({ temporal: env, owner, app, bucket, tenant }) => {
   const logger = createLogger('record', 'silent');
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } } });
-  const workflowBundle = await platformBundle();
-  const tenant = await seedFilesTenant(owner);
   const auth = { userId: tenant.admin.id, tenantId: tenant.tenantId, email: tenant.admin.email, roles: ['admin'] };
   const asAdmin = <T>(fn: () => Promise<T>) => runWithRequestContext({ traceId: 'record-file-trash', tenantId: tenant.tenantId, actorId: tenant.admin.id }, fn);
   const recorded: Array<[string, string]> = [];
@@ -52,16 +37,13 @@ async function main(): Promise<void> {
     const { fileId, stagingKey } = await stageFile(owner, bucket, tenant.tenantId, { mimeType: 'image/png', content: png, uploadedBy: tenant.member.id });
     await bucket.s3.removeObject(bucket.bucket, stagingKey);
     await makeAvailable(owner, bucket, { id: fileId, tenantId: tenant.tenantId, bucket: 'assets', mimeType: 'image/png' }, png, { icon_32: png });
-    const worker = await createDomainWorker({
-      connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, dataConverter: {},
-      activities: createFileTrashActivities({ appPool: app, objectStore: bucket }),
-    });
+    const worker = await createRecordingWorker(env, taskQueue, createFileTrashActivities({ appPool: app, objectStore: bucket }));
     await worker.runUntil(async () => {
       await asAdmin(() => deleteFile(deps, auth, fileId));
       await meanwhile?.(deps, fileId);
       await env.client.workflow.getHandle(fileTrashWorkflowId(fileId)).result();
     });
-    recorded.push([name, fileId]);
+    recorded.push([name, fileTrashWorkflowId(fileId)]);
   }
 
   await record('v1-purged');
@@ -70,19 +52,5 @@ async function main(): Promise<void> {
     await asAdmin(() => restoreFile(deps, auth, fileId));
   });
 
-  mkdirSync(out, { recursive: true });
-  for (const [name, fileId] of recorded) {
-    const history = await env.client.workflow.getHandle(fileTrashWorkflowId(fileId)).fetchHistory();
-    writeFileSync(join(out, `${name}.json`), `${historyToJSON(history)}\n`);
-    console.log(name, history.events?.length, 'events');
-  }
-  await env.teardown();
-  await bucket.remove();
-  await owner.end();
-  await app.end();
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+  await writeHistories(env.client, 'fileTrash', recorded);
 });

@@ -4,9 +4,6 @@
 // subscription never ends by itself. Run with the project's database env:
 //   node -r ./test/helpers/app-swc-register.cjs test/replay/record-subscription-histories.ts
 // Each recorded run ends in continue-as-new (or cancellation), a complete history for replay.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createBillingActivities } from '../../activities/billing/subscription.activities';
 import { createLogger } from '../../common/logger';
 import { newId } from '../../common/ids';
@@ -16,11 +13,11 @@ import { subscriptionLifecycle } from '../../workflows/billing/subscription.work
 import { billingTestBundle, capturedMail, lifecycleSettings, seedBillingTenant } from '../helpers/billing';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { runScript, writeHistories } from './recording';
 
 const DAY = 86_400_000;
-const out = join(__dirname, 'histories', 'subscriptionLifecycle');
 
-async function main(): Promise<void> {
+runScript(async () => {
   await migrateSharedDatabase();
   const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'record-subscription' });
   const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'record-subscription-app' });
@@ -61,18 +58,8 @@ async function main(): Promise<void> {
     await handle.result();
   });
 
-  mkdirSync(out, { recursive: true });
-  for (const [name, workflowId, runId] of runs) {
-    const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
-    writeFileSync(join(out, `${name}.json`), `${historyToJSON(history)}\n`);
-    console.log(name, history.events?.length, 'events');
-  }
+  await writeHistories(env.client, 'subscriptionLifecycle', runs);
   await env.teardown();
   await owner.end();
   await app.end();
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
 });

@@ -1,18 +1,15 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createFileOrphanActivities } from '../../activities/files/orphans.activities';
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
-import { createDbPool, type DatabasePool } from '../../db/pool';
 import { claimReferencedFiles, deleteFileReference, upsertFileReference } from '../../db/queries/files/references.queries';
 import { withTenant } from '../../db/tenant';
 import { purgeOrphans } from '../../services/files/orphans';
 import type { FilesOrphanSweepResult } from '../../workflows/files/orphan-sweep.workflow';
 import { filesOrphanSweep } from '../../workflows/files/orphan-sweep.workflow';
 import { FILES_ORPHAN_SWEEP_SCHEDULE_ID, filesOrphanSweepSchedule } from '../../workers/schedules';
-import { createTestBucket, type TestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { fileRowOf, seedFilesTenant, storageBytesOf, type FilesTenant, type StagedFile } from '../helpers/files-scan';
 import { availableFileAt, orphanedAtOf, referenceFile, setOrphanedAt, type OrphanCandidate } from '../helpers/files-orphans';
+import { useFilesWorkflowStack } from '../helpers/files-workflows';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { auditRecordsOf } from '../helpers/users';
 

@@ -1,19 +1,16 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createFileScanActivities } from '../../activities/files/scan.activities';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { createDbPool, sql, type DatabasePool } from '../../db/pool';
+import { sql } from '../../db/pool';
 import type { FilesDeps } from '../../services/files/deps';
 import { presignUpload, type PresignRequest, type PresignedUpload } from '../../services/files/presign';
 import { FileScanStarter, fileScanSettingsOf } from '../../services/files/scan-client';
 import { createClamdScanner } from '../../services/files/scanner';
 import { fileScanWorkflowId, fileStagedSignal, type FileScanResult } from '../../workflows/files/files.messages';
 import type { fileScan } from '../../workflows/files/scan.workflow';
-import { createTestBucket, type TestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { storageUsageOf } from '../helpers/files';
-import { seedFilesTenant, type FilesTenant } from '../helpers/files-scan';
+import { useFilesWorkflowStack } from '../helpers/files-workflows';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 /**

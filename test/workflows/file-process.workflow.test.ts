@@ -1,23 +1,21 @@
 import { buffer } from 'node:stream/consumers';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import sharp from 'sharp';
 import { createFileProcessActivities } from '../../activities/files/process.activities';
 import { config } from '../../common/config';
 import { runWithRequestContext, type AuthState } from '../../common/context';
 import { createLogger } from '../../common/logger';
 import type { TemporalHandle } from '../../common/temporal/client';
-import { createDbPool, type DatabasePool } from '../../db/pool';
 import { versionKeyOf } from '../../services/files/object-keys';
 import { requestProcessing, type FileProcessDeps, type FileProcessRequest } from '../../services/files/process';
 import { parseJobId } from '../../services/jobs/job-id';
 import { fileProcessWorkflowId, type FileProcessResult } from '../../workflows/files/process.messages';
 import type { fileProcess } from '../../workflows/files/process.workflow';
-import { createTestBucket, type TestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { makeAvailable, setStatus } from '../helpers/files';
-import { fileRowOf, samplePng, seedFilesTenant, stageFile, storageBytesOf, type FilesTenant, type StagedFile } from '../helpers/files-scan';
+import { fileRowOf, samplePng, stageFile, storageBytesOf, type StagedFile } from '../helpers/files-scan';
+import { useFilesWorkflowStack } from '../helpers/files-workflows';
+import { openedBeforeAll } from '../helpers/lifecycle';
 import {
-  connectDevServer, createTestWorker, createTimeSkippingEnv, platformBundle, uniqueTaskQueue, type DevServer, type WorkerTarget,
+  connectDevServer, createTestWorker, createTimeSkippingEnv, uniqueTaskQueue, type WorkerTarget,
 } from '../helpers/temporal';
 import { auditRecordsOf } from '../helpers/users';
 
@@ -175,15 +173,7 @@ describe('fileProcess workflow', () => {
 });
 
 describe('fileProcess workflow, an attempt over its time (dev server)', () => {
-  let server: DevServer;
-
-  beforeAll(async () => {
-    server = await connectDevServer();
-  });
-
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = openedBeforeAll(connectDevServer);
 
   it('abandons an attempt over FILES_IMAGE_PROCESSING_TIMEOUT_SEC with the original kept, and retries it in the background', async () => {
     const file = await availableImage();

@@ -8,25 +8,22 @@ import { createNotifyActivities } from '../../activities/notify/mail.activities'
 import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { createLogger } from '../../common/logger';
-import { createDbPool, type DatabasePool } from '../../db/pool';
 import { objectKeyOf } from '../../services/files/object-keys';
 import { clamdSignatureVersion } from '../../services/files/rescan';
 import { BACKLOG_SCAN_PRIORITY, FileScanStarter, fileScanSettingsOf } from '../../services/files/scan-client';
 import { createClamdScanner } from '../../services/files/scanner';
-import { createSmtpSender, type SmtpSender } from '../../services/notify/smtp';
 import { fileScanWorkflowId } from '../../workflows/files/files.messages';
 import {
   fileRescanWorkflowId, type FileRescanCheckInput, type FileRescanCheckResult, type FileRescanInput, type FileRescanResult,
 } from '../../workflows/files/rescan.messages';
 import type { fileRescan, fileRescanCheck } from '../../workflows/files/rescan.workflow';
 import { ensureSchedule, fileRescanCheckSchedule } from '../../workers/schedules';
-import { createTestBucket, type TestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { makeAvailable, storageUsageOf } from '../helpers/files';
-import { EICAR, fileRowOf, samplePng, seedFilesTenant, stageFile, type FilesTenant, type StagedFile } from '../helpers/files-scan';
+import { EICAR, fileRowOf, samplePng, stageFile, type StagedFile } from '../helpers/files-scan';
+import { useFilesWorkflowStack } from '../helpers/files-workflows';
 import { waitFor } from '../helpers/http';
 import { mailsTo, waitForMails } from '../helpers/mail';
-import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
+import { connectDevServer, createTestWorker, uniqueTaskQueue } from '../helpers/temporal';
 import { auditRecordsOf } from '../helpers/users';
 
 /**

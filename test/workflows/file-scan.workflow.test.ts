@@ -7,21 +7,19 @@ import { createFileScanActivities } from '../../activities/files/scan.activities
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { createDbPool, type DatabasePool } from '../../db/pool';
 import { objectKeyOf, thumbnailKeyOf } from '../../services/files/object-keys';
 import { FileScanStarter, fileScanSettingsOf } from '../../services/files/scan-client';
 import { createClamdScanner } from '../../services/files/scanner';
-import { createSmtpSender, type SmtpSender } from '../../services/notify/smtp';
 import { fileScanWorkflowId, fileStagedSignal, type FileScanResult } from '../../workflows/files/files.messages';
 import type { fileScan } from '../../workflows/files/scan.workflow';
-import { createTestBucket, type TestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { storageUsageOf } from '../helpers/files';
-import { EICAR, fileRowOf, samplePng, seedFilesTenant, stageFile, type FilesTenant, type StagedFile } from '../helpers/files-scan';
+import { EICAR, fileRowOf, samplePng, stageFile, type StagedFile } from '../helpers/files-scan';
+import { useFilesWorkflowStack } from '../helpers/files-workflows';
 import { waitFor } from '../helpers/http';
+import { openedBeforeAll } from '../helpers/lifecycle';
 import { mailsTo, waitForMails } from '../helpers/mail';
 import { startWorkerProcess } from '../helpers/money-worker';
-import { connectDevServer, createTestWorker, createTimeSkippingEnv, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
+import { connectDevServer, createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { auditRecordsOf, outboxOfType } from '../helpers/users';
 
 /**
@@ -297,14 +295,7 @@ describe('fileScan workflow', () => {
    * no second worker would ever continue the workflow there. The lost attempts time out for real (30 s).
    */
   describe('a worker lost in the middle of the scan', () => {
-    let server: DevServer;
-
-    beforeAll(async () => {
-      server = await connectDevServer();
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const server = openedBeforeAll(connectDevServer);
 
     /** Resolves when the child process logs `message` (a JSON log line). */
     function logged(child: ChildProcess, message: string): Promise<void> {

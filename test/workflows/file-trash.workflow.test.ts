@@ -1,18 +1,15 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createFileTrashActivities } from '../../activities/files/trash.activities';
 import { config } from '../../common/config';
 import { runWithRequestContext, type AuthState } from '../../common/context';
 import { createLogger } from '../../common/logger';
-import { createDbPool, type DatabasePool } from '../../db/pool';
 import type { FilesDeps } from '../../services/files/deps';
 import { deleteFile, restoreFile } from '../../services/files/trash';
 import { FileTrashTimers } from '../../services/files/trash-client';
 import { fileTrashWorkflowId, type FileTrashResult } from '../../workflows/files/trash.messages';
 import type { fileTrash } from '../../workflows/files/trash.workflow';
-import { createTestBucket, type TestBucket } from '../helpers/audit-export';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { makeAvailable } from '../helpers/files';
-import { fileRowOf, samplePng, seedFilesTenant, stageFile, storageBytesOf, type FilesTenant, type StagedFile } from '../helpers/files-scan';
+import { fileRowOf, samplePng, stageFile, storageBytesOf, type StagedFile } from '../helpers/files-scan';
+import { useFilesWorkflowStack } from '../helpers/files-workflows';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { auditRecordsOf } from '../helpers/users';
 

@@ -6,22 +6,20 @@ import { config } from '../../../common/config';
 import { newId } from '../../../common/ids';
 import { createKafka } from '../../../common/kafka';
 import { createLogger } from '../../../common/logger';
-import type { ObjectStore } from '../../../common/object-store';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { stagingKeyOf } from '../../../services/files/object-keys';
 import { createClamdScanner } from '../../../services/files/scanner';
 import { StagedObjectConsumer, stagedFilesOfNotification } from '../../../services/files/staged-objects';
 import { fileScanWorkflowId } from '../../../workflows/files/files.messages';
-import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { appUrl } from '../../helpers/db';
 import {
-  MB, read, setStorageUsage, stagedKeysOf, storageLimitOf, storageUsageOf, unpolledTaskQueue, upload, uploadParts,
+  MB, read, setStorageUsage, stagedKeysOf, storageLimitOf, storageUsageOf, upload, uploadParts,
   type FileObject, type Problem,
 } from '../../helpers/files';
-import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
+import { expectProblem as problemOf, useFilesApiStack, useFilesGateway } from '../../helpers/files-api';
 import { samplePng } from '../../helpers/files-scan';
 import { call, waitFor, type JsonResponse } from '../../helpers/http';
-import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { registerAccount } from '../../helpers/identity';
 import { addMember, send } from '../../helpers/rbac';
 import { connectDevServer, createTestWorker, type DevServer } from '../../helpers/temporal';
 
@@ -35,21 +33,7 @@ import { connectDevServer, createTestWorker, type DevServer } from '../../helper
  */
 jest.setTimeout(120_000);
 
-let stack: FilesApiStack;
-let gateway: TestGateway;
-let owner: DatabasePool;
-let store: ObjectStore;
-let account: RegisteredAccount;
-let stranger: RegisteredAccount;
-
-beforeAll(async () => {
-  stack = await startFilesApiStack('files-presign-test');
-  ({ gateway, owner, store, account, stranger } = stack);
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useFilesApiStack('files-presign-test');
 
 interface PresignedUpload {
   uploadUrl: string;
@@ -65,10 +49,10 @@ interface PresignBody {
   sizeBytes: number;
 }
 
-const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(stack.gateway, response, status, type);
 
-const presign = <T = PresignedUpload>(body: Partial<PresignBody> | Record<string, unknown>, token = account.accessToken): Promise<JsonResponse<T>> =>
-  send<T>(gateway, 'POST', '/files/presign', token, body);
+const presign = <T = PresignedUpload>(body: Partial<PresignBody> | Record<string, unknown>, token = stack.account.accessToken): Promise<JsonResponse<T>> =>
+  send<T>(stack.gateway, 'POST', '/files/presign', token, body);
 
 const document = (sizeBytes: number): PresignBody => ({ bucket: 'documents', originalName: 'report.pdf', mimeType: 'application/pdf', sizeBytes });
 
@@ -77,25 +61,25 @@ const put = (url: string, body: Buffer, contentType: string) => fetch(url, { met
 
 const fileRow = z.object({ status: z.string(), sizeBytes: z.number(), stagingKey: z.string(), rejectedReason: z.string().nullable(), mimeType: z.string() });
 
-const rowOf = (id: string) => owner.one(sql.type(fileRow)`
+const rowOf = (id: string) => stack.owner.one(sql.type(fileRow)`
   SELECT status, size_bytes AS "sizeBytes", staging_key AS "stagingKey", rejected_reason AS "rejectedReason", mime_type AS "mimeType"
   FROM files WHERE id = ${id}
 `);
 
-const stagedSize = (key: string) => store.s3.statObject(store.bucket, key).then((stat) => stat.size, () => null);
+const stagedSize = (key: string) => stack.store.s3.statObject(stack.store.bucket, key).then((stat) => stat.size, () => null);
 
 describe('POST /files/presign', () => {
   it('answers 200 with a PUT URL valid 15 minutes, and reserves the declared size and a staging slot at once', async () => {
-    const before = await storageUsageOf(owner, account.tenant.id);
+    const before = await storageUsageOf(stack.owner, stack.account.tenant.id);
     const requestedAt = Date.now();
     const response = await presign(document(2048));
 
     expect(response.status).toBe(200);
     const { uploadUrl, fileId, expiresAt, fields } = response.body;
-    expect(fields).toEqual({ 'Content-Type': 'application/pdf', key: stagingKeyOf(account.tenant.id, fileId) });
+    expect(fields).toEqual({ 'Content-Type': 'application/pdf', key: stagingKeyOf(stack.account.tenant.id, fileId) });
     const url = new URL(uploadUrl);
-    expect(`${url.hostname}:${url.port}`).toBe(`${gateway.config.s3.endPoint}:${gateway.config.s3.port}`);
-    expect(url.pathname).toBe(`/${store.bucket}/${fields.key}`);
+    expect(`${url.hostname}:${url.port}`).toBe(`${stack.gateway.config.s3.endPoint}:${stack.gateway.config.s3.port}`);
+    expect(url.pathname).toBe(`/${stack.store.bucket}/${fields.key}`);
     expect(url.searchParams.get('X-Amz-Expires')).toBe('900');
     expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('content-length;content-type;host');
     expect(Date.parse(expiresAt) - requestedAt).toBeGreaterThanOrEqual(900_000 - 1000);
@@ -106,11 +90,11 @@ describe('POST /files/presign', () => {
     expect(await rowOf(fileId)).toEqual({
       status: 'pending_scan', sizeBytes: 2048, stagingKey: fields.key, rejectedReason: null, mimeType: 'application/pdf',
     });
-    expect(await storageUsageOf(owner, account.tenant.id)).toBe(before + 2048);
+    expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(before + 2048);
     expect(await stagedSize(fields.key)).toBeNull();
     // Not readable before its scan, to its tenant or another.
-    expectProblem(await read(gateway, `/files/${fileId}`, account.accessToken), 404, 'file-not-found');
-    expectProblem(await read(gateway, `/files/${fileId}?meta=1`, stranger.accessToken), 404, 'file-not-found');
+    expectProblem(await read(stack.gateway, `/files/${fileId}`, stack.account.accessToken), 404, 'file-not-found');
+    expectProblem(await read(stack.gateway, `/files/${fileId}?meta=1`, stack.stranger.accessToken), 404, 'file-not-found');
   });
 
   it('binds the PUT to the declared length and type: the store refuses another, and takes exactly the declared one', async () => {
@@ -135,13 +119,13 @@ describe('POST /files/presign', () => {
   });
 
   it('refuses a declared size over the type\'s limit with 413, and reserves nothing', async () => {
-    const before = await storageUsageOf(owner, account.tenant.id);
+    const before = await storageUsageOf(stack.owner, stack.account.tenant.id);
     const image = expectProblem(await presign({ bucket: 'avatars', originalName: 'me.png', mimeType: 'image/png', sizeBytes: 10 * MB + 1 }), 413, 'payload-too-large');
     expect(image).toMatchObject({ limitBytes: 10 * MB });
     expectProblem(await presign(document(50 * MB + 1)), 413, 'payload-too-large');
     // At the limit is fine.
     expect((await presign({ bucket: 'avatars', originalName: 'me.png', mimeType: 'image/png', sizeBytes: 10 * MB })).status).toBe(200);
-    expect(await storageUsageOf(owner, account.tenant.id)).toBe(before + 10 * MB);
+    expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(before + 10 * MB);
   });
 
   it('refuses another bucket with 400 bucket-invalid, and a missing or empty field with 400 validation-error', async () => {
@@ -156,54 +140,48 @@ describe('POST /files/presign', () => {
   it('needs a token, and files.write', async () => {
     expect((await presign(document(10), '')).status).toBe(401);
     const role = `file-reader-${newId()}`;
-    await owner.query(sql.unsafe`INSERT INTO roles (id, tenant_id, name, permissions) VALUES (${newId()}, ${account.tenant.id}, ${role}, '{files.read}')`);
-    const reader = await addMember(gateway, owner, account.tenant.id, role);
+    await stack.owner.query(sql.unsafe`INSERT INTO roles (id, tenant_id, name, permissions) VALUES (${newId()}, ${stack.account.tenant.id}, ${role}, '{files.read}')`);
+    const reader = await addMember(stack.gateway, stack.owner, stack.account.tenant.id, role);
     expectProblem(await presign(document(10), reader.token), 403, 'forbidden');
   });
 
   it('refuses a declared size that would pass the plan\'s storage_bytes with 402, reserving nothing', async () => {
-    const tenant = stranger.tenant.id;
-    const limit = await storageLimitOf(owner, tenant);
-    await setStorageUsage(owner, tenant, limit - 100);
-    const over = expectProblem(await presign(document(101), stranger.accessToken), 402, 'plan-limit-exceeded');
+    const tenant = stack.stranger.tenant.id;
+    const limit = await storageLimitOf(stack.owner, tenant);
+    await setStorageUsage(stack.owner, tenant, limit - 100);
+    const over = expectProblem(await presign(document(101), stack.stranger.accessToken), 402, 'plan-limit-exceeded');
     expect(over.limit).toMatchObject({ resource: 'storage_bytes', allowed: limit, current: limit - 100 });
-    expect(await storageUsageOf(owner, tenant)).toBe(limit - 100);
-    expect(await owner.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*) AS count FROM files WHERE tenant_id = ${tenant}`)).toBe(0);
+    expect(await storageUsageOf(stack.owner, tenant)).toBe(limit - 100);
+    expect(await stack.owner.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*) AS count FROM files WHERE tenant_id = ${tenant}`)).toBe(0);
 
     // The reservation counts: the next presign finds the limit reached.
-    expect((await presign(document(100), stranger.accessToken)).status).toBe(200);
-    expectProblem(await presign(document(1), stranger.accessToken), 402, 'plan-limit-exceeded');
-    await setStorageUsage(owner, tenant, 0);
+    expect((await presign(document(100), stack.stranger.accessToken)).status).toBe(200);
+    expectProblem(await presign(document(1), stack.stranger.accessToken), 402, 'plan-limit-exceeded');
+    await setStorageUsage(stack.owner, tenant, 0);
   });
 });
 
 describe('the staging cap', () => {
-  let capped: TestGateway;
-  beforeAll(async () => {
-    capped = await startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue(), FILES_STAGING_MAX_PER_TENANT: '2' }, waitUntilReady: true });
-  });
-  afterAll(async () => {
-    await capped?.close();
-  });
+  const capped = useFilesGateway({ FILES_STAGING_MAX_PER_TENANT: '2' });
 
   it('answers 503 staging-limit-exceeded once FILES_STAGING_MAX_PER_TENANT files wait, presigned and uploaded alike', async () => {
     const tenant = await registerAccount(capped);
     expect((await send(capped, 'POST', '/files/presign', tenant.accessToken, document(10))).status).toBe(200);
     expect((await upload(capped, tenant.accessToken, uploadParts(randomBytes(10)))).status).toBe(201);
-    const before = await storageUsageOf(owner, tenant.tenant.id);
+    const before = await storageUsageOf(stack.owner, tenant.tenant.id);
 
     const refused = await send(capped, 'POST', '/files/presign', tenant.accessToken, document(10));
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ type: capped.problemType('staging-limit-exceeded'), max: 2 });
     expect(refused.headers.get('retry-after')).toBe('30');
-    expect(await storageUsageOf(owner, tenant.tenant.id)).toBe(before);
+    expect(await storageUsageOf(stack.owner, tenant.tenant.id)).toBe(before);
   });
 });
 
 describe('the files OpenAPI document', () => {
   it('describes POST /files/presign with its body and its 200 answer', async () => {
     const { body } = await call<{ paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> }>(
-      `${gateway.baseUrl}/api/v1/files/openapi.json`,
+      `${stack.gateway.baseUrl}/api/v1/files/openapi.json`,
     );
     const operation = body.paths['/v1/files/presign']?.post ?? body.paths['/files/presign']?.post;
     expect(operation).toBeDefined();
@@ -245,11 +223,11 @@ describe('presign → PUT → available, noticed through the store\'s notificati
     server = await connectDevServer();
     app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'files-presign-test-app' });
     worker = await createTestWorker(server, {
-      taskQueue: gateway.config.files.taskQueue,
-      activities: createFileScanActivities({ appPool: app, objectStore: store, scanner: createClamdScanner(config().clamav), logger }),
+      taskQueue: stack.gateway.config.files.taskQueue,
+      activities: createFileScanActivities({ appPool: app, objectStore: stack.store, scanner: createClamdScanner(config().clamav), logger }),
     });
     consumer = new StagedObjectConsumer({
-      kafka: createKafka(config().kafka, logger), temporal: server.client, appPool: app, objectStore: store,
+      kafka: createKafka(config().kafka, logger), temporal: server.client, appPool: app, objectStore: stack.store,
       topic: config().files.storeEventsTopic, groupId: `test.files.staged-objects.${newId()}`, logger,
     });
     await consumer.start();
@@ -264,20 +242,20 @@ describe('presign → PUT → available, noticed through the store\'s notificati
   it('scans the PUT file with no further call of the client: available at its key, the reservation kept as its storage', async () => {
     const png = await samplePng(64, 48);
     await worker.runUntil(async () => {
-      const before = await storageUsageOf(owner, account.tenant.id);
+      const before = await storageUsageOf(stack.owner, stack.account.tenant.id);
       const { body: presigned } = await presign({ bucket: 'assets', originalName: 'chart.png', mimeType: 'image/png', sizeBytes: png.length });
       expect((await put(presigned.uploadUrl, png, 'image/png')).status).toBe(200);
 
       await waitFor('the presigned file available', async () => (await rowOf(presigned.fileId)).status === 'available', 60_000, 250);
-      const file = await read<FileObject & { thumbnails: Record<string, string> }>(gateway, `/files/${presigned.fileId}?meta=1`, account.accessToken);
+      const file = await read<FileObject & { thumbnails: Record<string, string> }>(stack.gateway, `/files/${presigned.fileId}?meta=1`, stack.account.accessToken);
       expect(file.body).toMatchObject({ id: presigned.fileId, status: 'available', size: png.length, mimeType: 'image/png', bucket: 'assets' });
       const content = await fetch(file.body.url!);
       expect(Buffer.from(await content.arrayBuffer()).equals(png)).toBe(true);
       // Counted once, at presign.
-      expect(await storageUsageOf(owner, account.tenant.id)).toBe(before + png.length);
+      expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(before + png.length);
       // Staging is left empty of it, and another tenant still sees nothing.
-      expect(await stagedKeysOf(store, account.tenant.id)).not.toContain(presigned.fields.key);
-      expectProblem(await read(gateway, `/files/${presigned.fileId}`, stranger.accessToken), 404, 'file-not-found');
+      expect(await stagedKeysOf(stack.store, stack.account.tenant.id)).not.toContain(presigned.fields.key);
+      expectProblem(await read(stack.gateway, `/files/${presigned.fileId}`, stack.stranger.accessToken), 404, 'file-not-found');
 
       await server.client.workflow.getHandle(fileScanWorkflowId(presigned.fileId)).result();
       // A second PUT of the still valid URL, after the scan: its notification finds the workflow closed,
@@ -285,7 +263,7 @@ describe('presign → PUT → available, noticed through the store\'s notificati
       expect((await put(presigned.uploadUrl, randomBytes(png.length), 'image/png')).status).toBe(200);
       await waitFor('the late PUT removed from staging', async () => (await stagedSize(presigned.fields.key)) === null, 15_000, 100);
       expect((await rowOf(presigned.fileId)).status).toBe('available');
-      expect(Buffer.from(await (await fetch((await read<FileObject>(gateway, `/files/${presigned.fileId}?meta=1`, account.accessToken)).body.url!)).arrayBuffer()).equals(png)).toBe(true);
+      expect(Buffer.from(await (await fetch((await read<FileObject>(stack.gateway, `/files/${presigned.fileId}?meta=1`, stack.account.accessToken)).body.url!)).arrayBuffer()).equals(png)).toBe(true);
     });
   });
 });

@@ -1,14 +1,12 @@
 import sharp from 'sharp';
-import type { ObjectStore } from '../../../common/object-store';
-import { sql, type DatabasePool } from '../../../db/pool';
+import { sql } from '../../../db/pool';
 import { thumbnailKeyOf } from '../../../services/files/object-keys';
-import type { TestGateway } from '../../helpers/app';
 import {
   keysUnder, makeAvailable, read, setStatus, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { samplePng } from '../../helpers/files-scan';
-import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
+import { registerAccount } from '../../helpers/identity';
+import { expectProblem as problemOf, useFilesApiStack } from '../../helpers/files-api';
 
 /**
  * GET /files/:id/thumbnail/:preset (document 2, Files; issue 17) through the real gateway and object
@@ -20,12 +18,7 @@ import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } fr
  */
 jest.setTimeout(60_000);
 
-let stack: FilesApiStack;
-let gateway: TestGateway;
-let owner: DatabasePool;
-let store: ObjectStore;
-let account: RegisteredAccount;
-let stranger: RegisteredAccount;
+const stack = useFilesApiStack('files-thumbnails-test');
 let photoBytes: Buffer;
 let pngBytes: Buffer;
 
@@ -34,39 +27,36 @@ const PRESETS: Array<[preset: string, width: number, height: number]> = [
 ];
 
 beforeAll(async () => {
-  [stack, photoBytes, pngBytes] = await Promise.all([
-    startFilesApiStack('files-thumbnails-test'),
+  [photoBytes, pngBytes] = await Promise.all([
     sharp({ create: { width: 2000, height: 1500, channels: 3, background: { r: 200, g: 90, b: 30 } } }).jpeg().toBuffer(),
     samplePng(1600, 1200),
   ]);
-  ({ gateway, owner, store, account, stranger } = stack);
 });
 
-afterAll(async () => {
+afterAll(() => {
   jest.restoreAllMocks();
-  await stack?.close();
 });
 
 /** A file uploaded by `account` and made available with `bytes` as its stored object. */
 async function availableFile(bytes: Buffer, mimeType: string, filename: string): Promise<FileObject> {
-  const file = (await upload(gateway, account.accessToken, uploadParts(bytes, { bucket: 'assets', mimeType }, filename))).body;
-  await makeAvailable(owner, store, file, bytes);
+  const file = (await upload(stack.gateway, stack.account.accessToken, uploadParts(bytes, { bucket: 'assets', mimeType }, filename))).body;
+  await makeAvailable(stack.owner, stack.store, file, bytes);
   return file;
 }
 
-function thumbnail(file: Pick<FileObject, 'id'>, preset: string, token = account.accessToken) {
-  return read(gateway, `/files/${file.id}/thumbnail/${preset}`, token);
+function thumbnail(file: Pick<FileObject, 'id'>, preset: string, token = stack.account.accessToken) {
+  return read(stack.gateway, `/files/${file.id}/thumbnail/${preset}`, token);
 }
 
-const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(stack.gateway, response, status, type);
 
 async function recordedThumbnails(fileId: string): Promise<Record<string, string>> {
-  return owner.oneFirst(sql.unsafe`SELECT thumbnails FROM files WHERE id = ${fileId}`) as Promise<Record<string, string>>;
+  return stack.owner.oneFirst(sql.unsafe`SELECT thumbnails FROM files WHERE id = ${fileId}`) as Promise<Record<string, string>>;
 }
 
 /** Counts, from now on, the gateway's reads of the file's original and writes of its thumbnails. */
 function countStoreCalls(file: FileObject): { originalReads: () => number; thumbnailWrites: () => number } {
-  const s3 = gateway.runtime.files.objectStore.s3;
+  const s3 = stack.gateway.runtime.files.objectStore.s3;
   const getObject = jest.spyOn(s3, 'getObject');
   const putObject = jest.spyOn(s3, 'putObject');
   const original = `${file.tenantId}/${file.bucket}/${file.id}/original`;
@@ -87,8 +77,8 @@ describe('GET /files/:id/thumbnail/:preset', () => {
       expect(response.status).toBe(302);
       expect(response.headers.get('cache-control')).toBe('private, no-store');
       const location = new URL(response.headers.get('location')!);
-      expect(location.host).toBe(`${gateway.config.s3.endPoint}:${gateway.config.s3.port}`);
-      expect(location.pathname).toBe(`/${gateway.config.s3.bucket}/${thumbnailKeyOf(photo.tenantId, 'assets', photo.id, preset)}`);
+      expect(location.host).toBe(`${stack.gateway.config.s3.endPoint}:${stack.gateway.config.s3.port}`);
+      expect(location.pathname).toBe(`/${stack.gateway.config.s3.bucket}/${thumbnailKeyOf(photo.tenantId, 'assets', photo.id, preset)}`);
       expect(location.searchParams.get('X-Amz-Expires')).toBe('300');
 
       const fetched = await fetch(location);
@@ -118,14 +108,14 @@ describe('GET /files/:id/thumbnail/:preset', () => {
     const first = await thumbnail(photo, 'preview_600');
     expect(first.status).toBe(302);
     const key = thumbnailKeyOf(photo.tenantId, 'assets', photo.id, 'preview_600');
-    const stored = await store.s3.statObject(store.bucket, key);
+    const stored = await stack.store.s3.statObject(stack.store.bucket, key);
     expect({ reads: calls.originalReads(), writes: calls.thumbnailWrites() }).toEqual({ reads: 1, writes: 1 });
 
     const second = await thumbnail(photo, 'preview_600');
     expect(second.status).toBe(302);
     expect(new URL(second.headers.get('location')!).pathname).toBe(new URL(first.headers.get('location')!).pathname);
     expect({ reads: calls.originalReads(), writes: calls.thumbnailWrites() }).toEqual({ reads: 1, writes: 1 });
-    const after = await store.s3.statObject(store.bucket, key);
+    const after = await stack.store.s3.statObject(stack.store.bucket, key);
     expect({ lastModified: after.lastModified, etag: after.etag }).toEqual({ lastModified: stored.lastModified, etag: stored.etag });
   });
 
@@ -136,10 +126,10 @@ describe('GET /files/:id/thumbnail/:preset', () => {
     const key = thumbnailKeyOf(photo.tenantId, 'assets', photo.id, 'full_1200');
     for (const response of responses) {
       expect(response.status).toBe(302);
-      expect(new URL(response.headers.get('location')!).pathname).toBe(`/${gateway.config.s3.bucket}/${key}`);
+      expect(new URL(response.headers.get('location')!).pathname).toBe(`/${stack.gateway.config.s3.bucket}/${key}`);
     }
     expect({ reads: calls.originalReads(), writes: calls.thumbnailWrites() }).toEqual({ reads: 1, writes: 1 });
-    expect(await keysUnder(store, `${photo.tenantId}/assets/${photo.id}/thumbnails/`)).toEqual([key]);
+    expect(await keysUnder(stack.store, `${photo.tenantId}/assets/${photo.id}/thumbnails/`)).toEqual([key]);
     expect(await recordedThumbnails(photo.id)).toEqual({ full_1200: key });
   });
 
@@ -155,24 +145,24 @@ describe('GET /files/:id/thumbnail/:preset', () => {
     const report = await availableFile(Buffer.from('%PDF-1.7 a report'), 'application/pdf', 'report.pdf');
     const problem = expectProblem(await thumbnail(report, 'icon_32'), 404, 'preset-not-found');
     expect(problem.detail).toContain('not an image');
-    expect(await keysUnder(store, `${report.tenantId}/assets/${report.id}/thumbnails/`)).toEqual([]);
+    expect(await keysUnder(stack.store, `${report.tenantId}/assets/${report.id}/thumbnails/`)).toEqual([]);
   });
 
   it('answers 404 file-not-found for another tenant\'s file, an unknown id, a file not scanned yet or deleted; 422 file-rejected for a rejected one', async () => {
     const photo = await availableFile(pngBytes, 'image/png', 'private.png');
-    expectProblem(await thumbnail(photo, 'icon_32', stranger.accessToken), 404, 'file-not-found');
-    expect(await keysUnder(store, `${photo.tenantId}/assets/${photo.id}/thumbnails/`)).toEqual([]);
-    expectProblem(await thumbnail({ id: stranger.tenant.id }, 'icon_32'), 404, 'file-not-found');
+    expectProblem(await thumbnail(photo, 'icon_32', stack.stranger.accessToken), 404, 'file-not-found');
+    expect(await keysUnder(stack.store, `${photo.tenantId}/assets/${photo.id}/thumbnails/`)).toEqual([]);
+    expectProblem(await thumbnail({ id: stack.stranger.tenant.id }, 'icon_32'), 404, 'file-not-found');
 
-    const pending = (await upload(gateway, account.accessToken, uploadParts(pngBytes, { bucket: 'assets', mimeType: 'image/png' }))).body;
+    const pending = (await upload(stack.gateway, stack.account.accessToken, uploadParts(pngBytes, { bucket: 'assets', mimeType: 'image/png' }))).body;
     expectProblem(await thumbnail(pending, 'icon_32'), 404, 'file-not-found');
 
     const deleted = await availableFile(pngBytes, 'image/png', 'deleted.png');
-    await setStatus(owner, deleted.id, 'deleted');
+    await setStatus(stack.owner, deleted.id, 'deleted');
     expectProblem(await thumbnail(deleted, 'icon_32'), 404, 'file-not-found');
 
-    const rejected = (await upload(gateway, account.accessToken, uploadParts(pngBytes, { bucket: 'assets', mimeType: 'image/png' }))).body;
-    await setStatus(owner, rejected.id, 'rejected');
+    const rejected = (await upload(stack.gateway, stack.account.accessToken, uploadParts(pngBytes, { bucket: 'assets', mimeType: 'image/png' }))).body;
+    await setStatus(stack.owner, rejected.id, 'rejected');
     expectProblem(await thumbnail(rejected, 'icon_32'), 422, 'file-rejected');
   });
 
@@ -181,14 +171,14 @@ describe('GET /files/:id/thumbnail/:preset', () => {
     for (let attempt = 0; attempt < 2; attempt += 1) {
       expectProblem(await thumbnail(corrupt, 'card_300'), 422, 'processing-failed');
     }
-    expect(await keysUnder(store, `${corrupt.tenantId}/assets/${corrupt.id}/thumbnails/`)).toEqual([]);
+    expect(await keysUnder(stack.store, `${corrupt.tenantId}/assets/${corrupt.id}/thumbnails/`)).toEqual([]);
     expect(await recordedThumbnails(corrupt.id)).toEqual({});
   });
 
   it('refuses an id that is not a UUID (400) and needs files.read (403)', async () => {
     expectProblem(await thumbnail({ id: 'logo.png' }, 'icon_32'), 400, 'validation-error');
-    const writer = await registerAccount(gateway);
-    await owner.query(sql.unsafe`UPDATE roles SET permissions = '{files.write}' WHERE tenant_id = ${writer.tenant.id} AND name = 'owner'`);
+    const writer = await registerAccount(stack.gateway);
+    await stack.owner.query(sql.unsafe`UPDATE roles SET permissions = '{files.write}' WHERE tenant_id = ${writer.tenant.id} AND name = 'owner'`);
     const photo = await availableFile(pngBytes, 'image/png', 'forbidden.png');
     expectProblem(await thumbnail(photo, 'icon_32', writer.accessToken), 403, 'forbidden');
   });

@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { newId } from '../../../common/ids';
-import type { ObjectStore } from '../../../common/object-store';
-import { sql, type DatabasePool } from '../../../db/pool';
-import type { TestGateway } from '../../helpers/app';
+import { sql } from '../../../db/pool';
 import {
   keysUnder, makeAvailable, read, setStatus, storageUsageOf, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { call, type JsonResponse } from '../../helpers/http';
-import type { RegisteredAccount } from '../../helpers/identity';
-import { expectProblem as problemOf, startFilesApiStack, type FilesApiStack } from '../../helpers/files-api';
+import { expectProblem as problemOf, useFilesApiStack } from '../../helpers/files-api';
 import { addMember } from '../../helpers/rbac';
 import { auditRecordsOf } from '../../helpers/users';
 
@@ -22,26 +19,12 @@ import { auditRecordsOf } from '../../helpers/users';
  */
 jest.setTimeout(60_000);
 
-let stack: FilesApiStack;
-let gateway: TestGateway;
-let owner: DatabasePool;
-let store: ObjectStore;
-let account: RegisteredAccount;
-let stranger: RegisteredAccount;
+const stack = useFilesApiStack('files-trash-test');
 
-beforeAll(async () => {
-  stack = await startFilesApiStack('files-trash-test');
-  ({ gateway, owner, store, account, stranger } = stack);
-});
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(stack.gateway, response, status, type);
 
-afterAll(async () => {
-  await stack?.close();
-});
-
-const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
-
-function send<T = Problem>(method: 'DELETE' | 'POST', path: string, token = account.accessToken): Promise<JsonResponse<T>> {
-  return call<T>(`${gateway.baseUrl}/v1${path}`, { method, headers: { authorization: `Bearer ${token}` } });
+function send<T = Problem>(method: 'DELETE' | 'POST', path: string, token = stack.account.accessToken): Promise<JsonResponse<T>> {
+  return call<T>(`${stack.gateway.baseUrl}/v1${path}`, { method, headers: { authorization: `Bearer ${token}` } });
 }
 
 const remove = (id: string, token?: string) => send('DELETE', `/files/${id}`, token);
@@ -49,51 +32,51 @@ const restore = <T = Problem>(id: string, token?: string) => send<T>('POST', `/f
 const purge = (id: string, token?: string) => send('DELETE', `/files/${id}/permanent`, token);
 
 /** An uploaded file, made available with its original and a thumbnail in the store. */
-async function availableFile(by = account): Promise<FileObject> {
+async function availableFile(by = stack.account): Promise<FileObject> {
   const bytes = randomBytes(1500);
-  const { body: file } = await upload(gateway, by.accessToken, uploadParts(bytes, { bucket: 'assets', mimeType: 'image/png' }, 'photo.png'));
-  await makeAvailable(owner, store, file, bytes, { icon_32: Buffer.from('thumbnail') });
+  const { body: file } = await upload(stack.gateway, by.accessToken, uploadParts(bytes, { bucket: 'assets', mimeType: 'image/png' }, 'photo.png'));
+  await makeAvailable(stack.owner, stack.store, file, bytes, { icon_32: Buffer.from('thumbnail') });
   return file;
 }
 
-const objectsOf = (file: FileObject) => keysUnder(store, `${file.tenantId}/assets/${file.id}/`);
+const objectsOf = (file: FileObject) => keysUnder(stack.store, `${file.tenantId}/assets/${file.id}/`);
 
-const rowOf = (id: string) => owner.one(sql.type(z.object({ status: z.string(), deletedAt: z.string().nullable() }))`
+const rowOf = (id: string) => stack.owner.one(sql.type(z.object({ status: z.string(), deletedAt: z.string().nullable() }))`
   SELECT status, deleted_at AS "deletedAt" FROM files WHERE id = ${id}
 `);
 
 const auditOf = async (file: FileObject, action: string) =>
-  (await auditRecordsOf(owner, file.tenantId, action)).filter((record) => record.entityId === file.id);
+  (await auditRecordsOf(stack.owner, file.tenantId, action)).filter((record) => record.entityId === file.id);
 
 describe('DELETE /files/:id and POST /files/:id/restore', () => {
   it('moves the file to the trash (GET 404, still counted) and restores it (200 available, GET 302), each audited', async () => {
     const file = await availableFile();
-    const usage = await storageUsageOf(owner, account.tenant.id);
+    const usage = await storageUsageOf(stack.owner, stack.account.tenant.id);
 
     const deleted = await remove(file.id);
     expect(deleted.status).toBe(204);
     expect(await rowOf(file.id)).toEqual({ status: 'deleted', deletedAt: expect.any(String) });
-    expectProblem(await read(gateway, `/files/${file.id}`, account.accessToken), 404, 'file-not-found');
-    expect(await storageUsageOf(owner, account.tenant.id)).toBe(usage);
+    expectProblem(await read(stack.gateway, `/files/${file.id}`, stack.account.accessToken), 404, 'file-not-found');
+    expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(usage);
     expect(await objectsOf(file)).toHaveLength(2);
     expect(await auditOf(file, 'files.file.deleted')).toEqual([
-      expect.objectContaining({ actorId: account.user.id, after: expect.objectContaining({ status: 'deleted' }) }),
+      expect.objectContaining({ actorId: stack.account.user.id, after: expect.objectContaining({ status: 'deleted' }) }),
     ]);
 
     const restored = await restore<FileObject>(file.id);
     expect(restored.status).toBe(200);
     expect(restored.body).toMatchObject({ id: file.id, status: 'available', deletedAt: null, url: expect.any(String) });
-    expect((await read(gateway, `/files/${file.id}`, account.accessToken)).status).toBe(302);
+    expect((await read(stack.gateway, `/files/${file.id}`, stack.account.accessToken)).status).toBe(302);
     expect(await auditOf(file, 'files.file.restored')).toEqual([
-      expect.objectContaining({ actorId: account.user.id, after: expect.objectContaining({ status: 'available' }) }),
+      expect.objectContaining({ actorId: stack.account.user.id, after: expect.objectContaining({ status: 'available' }) }),
     ]);
   });
 
   it('deletes only an available file: pending_scan, rejected and already deleted are 404 file-not-found', async () => {
-    const { body: pending } = await upload(gateway, account.accessToken, uploadParts(randomBytes(64)));
+    const { body: pending } = await upload(stack.gateway, stack.account.accessToken, uploadParts(randomBytes(64)));
     expectProblem(await remove(pending.id), 404, 'file-not-found');
     const rejected = await availableFile();
-    await setStatus(owner, rejected.id, 'rejected');
+    await setStatus(stack.owner, rejected.id, 'rejected');
     expectProblem(await remove(rejected.id), 404, 'file-not-found');
     const file = await availableFile();
     expect((await remove(file.id)).status).toBe(204);
@@ -108,7 +91,7 @@ describe('DELETE /files/:id and POST /files/:id/restore', () => {
   it('refuses to restore a file deleted more than the retention ago, purged or not: 410 file-restore-expired', async () => {
     const file = await availableFile();
     expect((await remove(file.id)).status).toBe(204);
-    await owner.query(sql.unsafe`UPDATE files SET deleted_at = now() - interval '31 days' WHERE id = ${file.id}`);
+    await stack.owner.query(sql.unsafe`UPDATE files SET deleted_at = now() - interval '31 days' WHERE id = ${file.id}`);
     expectProblem(await restore(file.id), 410, 'file-restore-expired');
     expect((await rowOf(file.id)).status).toBe('deleted');
 
@@ -122,17 +105,17 @@ describe('DELETE /files/:id and POST /files/:id/restore', () => {
 describe('DELETE /files/:id/permanent', () => {
   it('removes an available file\'s objects at once, purges it, releases its bytes and audits files.file.permanent_deleted', async () => {
     const file = await availableFile();
-    const usage = await storageUsageOf(owner, account.tenant.id);
+    const usage = await storageUsageOf(stack.owner, stack.account.tenant.id);
     expect(await objectsOf(file)).toHaveLength(2);
 
     expect((await purge(file.id)).status).toBe(204);
     expect(await objectsOf(file)).toEqual([]);
     expect((await rowOf(file.id)).status).toBe('purged');
-    expect(await storageUsageOf(owner, account.tenant.id)).toBe(usage - file.size);
+    expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(usage - file.size);
     expect(await auditOf(file, 'files.file.permanent_deleted')).toEqual([
-      expect.objectContaining({ actorId: account.user.id, after: expect.objectContaining({ status: 'purged' }) }),
+      expect.objectContaining({ actorId: stack.account.user.id, after: expect.objectContaining({ status: 'purged' }) }),
     ]);
-    expectProblem(await read(gateway, `/files/${file.id}`, account.accessToken), 404, 'file-not-found');
+    expectProblem(await read(stack.gateway, `/files/${file.id}`, stack.account.accessToken), 404, 'file-not-found');
     expectProblem(await purge(file.id), 404, 'file-not-found');
     expectProblem(await restore(file.id), 404, 'file-not-found');
   });
@@ -140,20 +123,20 @@ describe('DELETE /files/:id/permanent', () => {
   it('purges a file from the trash too, releasing its bytes', async () => {
     const file = await availableFile();
     expect((await remove(file.id)).status).toBe(204);
-    const usage = await storageUsageOf(owner, account.tenant.id);
+    const usage = await storageUsageOf(stack.owner, stack.account.tenant.id);
     expect((await purge(file.id)).status).toBe(204);
     expect(await objectsOf(file)).toEqual([]);
-    expect(await storageUsageOf(owner, account.tenant.id)).toBe(usage - file.size);
+    expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(usage - file.size);
   });
 });
 
 describe('access', () => {
   it('answers 404 file-not-found for another tenant\'s file on all three routes and changes nothing', async () => {
     const file = await availableFile();
-    expectProblem(await remove(file.id, stranger.accessToken), 404, 'file-not-found');
-    expectProblem(await purge(file.id, stranger.accessToken), 404, 'file-not-found');
+    expectProblem(await remove(file.id, stack.stranger.accessToken), 404, 'file-not-found');
+    expectProblem(await purge(file.id, stack.stranger.accessToken), 404, 'file-not-found');
     expect((await remove(file.id)).status).toBe(204);
-    expectProblem(await restore(file.id, stranger.accessToken), 404, 'file-not-found');
+    expectProblem(await restore(file.id, stack.stranger.accessToken), 404, 'file-not-found');
     expect((await rowOf(file.id)).status).toBe('deleted');
     expect(await objectsOf(file)).toHaveLength(2);
   });
@@ -163,8 +146,8 @@ describe('access', () => {
     // A member of the file's tenant whose grants no request has cached yet: changing the roles of
     // a caller the gateway already served would race the gateway hearing of the change.
     const role = `file-reader-${newId()}`;
-    await owner.query(sql.unsafe`INSERT INTO roles (id, tenant_id, name, permissions) VALUES (${newId()}, ${account.tenant.id}, ${role}, '{files.read}')`);
-    const reader = await addMember(gateway, owner, account.tenant.id, role);
+    await stack.owner.query(sql.unsafe`INSERT INTO roles (id, tenant_id, name, permissions) VALUES (${newId()}, ${stack.account.tenant.id}, ${role}, '{files.read}')`);
+    const reader = await addMember(stack.gateway, stack.owner, stack.account.tenant.id, role);
     expectProblem(await remove(file.id, reader.token), 403, 'forbidden');
     expectProblem(await restore(file.id, reader.token), 403, 'forbidden');
     expectProblem(await purge(file.id, reader.token), 403, 'forbidden');

@@ -9,6 +9,7 @@ import {
   MB, formOf, read, setStorageUsage, stagedKeysOf, storageLimitOf, storageUsageOf, unfinishedStagingUploadsOf, unpolledTaskQueue, upload, uploadForm, uploadParts,
   type FormPart, type Problem,
 } from '../../helpers/files';
+import { expectProblem as problemOf, startFilesGateway, useFilesGateway } from '../../helpers/files-api';
 import { samplePng } from '../../helpers/files-scan';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
 
@@ -27,7 +28,7 @@ let png: Buffer;
 beforeAll(async () => {
   await migrateSharedDatabase();
   [gateway, owner, png] = await Promise.all([
-    startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue() }, waitUntilReady: true }),
+    startFilesGateway(),
     createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'files-upload-test' }),
     samplePng(16, 16),
   ]);
@@ -50,11 +51,7 @@ function rowOf(id: string) {
   `);
 }
 
-function expectProblem(response: { status: number; body: unknown }, status: number, type: string): Problem {
-  const problem = response.body as Problem;
-  expect({ status: response.status, type: problem.type }).toEqual({ status, type: gateway.problemType(type) });
-  return problem;
-}
+const expectProblem = (response: { status: number; body: unknown }, status: number, type: string): Problem => problemOf(gateway, response, status, type);
 
 /** A refused upload leaves nothing in staging (no object, no unfinished multipart upload) and no row. */
 async function expectNothingStaged(account: RegisteredAccount): Promise<void> {
@@ -263,13 +260,7 @@ describe('without the workflow service', () => {
 });
 
 describe('the staging cap', () => {
-  let capped: TestGateway;
-  beforeAll(async () => {
-    capped = await startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue(), FILES_STAGING_MAX_PER_TENANT: '2' }, waitUntilReady: true });
-  });
-  afterAll(async () => {
-    await capped?.close();
-  });
+  const capped = useFilesGateway({ FILES_STAGING_MAX_PER_TENANT: '2' });
 
   it('answers 503 staging-limit-exceeded while the tenant has FILES_STAGING_MAX_PER_TENANT files waiting for their scan', async () => {
     const account = await registerAccount(capped);

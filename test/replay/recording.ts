@@ -1,0 +1,85 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { config } from '../../common/config';
+import { createDomainWorker } from '../../workers/temporal/worker';
+import { startFilesWorkflowStack, type FilesWorkflowStack } from '../helpers/files-workflows';
+import { platformBundle, type DevServer, type WorkerTarget } from '../helpers/temporal';
+
+/**
+ * What the test/replay/record-*-histories.ts scripts share. Payloads are recorded without the codec, as
+ * scripts/record-history.ts does: a committed history must replay on any machine, without this
+ * machine's payload key; so the servers here are reached with the SDK's default data converter.
+ */
+
+/** The time-skipping server, its client without the platform's codec and interceptors. */
+export function createPlainTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } } });
+}
+
+/** The dev server of the local services (config.temporal.address), its client without the codec. */
+export async function connectPlainDevServer(): Promise<DevServer> {
+  const { address, namespace } = config().temporal;
+  const [connection, nativeConnection] = await Promise.all([Connection.connect({ address }), NativeConnection.connect({ address })]);
+  return {
+    client: new Client({ connection, namespace }),
+    nativeConnection,
+    namespace,
+    async close() {
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+/** A worker of `taskQueue` on `target`, as the platform assembles one but without the codec. */
+export async function createRecordingWorker(target: WorkerTarget, taskQueue: string, activities: object): Promise<Worker> {
+  return createDomainWorker({
+    connection: target.nativeConnection, namespace: target.namespace ?? 'default', taskQueue, workflowBundle: await platformBundle(),
+    dataConverter: {}, activities,
+  });
+}
+
+/** Writes the history of each recorded run to test/replay/histories/<workflowType>/<name>.json. */
+export async function writeHistories(
+  client: Client, workflowType: string, runs: Iterable<[name: string, workflowId: string, runId?: string]>,
+): Promise<void> {
+  const out = join(__dirname, 'histories', workflowType);
+  mkdirSync(out, { recursive: true });
+  for (const [name, workflowId, runId] of runs) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    writeFileSync(join(out, `${name}.json`), `${historyToJSON(history)}\n`);
+    console.log(`${workflowType}/${name}`, history.events?.length, 'events');
+  }
+}
+
+/**
+ * Runs a script's `main`; a failure is printed and ends the process with 1, so that a recording that
+ * went wrong is never taken for one that went right.
+ */
+export function runScript(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
+
+/**
+ * Runs a files recorder: the files stack `name` (helpers/files-workflows: the pools, a bucket of its
+ * own, a seeded tenant) on the server `connect` reaches, `record` with it, then the stack closed.
+ */
+export function recordFilesHistories<T extends TestWorkflowEnvironment | DevServer>(
+  name: string, connect: () => Promise<T>, record: (stack: FilesWorkflowStack<T>) => Promise<void>,
+): void {
+  runScript(async () => {
+    const stack = await startFilesWorkflowStack(name, connect);
+    try {
+      await record(stack);
+    } finally {
+      await stack.close();
+    }
+  });
+}
