@@ -60,6 +60,24 @@ def _not_in_a_schema(error):
     return any(code == rule_code and re.fullmatch(pattern, field) for pattern, rule_code in NOT_IN_A_SCHEMA)
 
 
+def _header_breaks_its_pattern(case, error):
+    """Schemathesis' coverage phase sends an optional header with a value that does not match the
+    header's documented pattern and still calls the request valid (seen: Idempotency-Key `0` on
+    POST /events/publish, a length-1 boundary value of the header's minLength). The refusal then
+    agrees with the document: the value is checked against the documented pattern here."""
+    if not isinstance(error, dict):
+        return False
+    field = str(error.get("field", "")).lower()
+    value = next((v for k, v in (case.headers or {}).items() if k.lower() == field), None)
+    if value is None:
+        return False
+    for parameter in case.operation.definition.raw.get("parameters", []):
+        if parameter.get("in") == "header" and str(parameter.get("name", "")).lower() == field:
+            pattern = (parameter.get("schema") or {}).get("pattern")
+            return pattern is not None and re.search(pattern, str(value)) is None
+    return False
+
+
 @schemathesis.check
 def valid_request_not_refused(ctx, response, case):
     meta = case.meta
@@ -79,7 +97,7 @@ def valid_request_not_refused(ctx, response, case):
     if not isinstance(problem, dict) or not str(problem.get("type", "")).endswith(VALIDATION_ERROR):
         return None
     errors = problem.get("errors") or []
-    if errors and all(_not_in_a_schema(error) for error in errors):
+    if errors and all(_not_in_a_schema(error) or _header_breaks_its_pattern(case, error) for error in errors):
         return None
     raise AssertionError(
         "A request valid by the OpenAPI document was refused by validation: "
