@@ -44,6 +44,7 @@ import { FileTrashTimers } from '../services/files/trash-client';
 import { createEventsServices, type EventsDeps } from '../services/events/deps';
 import { registerKernelSchemas } from '../services/events/schema-registry';
 import { registerCatalogueSchemas } from '../services/modules/module-registry';
+import { EventServiceProbe } from './grpc/probe';
 
 /** Everything the gateway process runs besides HTTP: clients, caches, monitors, start-up tasks. */
 export interface GatewayRuntime {
@@ -86,6 +87,8 @@ export interface GatewayRuntime {
   files: FilesDeps;
   /** Publishing through the event bus: the schema registry and a fail-fast producer (document 3). */
   events: EventsDeps;
+  /** Whether the EventService (gRPC, api/grpc/server.ts, started beside HTTP) answers, for /health. */
+  eventService: EventServiceProbe;
   /** The probe dependencies of createApp. */
   probes: Pick<AppDeps, 'liveness' | 'readiness' | 'health'>;
   /** Settles when every start-up task has finished, or stopped because the runtime closed. */
@@ -172,8 +175,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     { name: 'redis', met: () => established.redis, reason: 'Redis not connected' },
   ];
 
+  const eventService = new EventServiceProbe();
   const checks = componentChecks({
     ...connections,
+    eventService,
     temporal: () => temporal,
     bucket: config.s3.bucket,
     flags,
@@ -228,6 +233,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       logger,
     },
     events,
+    eventService,
     probes: {
       liveness: () => eventLoop.liveness(),
       readiness,
@@ -237,6 +243,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     async close() {
       stopping.abort();
       clearInterval(sweepTenants);
+      eventService.close();
       flags.stop();
       eventLoop.stop();
       // A start-up attempt in flight (a Temporal connect lasts up to its 5 s timeout) ends first,

@@ -6,10 +6,12 @@ import { createLogger, type Logger } from '../common/logger';
 import { createApp } from './app';
 import { platformRoutes } from './routes';
 import { startGatewayRuntime } from './gateway-runtime';
+import { startEventService } from './grpc/server';
 
 /**
  * The gateway process: validated configuration (a bad value stops it with exit code 1 and a
- * message naming the variable), the runtime, the app, and a graceful shutdown on SIGTERM/SIGINT.
+ * message naming the variable), the runtime, the app, the gRPC EventService beside HTTP, and a
+ * graceful shutdown of both on SIGTERM/SIGINT.
  */
 function readConfig(): Readonly<Config> {
   try {
@@ -71,12 +73,13 @@ async function main(): Promise<void> {
   });
   const address = await listen(server, config.api.port, config.api.host);
   logger.info({ host: address.address, port: address.port, version: config.version }, 'gateway listening');
+  const eventService = await startEventService(runtime, config, logger);
 
   const shutdown = async (signal: NodeJS.Signals) => {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests');
-    await drain(server, config.api.shutdownTimeoutMs, logger);
+    await Promise.all([drain(server, config.api.shutdownTimeoutMs, logger), eventService.close(config.api.shutdownTimeoutMs)]);
     await runtime.close();
     logger.info('shutdown complete');
     process.exit(0);

@@ -67,13 +67,18 @@ export interface OutgoingRecord {
  * share a topic) reach their partition in the order given.
  */
 export async function sendInOrder(producer: Producer, records: readonly OutgoingRecord[]): Promise<void> {
+  await producer.sendBatch({ topicMessages: topicMessagesOf(records) });
+}
+
+/** Records grouped by topic, each topic's in the order given (a producer batch's shape). */
+function topicMessagesOf(records: readonly OutgoingRecord[]): Array<{ topic: string; messages: Message[] }> {
   const byTopic = new Map<string, Message[]>();
   for (const { topic, key, value, headers } of records) {
     const messages = byTopic.get(topic) ?? [];
     messages.push({ key, value, headers });
     byTopic.set(topic, messages);
   }
-  await producer.sendBatch({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
 /**
@@ -140,6 +145,17 @@ export class FailFastProducer {
       messages: [{ key: record.key, value: record.value, headers: record.headers }],
     });
     return { partition: metadata.partition, offset: metadata.baseOffset ?? metadata.offset ?? '-1' };
+  }
+
+  /**
+   * Several records in one producer batch (one kafkajs sendBatch: one produce request per broker
+   * leading their partitions), resolved once every record is acknowledged. Not atomic: a failure
+   * may leave some records written, which a caller's retry writes again (consumers de-duplicate by
+   * event id).
+   */
+  async sendBatch(records: readonly OutgoingRecord[]): Promise<void> {
+    const producer = await this.connected();
+    await producer.sendBatch({ acks: -1, timeout: this.ackTimeoutMs, topicMessages: topicMessagesOf(records) });
   }
 
   async close(): Promise<void> {

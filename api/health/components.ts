@@ -8,6 +8,7 @@ import type { CircuitBreaker, CircuitBreakers } from '../resilience/circuit-brea
 import type { TemporalHandle } from '../../common/temporal/client';
 import type { ComponentName, ComponentStatus, HealthStatus } from './report';
 import { withTimeout } from '../../common/timeout';
+import type { EventServiceProbe } from '../grpc/probe';
 
 /** What the component checks reach; each is a real call to the real service. */
 export interface HealthDependencies {
@@ -21,6 +22,8 @@ export interface HealthDependencies {
   bucket: string;
   flags: FeatureFlagCache;
   breakers: CircuitBreakers;
+  /** The gateway's gRPC EventService, the event bus's other face, reported with the broker. */
+  eventService: EventServiceProbe;
   timeoutMs: number;
 }
 
@@ -80,12 +83,20 @@ export function componentChecks(deps: HealthDependencies): ComponentChecks {
       return await isReadOnlyConnection(deps.analyticsDb) ? HEALTHY : { status: 'degraded', error: 'the analytics connection is not read-only' };
     }),
 
-    // connect() is a no-op while connected and reconnects after the broker came back.
-    event_broker: guarded('event_broker', async () => {
-      await deps.kafkaAdmin.connect();
-      const { brokers } = await describeBroker(deps.kafkaAdmin);
-      return brokers > 0 ? HEALTHY : { status: 'unhealthy', error: 'the cluster reports no brokers' };
-    }),
+    // connect() is a no-op while connected and reconnects after the broker came back. The event
+    // bus is the broker and the EventService (gRPC): without the service the broker still carries
+    // the platform's events, so the component is degraded, not unhealthy. The service is not behind
+    // the Kafka breaker: its failures say nothing about Kafka.
+    event_broker: async () => {
+      const broker = await guarded('event_broker', async () => {
+        await deps.kafkaAdmin.connect();
+        const { brokers } = await describeBroker(deps.kafkaAdmin);
+        return brokers > 0 ? HEALTHY : { status: 'unhealthy', error: 'the cluster reports no brokers' };
+      })();
+      if (broker.status === 'unhealthy') return broker;
+      const problem = await deps.eventService.problem(deps.timeoutMs);
+      return problem ? { ...broker, status: 'degraded', error: broker.error ? `${broker.error}; ${problem}` : problem } : broker;
+    },
 
     task_queue: async () => {
       const temporal = deps.temporal();

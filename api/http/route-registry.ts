@@ -10,7 +10,8 @@ import type { RouteBilling } from '../../services/billing/limits';
 export const NAMESPACES = ['iam', 'data', 'money', 'files', 'notify', 'audit', 'events', 'billing', 'gateway'] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** HEAD and OPTIONS for protocols that define them on their own (the tus uploads, api/routes/files/tus.routes.ts). */
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 /** Whose counter a request is charged to (document 1, Limits: IP, user, tenant or API key). */
@@ -45,10 +46,10 @@ export interface RouteSchemas<P, Q, B, H> {
 
 /** A request body the handler reads from the request stream itself (RouteDefinition.streamedBody). */
 export interface StreamedBody {
-  /** The media type the document gives the body: `multipart/form-data`. */
+  /** The media type the document gives the body: `multipart/form-data`, `application/offset+octet-stream`. */
   mediaType: string;
-  /** The body's parts as the document shows them; the handler checks them as they arrive. */
-  schema: Joi.ObjectSchema;
+  /** The body's parts (or its bytes: `Joi.binary()`) as the document shows them; the handler checks them as they arrive. */
+  schema: Joi.Schema;
 }
 
 /** The validated (and defaulted) request parts, as the guard hands them to the handler. */

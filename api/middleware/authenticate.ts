@@ -1,4 +1,4 @@
-import { currentRequestContext, runWithRequestContext } from '../../common/context';
+import { currentRequestContext, runWithRequestContext, type AuthState } from '../../common/context';
 import type { VerifiedTokens } from '../runtime/verified-tokens';
 import { problems } from '../../common/problems';
 import type { AppMiddleware } from '../context';
@@ -12,14 +12,26 @@ const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i;
  */
 export function authenticate(tokens: VerifiedTokens): AppMiddleware {
   return async (ctx, next) => {
-    const match = BEARER.exec(ctx.get('authorization'));
-    if (!match) throw problems.unauthorized('A bearer token is required');
-    const claims = await tokens.verify(match[1]);
-    // Under impersonation the request acts as the user and names the Platform Owner behind it, so
-    // audit records (recordAudit) and Temporal calls (the platform-context header) carry both.
-    const impersonation = claims.impersonatorId ? { impersonatorId: claims.impersonatorId } : {};
-    ctx.state.auth = { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles, ...impersonation };
-    const context = { ...currentRequestContext(), traceId: ctx.state.traceId, tenantId: claims.tenantId, actorId: claims.sub, ...impersonation };
+    const auth = await bearerAuth(ctx.get('authorization'), tokens);
+    ctx.state.auth = auth;
+    const { impersonatorId } = auth;
+    const context = {
+      ...currentRequestContext(), traceId: ctx.state.traceId, tenantId: auth.tenantId, actorId: auth.userId, ...(impersonatorId ? { impersonatorId } : {}),
+    };
     await runWithRequestContext(context, next);
   };
+}
+
+/**
+ * The caller of an `Authorization: Bearer <access token>` value (the HTTP header, or the gRPC
+ * metadata of the EventService): 401 unauthorized without one, the token's own refusal otherwise.
+ */
+export async function bearerAuth(header: string | undefined, tokens: VerifiedTokens): Promise<AuthState> {
+  const match = BEARER.exec(header ?? '');
+  if (!match) throw problems.unauthorized('A bearer token is required');
+  const claims = await tokens.verify(match[1]);
+  // Under impersonation the request acts as the user and names the Platform Owner behind it, so
+  // audit records (recordAudit) and Temporal calls (the platform-context header) carry both.
+  const impersonation = claims.impersonatorId ? { impersonatorId: claims.impersonatorId } : {};
+  return { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles, ...impersonation };
 }

@@ -45,6 +45,7 @@ import { thumbnailRoutes } from './files/thumbnails.routes';
 import type { EventPublishingDeps } from '../../services/events/publishing';
 import { eventPublishRoutes } from './events/publish.routes';
 import { fileProcessRoutes } from './files/process.routes';
+import { fileTusRoutes } from './files/tus.routes';
 
 /** The services route factories are given (built by the gateway runtime). */
 export interface RouteServices {
@@ -104,6 +105,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...thumbnailRoutes(services.files),
     ...eventPublishRoutes(services.events),
     ...fileProcessRoutes({ ...services.files, temporal: services.temporal }),
+    ...fileTusRoutes({ ...services.files, s3: services.identity.config.s3, temporal: services.temporal }),
     ...billingRoutes(services),
     ...jobRoutes({
       kinds: jobKinds({ auditExport: services.auditExport }), temporal: services.temporal,

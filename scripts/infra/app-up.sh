@@ -73,4 +73,6 @@ start_app audit-consumer audit-consumer.log '"msg":"audit consumer joined its gr
 start_app api api.log '"msg":"' node --max-semi-space-size=4 dist/api/server.js
 WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
   http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"
-log "gateway http://127.0.0.1:${API_PORT:-8080}  docs /api-docs/gateway  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"
+# The gateway serves the gRPC EventService beside HTTP (api/grpc/server.ts).
+WAIT_PID=$(bg_pid api) wait_for_port "EventService (gRPC)" 127.0.0.1 "${GRPC_PORT:-50051}" 60 "$PLATFORM_LOGS/api.log"
+log "gateway http://127.0.0.1:${API_PORT:-8080}  EventService (gRPC) 127.0.0.1:${GRPC_PORT:-50051}  docs /api-docs/gateway  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"

@@ -22,3 +22,6 @@ export function isEventType(value: string): boolean {
 export function isSchemaVersion(value: string): boolean {
   return SCHEMA_VERSION_PATTERN.test(value);
 }
+
+/** Document 3, Limits: a BatchPublish carries at most 500 events. */
+export const MAX_BATCH_EVENTS = 500;

@@ -12,10 +12,11 @@ import { payloadErrors, type ActiveSchema, type SchemaRegistry } from './schema-
 import { defaultTopicFor, topics, type TopicName } from './topics';
 
 /**
- * Publishing an event through the bus on a module's behalf (document 3, REST publishing; the
- * gRPC Publish will share it): the access rules, the schema check, the envelope, and the record
- * sent straight to Kafka (not through the outbox: the answer names the partition and offset the
- * broker gave it, and a broker that is down is the caller's 503 at once, nothing buffered).
+ * Publishing an event through the bus on a module's behalf (document 3, REST publishing; gRPC
+ * Publish and BatchPublish share its rules, see topic-publishing.ts): the access rules, the schema
+ * check, the envelope, and the record sent straight to Kafka (not through the outbox: the answer
+ * names the partition and offset the broker gave it, and a broker that is down is the caller's 503
+ * at once, nothing buffered).
  */
 
 export interface EventPublishingDeps {
@@ -24,7 +25,11 @@ export interface EventPublishingDeps {
   /** Whether a module is installed and active for a tenant (the gateway's installed-modules cache). */
   installed: { isActive(tenantId: string, slug: string): Promise<boolean> };
   schemas: SchemaRegistry;
-  producer: { send(record: OutgoingRecord): Promise<Acknowledgement> };
+  producer: {
+    send(record: OutgoingRecord): Promise<Acknowledgement>;
+    /** Several records of one topic in one producer batch (gRPC BatchPublish). */
+    sendBatch(records: readonly OutgoingRecord[]): Promise<void>;
+  };
   idempotencyTtlHours: number;
 }
 
@@ -79,6 +84,28 @@ const SCOPE = 'POST /events/publish';
 export async function publishEvent(
   deps: EventPublishingDeps, publisher: Publisher, request: PublishRequest, idempotencyKey: string | undefined,
 ): Promise<Answer<PublishedEvent>> {
+  const event = await checkPublication(deps, publisher.tenantId, request);
+  const publish = async (): Promise<Answer<PublishedEvent>> => ({ statusCode: 201, body: await send(deps, publisher, event) });
+  if (idempotencyKey === undefined) return publish();
+  const idempotent = {
+    tenantId: publisher.tenantId, scope: SCOPE, key: idempotencyKey,
+    hash: requestHash({ type: request.type, data: request.data, schemaVersion: event.schemaVersion }), ttlHours: deps.idempotencyTtlHours,
+  };
+  const answer = await runIdempotentEffect(deps.db, idempotent, publish);
+  // Document 3, REST publishing: a key seen again answers 200 with the original body.
+  return { statusCode: answer.replayed ? 200 : answer.statusCode, body: answer.body };
+}
+
+/** An event that passed every publishing rule: its source module, and the payload with the caller's tenant. */
+export type CheckedEvent = Pick<EventEnvelope, 'type' | 'source' | 'data' | 'schemaVersion'>;
+
+/**
+ * Document 3's publishing rules for a module's event, in the order REST and gRPC both answer them:
+ * the version's form, the kernel namespaces, the 1 MB payload, the module's declaration and
+ * installation, the registered schema and the payload's match with it. Returns the event as it is
+ * sent: `tenantId` / `tenant_id` members of the payload overwritten with the caller's tenant.
+ */
+export async function checkPublication(deps: EventPublishingDeps, tenantId: string, request: PublishRequest): Promise<CheckedEvent> {
   const { type, data } = request;
   const versionText = request.schemaVersion ?? DEFAULT_SCHEMA_VERSION;
   const version = parseVersion(versionText);
@@ -89,23 +116,13 @@ export async function publishEvent(
   const size = Buffer.byteLength(JSON.stringify(data));
   if (size > MAX_EVENT_DATA_BYTES) throw problems.eventPayloadTooLarge(MAX_EVENT_DATA_BYTES, size);
 
-  await checkDeclared(deps, publisher.tenantId, module, type);
+  await checkDeclared(deps, tenantId, module, type);
   const schema = await schemaOf(deps, type, version, versionText);
   // Document 3, Authentication 6: the tenant is the caller's, whatever the payload says.
-  const payload = withTenant(data, publisher.tenantId);
+  const payload = withTenant(data, tenantId);
   const errors = payloadErrors(schema, payload);
   if (errors.length > 0) throw problems.validation(errors, `data does not match the schema of ${type} ${schema.versionText}`);
-
-  const publish = async (): Promise<Answer<PublishedEvent>> =>
-    ({ statusCode: 201, body: await send(deps, publisher, { type, source: module, data: payload, schemaVersion: versionText }) });
-  if (idempotencyKey === undefined) return publish();
-  const idempotent = {
-    tenantId: publisher.tenantId, scope: SCOPE, key: idempotencyKey,
-    hash: requestHash({ type, data, schemaVersion: versionText }), ttlHours: deps.idempotencyTtlHours,
-  };
-  const answer = await runIdempotentEffect(deps.db, idempotent, publish);
-  // Document 3, REST publishing: a key seen again answers 200 with the original body.
-  return { statusCode: answer.replayed ? 200 : answer.statusCode, body: answer.body };
+  return { type, source: module, data: payload, schemaVersion: versionText };
 }
 
 async function checkDeclared(deps: EventPublishingDeps, tenantId: string, module: string, type: string): Promise<void> {
@@ -156,16 +173,27 @@ export function partitionKeyOf(topic: TopicName, data: Record<string, unknown>, 
   return eventId;
 }
 
-async function send(
-  deps: EventPublishingDeps, publisher: Publisher, event: Pick<EventEnvelope, 'type' | 'source' | 'data' | 'schemaVersion'>,
-): Promise<PublishedEvent> {
+/** Where a checked event goes: its id, topic and partition key, and when it occurred (by default now). */
+export interface Placement {
+  id: string;
+  topic: TopicName;
+  key: string;
+  timestamp?: string;
+}
+
+/** The broker record of a checked event: the document 3 envelope with the caller's tenant and trace. */
+export function eventRecord(publisher: Publisher, event: CheckedEvent, placement: Placement): OutgoingRecord {
+  const envelope: EventEnvelope = {
+    id: placement.id, type: event.type, source: event.source, tenantId: publisher.tenantId, data: event.data,
+    schemaVersion: event.schemaVersion, timestamp: placement.timestamp ?? new Date().toISOString(), traceId: publisher.traceId,
+  };
+  return encodeEvent({ topic: placement.topic, key: placement.key, envelope, correlationId: null });
+}
+
+async function send(deps: EventPublishingDeps, publisher: Publisher, event: CheckedEvent): Promise<PublishedEvent> {
   const id = newId();
   const topic = defaultTopicFor(event.type);
-  const envelope: EventEnvelope = {
-    id, type: event.type, source: event.source, tenantId: publisher.tenantId, data: event.data,
-    schemaVersion: event.schemaVersion, timestamp: new Date().toISOString(), traceId: publisher.traceId,
-  };
-  const record = encodeEvent({ topic, key: partitionKeyOf(topic, event.data, id), envelope, correlationId: null });
+  const record = eventRecord(publisher, event, { id, topic, key: partitionKeyOf(topic, event.data, id) });
   let acknowledged: Acknowledgement;
   try {
     acknowledged = await deps.producer.send(record);

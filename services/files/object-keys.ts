@@ -18,6 +18,16 @@ export function stagingKeyOf(tenantId: string, fileId: string): string {
   return `${stagingPrefixOf(tenantId)}${fileId}`;
 }
 
+/**
+ * What a resumable (tus) upload keeps beside its staging key while it is incomplete and until its
+ * file leaves staging (services/files/tus.ts): the tus S3 store's info object (the upload's length,
+ * metadata and multipart upload id) and its incomplete part (a chunk shorter than S3's smallest part).
+ * They share the staging prefix and never match stagedFileOfKey.
+ */
+export function tusSidecarKeysOf(stagingKey: string): string[] {
+  return [`${stagingKey}.info`, `${stagingKey}.part`];
+}
+
 /** Every staged object of a tenant starts with this. */
 export function stagingPrefixOf(tenantId: string): string {
   return `${tenantId}/staging/`;

@@ -3,7 +3,7 @@ import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { markFileAvailable } from '../../db/queries/files/scan.queries';
 import { withTenant } from '../../db/tenant';
 import { enqueueEvents } from '../events/publish';
-import { objectKeyOf } from './object-keys';
+import { objectKeyOf, tusSidecarKeysOf } from './object-keys';
 import { rejectFile } from './reject';
 import { loadFile, type FileActor, type FileRef, type FileScanDeps } from './scan';
 import { fileAudit, fileUploadedEvent } from './scan-records';
@@ -43,6 +43,7 @@ export async function promoteFile(
     // Moved by someone else meanwhile (not to available): the copy must not outlive the decision.
     if (file.status !== 'available') await removeObjects(deps.objectStore, [objectKey]);
   }
-  if (file.status !== 'pending_scan') await removeObjects(deps.objectStore, [file.stagingKey]);
+  // A resumable upload's info object goes with it (its multipart upload completed when the upload finished).
+  if (file.status !== 'pending_scan') await removeObjects(deps.objectStore, [file.stagingKey, ...tusSidecarKeysOf(file.stagingKey)]);
   return file;
 }

@@ -1,4 +1,3 @@
-import { removeObjects } from '../../common/object-store';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { markFileRejected } from '../../db/queries/files/scan.queries';
@@ -8,6 +7,7 @@ import { enqueueEvent } from '../events/publish';
 import { stagingKeyOf } from './object-keys';
 import type { FileActor, FileRef, FileScanDeps } from './scan';
 import { fileAudit } from './scan-records';
+import { removeStagedObjects } from './staging';
 
 /** Why a file is rejected: its `rejected_reason`, and for an infected file the signatures found. */
 export interface Rejection {
@@ -20,7 +20,8 @@ export interface Rejection {
 
 /**
  * A file that must never become readable (document 2, File: infected, or staged longer than the
- * staging TTL): its staged object is deleted first, so the content is gone whatever happens next,
+ * staging TTL): its staged object (and whatever an unfinished upload left: removeStagedObjects) is
+ * deleted first, so the content is gone whatever happens next,
  * then in one transaction pending_scan → rejected with its audit record, and its bytes leave the
  * plan's storage_bytes (counted at upload, docs/decisions/files.md). Both steps are safe to repeat:
  * a missing object deletes fine and the update is guarded by pending_scan. A file that has
@@ -33,7 +34,7 @@ export async function rejectFile(
   const { tenantId, fileId } = ref;
   const current = await withTenant(deps.appPool, tenantId, (tx) => selectFile(tx, tenantId, fileId));
   if (current && current.status !== 'pending_scan') return current;
-  await removeObjects(deps.objectStore, [current?.stagingKey ?? stagingKeyOf(tenantId, fileId)]);
+  await removeStagedObjects(deps.objectStore, current?.stagingKey ?? stagingKeyOf(tenantId, fileId));
   if (!current) return null;
   return withTenant(deps.appPool, tenantId, async (tx) => {
     const rejected = await markFileRejected(tx, tenantId, fileId, rejection.reason, rejection.scanned);

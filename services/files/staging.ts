@@ -1,5 +1,5 @@
 import type { AuthState } from '../../common/context';
-import { discardUpload } from '../../common/object-store';
+import { discardUpload, removeObjects, type ObjectStore } from '../../common/object-store';
 import { problems } from '../../common/problems';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { countStagedFiles, insertFile, type FileRow, type NewFile } from '../../db/queries/files/files.queries';
@@ -8,12 +8,12 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { countCreationIn } from '../billing/limits';
 import type { FilesDeps, FileScans } from './deps';
-import { stagingKeyOf } from './object-keys';
+import { stagingKeyOf, tusSidecarKeysOf } from './object-keys';
 
 /**
- * What a direct upload (upload.ts) and a presigned one (presign.ts) share: the room in the tenant's
- * staging area, the pending_scan row with its bytes counted as storage, and the way back when the
- * scan cannot be started or the staged object must go.
+ * What a direct upload (upload.ts), a presigned one (presign.ts) and a resumable one (tus.ts)
+ * share: the room in the tenant's staging area, the pending_scan row with its bytes counted as
+ * storage, and the way back when the scan cannot be started or the staged object must go.
  */
 
 /** Why an upload whose scan could not be started was given up (rejected_reason). */
@@ -80,4 +80,13 @@ export async function discardStaged(deps: FilesDeps, stagingKey: string): Promis
   await discardUpload(deps.objectStore, stagingKey).catch((error: unknown) => {
     deps.logger.error({ err: error, stagingKey }, 'a refused upload could not be removed from staging');
   });
+}
+
+/**
+ * Removes everything a file may have left in staging: its object, the parts of a multipart upload
+ * that never completed (a resumable upload never finished), and a resumable upload's info object and
+ * incomplete part (tusSidecarKeysOf). Removing what is not there is success, so a retry is harmless.
+ */
+export async function removeStagedObjects(store: ObjectStore, stagingKey: string): Promise<void> {
+  await Promise.all([discardUpload(store, stagingKey), removeObjects(store, tusSidecarKeysOf(stagingKey))]);
 }

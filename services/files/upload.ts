@@ -43,7 +43,7 @@ const MAX_FIELD_BYTES = 4096;
  */
 const FORM_ALLOWANCE_BYTES = 64 * 1024;
 /** The type of a file whose first bytes match no known signature (and whose client named none). */
-const UNKNOWN_TYPE = 'application/octet-stream';
+export const UNKNOWN_TYPE = 'application/octet-stream';
 
 /**
  * POST /files/upload (document 2, Files): streams the form's file to the tenant's staging key,

@@ -5,10 +5,13 @@ import { HTTP_SERVER_OPTIONS } from '../../api/http/server-options';
 import { startGatewayRuntime, type GatewayRuntime } from '../../api/gateway-runtime';
 import { loadConfig, type Config } from '../../common/config';
 import { createLogger } from '../../common/logger';
+import { startEventService } from '../../api/grpc/server';
 import { call, serve, waitFor } from './http';
 
 export interface TestGateway {
   baseUrl: string;
+  /** `host:port` of the gateway's gRPC EventService (an ephemeral port). */
+  grpcAddress: string;
   /** Every route the gateway serves: the platform's and the test's own. */
   routes: readonly AnyRoute[];
   config: Readonly<Config>;
@@ -49,17 +52,20 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const handle = app.callback();
   // Koa's handler answers its own errors (ctx.onerror), so its promise never rejects.
   const server = await serve((request, response) => void handle(request, response), HTTP_SERVER_OPTIONS);
+  // As api/server.ts does beside HTTP, on a port of its own.
+  const eventService = await startEventService(runtime, config, logger, 0);
   if (options.waitUntilReady) {
     await waitFor('the gateway to be ready', async () => (await call(`${server.baseUrl}/ready`)).status === 200);
   }
   return {
     baseUrl: server.baseUrl,
+    grpcAddress: eventService.address,
     routes,
     config,
     runtime,
     problemType: (suffix) => `${config.api.problemBase}/${suffix}`,
     async close() {
-      await server.close();
+      await Promise.all([server.close(), eventService.close(1000)]);
       await runtime.close();
     },
   };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { config } from '../../common/config';
 import { EVENT_HEADERS, decodeEvent, headerValue, type DecodedEvent } from '../../services/events/envelope';
 import { createConsumer, createKafka } from '../../common/kafka';
@@ -72,4 +73,13 @@ export async function consumeTenantEvents({ tenantId, topics, until, timeoutMs =
     clearTimeout(timer);
     await consumer.disconnect();
   }
+}
+
+/** A port of 127.0.0.1 nothing listens on: a broker there refuses every connection (a Kafka that is down). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

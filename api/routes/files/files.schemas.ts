@@ -36,8 +36,8 @@ function refusePrototypeKeys(key: string, value: unknown): unknown {
   return value;
 }
 
-/** `meta` arrives as text: a JSON object, handed on parsed. */
-const metaJson = Joi.string().max(META_MAX_BYTES).custom((text: string) => {
+/** `meta` arrives as text (a multipart field, a tus Upload-Metadata value): a JSON object, handed on parsed. */
+export const metaJson = Joi.string().max(META_MAX_BYTES).custom((text: string) => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text, refusePrototypeKeys);

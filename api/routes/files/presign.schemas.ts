@@ -9,7 +9,7 @@ export const presignRequest = Joi.object<PresignRequest>({
   bucket: bucket.required().description(`One of ${FILE_BUCKETS.join(', ')}; any other is 400 bucket-invalid`),
   originalName: Joi.string().max(255).required().description('The file\'s name as the user knows it (at most 255 characters)'),
   mimeType: mimeType.required().description('The file\'s media type: the PUT must send exactly this Content-Type'),
-  sizeBytes: Joi.number().integer().min(1).required().description(
+  sizeBytes: Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER).required().description(
     'The file\'s size in bytes: the PUT must send exactly this Content-Length. Images (image/*) up to FILES_MAX_IMAGE_SIZE_MB '
     + '(10 MB), other files up to FILES_MAX_DOCUMENT_SIZE_MB (50 MB); larger is 413 payload-too-large. Not empty.'),
 });

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { newId } from '../../../common/ids';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { topics } from '../../../services/events/topics';
@@ -9,7 +7,7 @@ import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { expectProblem } from '../../helpers/files-api';
 import { call, type JsonResponse } from '../../helpers/http';
 import { bearer, registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { consumeTenantEvents, ensureCatalogueTopics } from '../../helpers/kafka';
+import { closedPort, consumeTenantEvents, ensureCatalogueTopics } from '../../helpers/kafka';
 import { installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
 
@@ -182,15 +180,6 @@ describe('refusals', () => {
     expectProblem(gateway, anonymous, 401, 'unauthorized');
   });
 });
-
-/** A port of 127.0.0.1 nothing listens on: a broker there refuses every connection. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('a broker that is down', () => {
   it('is 503 events-broker-unavailable at once, with nothing stored under the key', async () => {

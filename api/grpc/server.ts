@@ -1,0 +1,69 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Config } from '../../common/config';
+import type { Logger } from '../../common/logger';
+import { eventServiceClass } from '../../services/events/event-service';
+import { MAX_EVENT_DATA_BYTES } from '../../services/events/event-rules';
+import { TopicPartitions } from '../../services/events/topic-partitions';
+import type { GatewayRuntime } from '../gateway-runtime';
+import { VerifiedTokens } from '../runtime/verified-tokens';
+import { eventServiceHandlers } from './event-service';
+
+/** How long ListTopics reuses the broker's partition counts (they change only when an operator adds partitions). */
+const TOPIC_PARTITIONS_TTL_MS = 10_000;
+
+export interface EventServiceServer {
+  /** `host:port` as bound (the port is the real one when 0 was asked for). */
+  address: string;
+  port: number;
+  /** Lets calls in flight finish for up to `deadlineMs`, then cuts what is left. */
+  close(deadlineMs: number): Promise<void>;
+}
+
+/**
+ * The gRPC EventService of document 3 (platform.events.v1), served by the gateway process beside
+ * HTTP on API_HOST:GRPC_PORT (127.0.0.1:50051): it shares the gateway's runtime (the publishing
+ * producer, the schema and installed-module caches, the permission resolver, the Kafka admin), so
+ * it needs no process, pool or cache of its own. `port` 0 binds an ephemeral port (tests).
+ */
+export async function startEventService(
+  runtime: GatewayRuntime, config: Readonly<Config>, logger: Logger, port: number = config.api.grpcPort,
+): Promise<EventServiceServer> {
+  const server = new Server({
+    // A 1 MB payload (document 3, Limits) and its envelope fit, as in REST publishing's body limit.
+    'grpc.max_receive_message_length': 2 * MAX_EVENT_DATA_BYTES,
+  });
+  server.addService(eventServiceClass().service, eventServiceHandlers({
+    events: runtime.events,
+    topics: new TopicPartitions(runtime.connections.kafkaAdmin, TOPIC_PARTITIONS_TTL_MS),
+    // Its own cache of verified tokens: one ES256 check per token per protocol, none per call.
+    tokens: new VerifiedTokens(runtime.identity.tokens, config.api.verifiedTokenCacheSize),
+    permissions: runtime.access.resolver,
+    requestAudit: config.audit.requestEnabled ? runtime.gateway.requestAudit : null,
+    logger,
+  }));
+  const host = config.api.host;
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, actual) => (error ? reject(error) : resolve(actual)));
+  });
+  const address = `${host}:${bound}`;
+  runtime.eventService.listening(address);
+  logger.info({ host, port: bound }, 'EventService (gRPC) listening');
+  return {
+    address,
+    port: bound,
+    async close(deadlineMs) {
+      runtime.eventService.listening(null);
+      await new Promise<void>((resolve) => {
+        const deadline = setTimeout(() => {
+          logger.warn({ deadlineMs }, 'EventService shutdown deadline reached; cancelling open calls');
+          server.forceShutdown();
+          resolve();
+        }, deadlineMs);
+        server.tryShutdown(() => {
+          clearTimeout(deadline);
+          resolve();
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import type { Logger } from '../../common/logger';
+import { isProblem, problems, type Problem } from '../../common/problems';
+
+/**
+ * The one table from the platform's problems to gRPC status codes: document 1's gRPC → HTTP
+ * mapping read the other way, by the problem's HTTP status. Document 3's codes follow from it:
+ *
+ * | Problem (HTTP)                                                        | gRPC status        |
+ * |-----------------------------------------------------------------------|--------------------|
+ * | validation-error, event-payload-too-large, invalid-schema-version (400) | INVALID_ARGUMENT |
+ * | unauthorized, token-expired (401)                                     | UNAUTHENTICATED    |
+ * | forbidden, event-topic-protected, event-not-declared (403)            | PERMISSION_DENIED  |
+ * | not-found (404): an unknown topic or event type                       | NOT_FOUND          |
+ * | conflict, idempotency-conflict (409)                                  | ALREADY_EXISTS     |
+ * | rate-limit-exceeded (429), payload-too-large (413)                    | RESOURCE_EXHAUSTED |
+ * | events-broker-unavailable, service-unavailable (503)                  | UNAVAILABLE        |
+ * | gateway-timeout (504)                                                 | DEADLINE_EXCEEDED  |
+ * | anything else, internal-error (500)                                   | INTERNAL           |
+ */
+const STATUS_BY_HTTP: Readonly<Record<number, GrpcStatus>> = {
+  400: GrpcStatus.INVALID_ARGUMENT,
+  401: GrpcStatus.UNAUTHENTICATED,
+  403: GrpcStatus.PERMISSION_DENIED,
+  404: GrpcStatus.NOT_FOUND,
+  409: GrpcStatus.ALREADY_EXISTS,
+  413: GrpcStatus.RESOURCE_EXHAUSTED,
+  429: GrpcStatus.RESOURCE_EXHAUSTED,
+  503: GrpcStatus.UNAVAILABLE,
+  504: GrpcStatus.DEADLINE_EXCEEDED,
+};
+
+export function grpcStatusOf(problem: Problem): GrpcStatus {
+  return STATUS_BY_HTTP[problem.status] ?? GrpcStatus.INTERNAL;
+}
+
+/** Trailing metadata keys that let a caller tell problems of one status apart (event-not-declared from forbidden). */
+export const PROBLEM_METADATA = { type: 'problem-type', code: 'problem-code' } as const;
+
+/**
+ * What a call answers when its handler throws. The details are the problem's detail, followed by
+ * its field errors (`data.firstName REQUIRED: …`); the problem type suffix and document 3's code
+ * travel as trailing metadata. An error that is no problem is an internal error: its cause is
+ * logged, never sent.
+ */
+export function toServiceError(error: unknown, logger: Logger, method: string): ServiceError {
+  const problem = isProblem(error) ? error : problems.internal(error);
+  // A broker outage is the caller's to retry (document 3, Events 4), not a defect of ours.
+  if (problem.status >= 500) logger[problem.type === 'events-broker-unavailable' ? 'warn' : 'error']({ err: error, method }, 'gRPC call failed');
+  const metadata = new Metadata();
+  metadata.set(PROBLEM_METADATA.type, problem.type);
+  if (typeof problem.extensions.code === 'string') metadata.set(PROBLEM_METADATA.code, problem.extensions.code);
+  const fields = (problem.extensions.errors ?? []).map((field) => `${field.field} ${field.code}: ${field.message}`);
+  const details = [problem.detail, ...fields].join('; ');
+  return Object.assign(new Error(details), { code: grpcStatusOf(problem), details, metadata });
+}
