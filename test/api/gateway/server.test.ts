@@ -46,13 +46,15 @@ describe('gateway process', () => {
   }, 20_000);
 
   it('serves, then drains and exits 0 on SIGTERM', async () => {
-    const child = startServer({ API_PORT: '0' });
+    // Ephemeral ports for both servers: the platform's own gateway holds 8080 and 50051.
+    const child = startServer({ API_PORT: '0', GRPC_PORT: '0' });
     const { output, exited } = collect(child);
     try {
       const port = await listeningPort(child);
       expect(await call(`http://127.0.0.1:${port}/live`)).toMatchObject({ status: 200, body: { status: 'ok' } });
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+      expect(output.stdout).toContain('"EventService (gRPC) listening"');
       expect(output.stdout).toContain('"shutdown complete"');
     } finally {
       child.kill('SIGKILL');
