@@ -112,6 +112,8 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const audit = createAuditServices(config, connections, logger);
   const requestAudit = new RequestAuditor(audit.intake, { enabled: config.audit.requestEnabled, flushMs: config.audit.requestFlushMs, maxBatch: 500 }, logger);
   let temporal: TemporalHandle | undefined;
+  /** The scan starter of the Temporal client connected (the files routes' `scans`). */
+  let fileScans: { client: TemporalHandle['client']; starter: FileScanStarter } | undefined;
   const access = createAccessControl(config, connections.db, logger);
   // Bounded like the permission cache: an answer carries the same grants.
   const meAnswers = new MeCache({
@@ -223,10 +225,16 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     },
     files: {
       db: connections.db,
-      // A client of its own: uploads stream to the store in parts of common/object-store's size,
-      // not the minio client's 64 MiB default, which each upload would buffer.
       objectStore: createObjectStore(config.s3),
-      scans: () => temporal && new FileScanStarter(temporal.client, config.files.taskQueue, fileScanSettingsOf(config), config.files.scanPriorityThreshold),
+      scans: () => {
+        if (!temporal) return undefined;
+        // One starter per client: its reading of the scan backlog serves every upload for a few seconds.
+        if (fileScans?.client !== temporal.client) {
+          const starter = new FileScanStarter(temporal.client, config.files.taskQueue, fileScanSettingsOf(config), config.files.scanPriorityThreshold);
+          fileScans = { client: temporal.client, starter };
+        }
+        return fileScans.starter;
+      },
       trashes: () => temporal && new FileTrashTimers(temporal.client, config.files.taskQueue, config.files.softDeleteRetentionDays),
       settings: config.files,
       enforcePlanLimits: config.billingLimits.enabled,

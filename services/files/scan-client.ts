@@ -38,11 +38,11 @@ const TASK_QUEUE_TYPES = [1, 2];
 /**
  * The scans waiting: the files task queue's approximate backlog (workflow and activity tasks no
  * worker has taken yet), as Temporal's matching service counts it (DescribeTaskQueue with stats), so
- * no tenant's rows need counting. One reading is shared for BACKLOG_READING_TTL_MS by every starter
- * of a client and task queue (the gateway makes a starter per request); a failed reading counts as
- * no backlog, since the priority only orders a backlog and must never fail an upload.
+ * no tenant's rows need counting. One reading serves the starter's scans for BACKLOG_READING_TTL_MS
+ * (the gateway keeps one starter per Temporal client); a failed reading counts as no backlog, since
+ * the priority only orders a backlog and must never fail an upload.
  */
-export class ScanBacklog {
+class ScanBacklog {
   private reading: { count: Promise<number>; at: number } | undefined;
 
   constructor(private readonly client: Client, private readonly taskQueue: string) {}
@@ -71,17 +71,6 @@ export class ScanBacklog {
   }
 }
 
-const backlogs = new WeakMap<Client, Map<string, ScanBacklog>>();
-
-/** The one ScanBacklog of a client and task queue. */
-export function scanBacklogOf(client: Client, taskQueue: string): ScanBacklog {
-  const byQueue = backlogs.get(client) ?? new Map<string, ScanBacklog>();
-  backlogs.set(client, byQueue);
-  const backlog = byQueue.get(taskQueue) ?? new ScanBacklog(client, taskQueue);
-  byQueue.set(taskQueue, backlog);
-  return backlog;
-}
-
 /**
  * Starts the scan workflow of a staged file (workflows/files/scan.workflow.ts) under the workflow id
  * `files.scan:<fileId>`: one workflow per file, ever. A start while it runs finds the running one
@@ -89,6 +78,8 @@ export function scanBacklogOf(client: Client, taskQueue: string): ScanBacklog {
  * REJECT_DUPLICATE), so a retried upload request never scans or publishes twice.
  */
 export class FileScanStarter {
+  private readonly backlog: ScanBacklog;
+
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
@@ -99,13 +90,15 @@ export class FileScanStarter {
      * BACKLOG_SCAN_PRIORITY. Unset: the backlog is not read and every scan has the default priority.
      */
     private readonly priorityThreshold?: number,
-  ) {}
+  ) {
+    this.backlog = new ScanBacklog(client, taskQueue);
+  }
 
   /** staged false with `uploadTtlMs`: a presigned upload, whose PUT the workflow waits that long for (fileStaged). */
   async start(input: { tenantId: string; fileId: string; staged?: boolean; uploadTtlMs?: number }): Promise<void> {
     const args: [FileScanInput] = [{ ...input, ...this.settings }];
     const priority = this.priorityThreshold === undefined
-      ? undefined : scanPriorityOf(await scanBacklogOf(this.client, this.taskQueue).read(), this.priorityThreshold);
+      ? undefined : scanPriorityOf(await this.backlog.read(), this.priorityThreshold);
     try {
       await this.client.workflow.start<typeof fileScan>('fileScan', {
         taskQueue: this.taskQueue,
