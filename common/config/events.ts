@@ -34,4 +34,18 @@ export const eventsSettings = {
     schemaCacheTtlMs: setting('EVENTS_SCHEMA_CACHE_TTL_MS', Joi.number().integer().min(0).max(3_600_000).default(30_000)),
     idempotencyTtlHours: setting('EVENTS_IDEMPOTENCY_TTL_HOURS', Joi.number().integer().min(1).default(24)),
   },
+  /**
+   * Consumer groups (document 3, Events 2 and 4, Limits): how often a handler is tried before its
+   * event is dead-lettered, how long a non-financial event id is remembered for de-duplication
+   * (money.* forever), how long a dead letter can be retried, after how many dead-letterings of one
+   * event replay-all leaves it alone (the loop guard), and replay-all's throttle.
+   */
+  consumers: {
+    maxAttempts: setting('BROKER_MAX_ATTEMPTS', Joi.number().integer().min(1).max(100).default(5)),
+    retryBackoffMs: setting('BROKER_RETRY_BACKOFF_MS', Joi.number().integer().min(0).max(60_000).default(200)),
+    dedupHours: setting('EVENTS_DEDUP_HOURS', Joi.number().integer().min(1).default(24)),
+    dlqRetentionHours: setting('EVENTS_DLQ_RETENTION_HOURS', Joi.number().integer().min(1).default(168)),
+    dlqQuarantineAfter: setting('EVENTS_DLQ_QUARANTINE_AFTER', Joi.number().integer().min(1).max(100).default(3)),
+    dlqReplayPerSecond: setting('EVENTS_DLQ_REPLAY_PER_SECOND', Joi.number().integer().min(1).max(1000).default(50)),
+  },
 };

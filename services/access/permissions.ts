@@ -16,8 +16,8 @@ export const SYSTEM_PERMISSIONS = [
   'money.read', 'money.write', 'money.reverse',
   // Files (document 2 names no keys either; docs/decisions/files.md).
   'files.read', 'files.write', 'files.delete',
-  // Event bus (document 3, Authentication 3; migration 0032).
-  'events.publish',
+  // Event bus (document 3, Authentication 3; migrations 0032 and 0033).
+  'events.publish', 'events.subscribe', 'events.dlq.read', 'events.dlq.retry',
   'system.shutdown', 'system.backup', 'system.restore',
 ] as const;
 
