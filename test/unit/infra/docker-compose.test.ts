@@ -66,6 +66,21 @@ describe('docker-compose.yml', () => {
     expect(() => loadConfig({ ...envExample, ...appEnv })).not.toThrow();
   });
 
+  it('sends the store object-created notifications to Kafka and runs the Temporal priority matcher, as the native scripts do', () => {
+    const s3Command = compose.services.s3.command ?? [];
+    const flag = (name: string) => s3Command[s3Command.indexOf(name) + 1];
+    expect(flag('--event-kafka-topic')).toBe(defaults.files.storeEventsTopic);
+    const filterMount = compose.services.s3.volumes?.find((v) => v.endsWith(`:${flag('--event-filter')}:ro`)) ?? '';
+    expect(JSON.parse(readFileSync(join(repoRoot, filterMount.split(':')[0]), 'utf8'))).toEqual({ 's3:ObjectCreated:Put': true });
+
+    const nativeTemporal = readFileSync(join(repoRoot, 'scripts/infra/services/temporal.sh'), 'utf8');
+    expect(nativeTemporal).toContain('matching.useNewMatcher=true');
+    const dynamicConfig = compose.services.temporal.environment?.DYNAMIC_CONFIG_FILE_PATH ?? '';
+    const configMount = compose.services.temporal.volumes?.find((v) => v.endsWith(`:${dynamicConfig}:ro`)) ?? '';
+    const settings = parse(readFileSync(join(repoRoot, configMount.split(':')[0]), 'utf8')) as Record<string, Array<{ value: unknown }>>;
+    expect(settings['matching.useNewMatcher']).toEqual([{ value: true }]);
+  });
+
   it('uses the same credentials as the native servers', () => {
     const s3 = compose.services.s3.environment ?? {};
     expect([s3.ROOT_ACCESS_KEY, s3.ROOT_SECRET_KEY]).toEqual([defaults.s3.accessKey, defaults.s3.secretKey]);
