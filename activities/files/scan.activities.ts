@@ -4,7 +4,7 @@ import { requestActor } from '../../common/temporal/activity-context';
 import type { FileRow } from '../../db/queries/files/files.queries';
 import { promoteFile } from '../../services/files/promote';
 import { rejectFile, tenantAdminEmails, type Rejection } from '../../services/files/reject';
-import { scanFile, type FileRef, type FileScanDeps } from '../../services/files/scan';
+import { scanFile, stagedObjectLanded, type FileRef, type FileScanDeps } from '../../services/files/scan';
 import {
   StagedObjectEmpty, StagedObjectMissing, StagedObjectSizeMismatch, type ScanVerdict, type StagedObjectVerdict,
 } from '../../services/files/scanner';
@@ -57,6 +57,11 @@ export function createFileScanActivities(deps: FileScanDeps) {
       } finally {
         clearInterval(alive);
       }
+    },
+
+    /** A presigned upload's last look: is its object in staging although no notification came? */
+    async stagedObjectLanded(ref: FileRef): Promise<boolean> {
+      return stagedObjectLanded(deps, ref);
     },
 
     /**

@@ -5,7 +5,7 @@ import type { Progress } from '../../common/progress';
 import type { DatabasePool } from '../../db/pool';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { withTenant } from '../../db/tenant';
-import { scanStagedObject, type StagedObjectVerdict, type VirusScanner } from './scanner';
+import { scanStagedObject, statStagedObject, type StagedObjectVerdict, type VirusScanner } from './scanner';
 
 /**
  * What the scan workflow's steps work with (activities/files/scan.activities.ts): the application
@@ -47,4 +47,14 @@ export async function loadFile({ appPool }: Pick<FileScanDeps, 'appPool'>, { ten
 export async function scanFile(deps: FileScanDeps, ref: FileRef, progress: Progress): Promise<StagedObjectVerdict> {
   const file = await loadFile(deps, ref);
   return scanStagedObject(deps, file.stagingKey, progress, file.sizeBytes);
+}
+
+/**
+ * Whether a presigned upload's PUT landed in staging although no notification said so (Kafka was
+ * down when the store sent it): the scan workflow's last look before it rejects the file as
+ * upload-expired.
+ */
+export async function stagedObjectLanded(deps: Pick<FileScanDeps, 'appPool' | 'objectStore'>, ref: FileRef): Promise<boolean> {
+  const file = await loadFile(deps, ref);
+  return (await statStagedObject(deps.objectStore, file.stagingKey)) !== null;
 }

@@ -97,6 +97,16 @@ function reportingProgress(progress: Progress): Transform {
 
 const isNoSuchKey = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'NoSuchKey';
 
+/** The staged object's size, or null when there is none; the store unreachable is thrown. */
+export async function statStagedObject({ s3, bucket }: ObjectStore, stagingKey: string): Promise<{ size: number } | null> {
+  try {
+    return await s3.statObject(bucket, stagingKey);
+  } catch (error) {
+    if (isNoSuchKey(error) || (error as { code?: string }).code === 'NotFound') return null;
+    throw error;
+  }
+}
+
 /**
  * Streams a staged object from the object store to the scanner, never holding it whole. A missing
  * or empty object is its own error (StagedObjectMissing, StagedObjectEmpty), and so is one whose size
@@ -108,10 +118,8 @@ export async function scanStagedObject(
   deps: { objectStore: ObjectStore; scanner: VirusScanner }, stagingKey: string, progress: Progress, expectedBytes?: number,
 ): Promise<StagedObjectVerdict> {
   const { s3, bucket } = deps.objectStore;
-  const stat = await s3.statObject(bucket, stagingKey).catch((error: unknown) => {
-    throw isNoSuchKey(error) || (error as { code?: string }).code === 'NotFound'
-      ? new StagedObjectMissing(`staged object ${stagingKey} does not exist`) : error;
-  });
+  const stat = await statStagedObject(deps.objectStore, stagingKey);
+  if (!stat) throw new StagedObjectMissing(`staged object ${stagingKey} does not exist`);
   if (stat.size === 0) throw new StagedObjectEmpty(`staged object ${stagingKey} is empty`);
   if (expectedBytes !== undefined && stat.size !== expectedBytes) {
     throw new StagedObjectSizeMismatch(`staged object ${stagingKey} has ${stat.size} bytes, ${expectedBytes} were recorded`);

@@ -5,7 +5,7 @@
 //   node -r ./test/helpers/app-swc-register.cjs test/replay/record-file-scan-histories.ts
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key. A name prefix as argument records
-// only those histories (`v2-` the presigned uploads' own wait), leaving the committed others as they are.
+// only those histories (`v2-` the presigned uploads' own wait, `v3-` its last look at staging), leaving the committed others as they are.
 import { createFileScanActivities } from '../../activities/files/scan.activities';
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config, type Config } from '../../common/config';
@@ -80,6 +80,21 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
       const content = Buffer.from('notes\n');
       await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
+    },
+  });
+  // The last look at staging when the wait ends (patch files-presign-last-look): nothing there, and a
+  // PUT whose notification never came.
+  await record('v3-presigned-upload-expired', clamd, {
+    file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false, uploadTtlMs: presignWait,
+  });
+  await record('v3-presigned-put-unnoticed', clamd, {
+    file: { mimeType: 'text/plain', originalName: 'notes.txt', sizeBytes: 6 },
+    staged: false,
+    uploadTtlMs: presignWait,
+    meanwhile: async (fileId) => {
+      await env.sleep(10 * 60_000);
+      const content = Buffer.from('notes\n');
+      await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
     },
   });
   await record('v1-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });

@@ -18,8 +18,8 @@ import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../hel
  * time-skipping server, with the real activities, PostgreSQL and a bucket of this test: the presign
  * service records the file and starts the workflow exactly as the route does, so what is reserved and
  * released is the real thing. A URL that expires unused rejects the file upload-expired and releases
- * its storage and its staging slot; a staged object of another size than declared is never scanned
- * into use. The PUT noticed through the store's notifications is test/api/files/presign.test.ts's.
+ * its storage and its staging slot, unless its PUT landed without a notification; a staged object of
+ * another size than declared is never scanned into use. The PUT noticed through the store's notifications is test/api/files/presign.test.ts's.
  */
 jest.setTimeout(120_000);
 
@@ -119,6 +119,18 @@ describe('a presigned upload', () => {
     );
     expect(result).toEqual({ status: 'available' });
     expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage + content.length);
+  });
+
+  it('whose PUT landed unnoticed (the store\'s notification lost) is found by the last look and made available', async () => {
+    const content = Buffer.from('sent while Kafka was down\n');
+    const { upload, result } = await presigned(
+      { bucket: 'documents', originalName: 'unnoticed.txt', mimeType: 'text/plain', sizeBytes: content.length },
+      async (presignedUpload) => {
+        expect((await putTo(presignedUpload, content)).status).toBe(200);
+      },
+    );
+    expect(result).toEqual({ status: 'available' });
+    expect(await row(upload.fileId)).toEqual({ status: 'available', rejectedReason: null });
   });
 
   it('whose staged object has another size than declared is rejected size-mismatch, releasing its storage', async () => {

@@ -1,5 +1,5 @@
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, log, proxyActivities, setHandler,
+  ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched, proxyActivities, setHandler,
 } from '@temporalio/workflow';
 import type { FileScanActivities, FileScanOutcome, Rejection } from '../../activities/files/scan.activities';
 import { mailNotice } from '../notify/mail-notice';
@@ -29,6 +29,9 @@ const UNSCANNABLE: Readonly<Record<string, string>> = {
   'staged-object-size-mismatch': 'size-mismatch',
 };
 
+/** The last look at staging before a presigned upload expires (patched: histories without it reject at once). */
+const PRESIGN_LAST_LOOK = 'files-presign-last-look';
+
 const EXPIRED: Rejection = { reason: 'staging-expired', scanned: false };
 const UPLOAD_EXPIRED: Rejection = { reason: 'upload-expired', scanned: false };
 
@@ -44,7 +47,8 @@ const resultOf = (outcome: FileScanOutcome): FileScanResult =>
  * One file's way out of staging (document 2, File), under the workflow id `files.scan:<fileId>`:
  *
  *   staged    a direct upload starts here; a presigned one first waits for fileStaged, at most
- *             uploadTtlMs (→ rejected `upload-expired`: the URL expired unused).
+ *             uploadTtlMs, then looks at staging once (a lost notification) before it is rejected
+ *             `upload-expired` (the URL expired unused).
  *   scanned   the staged object is streamed to clamd (retried while clamd or the store is down).
  *   clean     → copied to its final key, available, files.file.uploaded and an audit record, staging
  *               removed; an image then gets its icon_32 and card_300 thumbnails.
@@ -66,7 +70,11 @@ export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
 
   // Inputs without uploadTtlMs (histories recorded before it) wait, and expire, as they did.
   if (!staged && !(await condition(() => staged, input.uploadTtlMs ?? input.stagingTtlMs))) {
-    return resultOf(await steps.rejectFile(ref, input.uploadTtlMs === undefined ? EXPIRED : UPLOAD_EXPIRED));
+    if (input.uploadTtlMs === undefined) return resultOf(await steps.rejectFile(ref, EXPIRED));
+    // The store's notification of a PUT can be lost (Kafka down when it landed): one last look at
+    // staging before the file is given up, so a completed upload is scanned instead of expired.
+    if (!(patched(PRESIGN_LAST_LOOK) && await steps.stagedObjectLanded(ref))) return resultOf(await steps.rejectFile(ref, UPLOAD_EXPIRED));
+    log.warn('the presigned upload landed unnoticed; scanning it now', { fileId: ref.fileId });
   }
 
   let verdict;
