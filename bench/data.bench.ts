@@ -6,7 +6,7 @@ import { createDbPool } from '../db/pool';
 import { withTenant } from '../db/tenant';
 import { benchListStatement, BENCH_LIST_QUERY } from './lib/data-list';
 import { ensureSeed, existingSeed, sampleContactIds, SEED_PASSWORD } from './lib/data-seed';
-import { apiClient, measure, printPhases, startBenchGateway, type Phase } from './lib/load';
+import { alternate, apiClient, cpuOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway } from './lib/load';
 
 /**
  * The data layer's performance (issue 16), side by side in one run on this machine, from a table of
@@ -129,36 +129,6 @@ function heading(title: string): void {
   console.log(`\n## ${title}\nload average at the start: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
 }
 
-/** Two sides measured in `rounds` alternating rounds, each side's phases in order. */
-async function alternate(rounds: number, sides: (suffix: string) => [() => Promise<Phase>, () => Promise<Phase>]): Promise<[Phase[], Phase[]]> {
-  const first: Phase[] = [];
-  const second: Phase[] = [];
-  for (let round = 1; round <= rounds; round += 1) {
-    const [a, b] = sides(rounds > 1 ? ` (${round}/${rounds})` : '');
-    first.push(await a());
-    second.push(await b());
-  }
-  return [first, second];
-}
-
-function interleave(first: readonly Phase[], second: readonly Phase[]): Phase[] {
-  return first.flatMap((phase, index) => [phase, second[index]]);
-}
-
-/** Requests per second over every round of a side. */
-function rateOf(phases: readonly Phase[]): number {
-  return phases.reduce((sum, phase) => sum + phase.count, 0) / phases.reduce((sum, phase) => sum + phase.seconds, 0);
-}
-
-/** The server's CPU ms per request over every round of a side. */
-function cpuOf(phases: readonly Phase[]): number {
-  const cpuMs = phases.reduce((sum, phase) => sum + phase.cpuMsPerRequest! * phase.count, 0);
-  return cpuMs / Math.max(1, phases.reduce((sum, phase) => sum + phase.count, 0));
-}
-
-function percent(part: number, whole: number): string {
-  return `${((part / whole) * 100).toFixed(0)} %`;
-}
 
 main().catch((error: unknown) => {
   console.error(error);

@@ -157,3 +157,34 @@ export function apiClient(baseUrl: string) {
     request.end(payload);
   });
 }
+
+/** Two sides measured in `rounds` alternating rounds, each side's phases in order. */
+export async function alternate(rounds: number, sides: (suffix: string) => [() => Promise<Phase>, () => Promise<Phase>]): Promise<[Phase[], Phase[]]> {
+  const first: Phase[] = [];
+  const second: Phase[] = [];
+  for (let round = 1; round <= rounds; round += 1) {
+    const [a, b] = sides(rounds > 1 ? ` (${round}/${rounds})` : '');
+    first.push(await a());
+    second.push(await b());
+  }
+  return [first, second];
+}
+
+export function interleave(first: readonly Phase[], second: readonly Phase[]): Phase[] {
+  return first.flatMap((phase, index) => [phase, second[index]]);
+}
+
+/** Requests per second over every round of a side. */
+export function rateOf(phases: readonly Phase[]): number {
+  return phases.reduce((sum, phase) => sum + phase.count, 0) / phases.reduce((sum, phase) => sum + phase.seconds, 0);
+}
+
+/** The server's CPU ms per request over every round of a side. */
+export function cpuOf(phases: readonly Phase[]): number {
+  const cpuMs = phases.reduce((sum, phase) => sum + phase.cpuMsPerRequest! * phase.count, 0);
+  return cpuMs / Math.max(1, phases.reduce((sum, phase) => sum + phase.count, 0));
+}
+
+export function percent(part: number, whole: number): string {
+  return `${((part / whole) * 100).toFixed(0)} %`;
+}

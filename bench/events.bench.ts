@@ -1,0 +1,123 @@
+import { credentials, Metadata } from '@grpc/grpc-js';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { config } from '../common/config';
+import { newId } from '../common/ids';
+import { createKafka, FailFastProducer, type OutgoingRecord } from '../common/kafka';
+import { unaryCall } from '../common/proto';
+import { encodeEvent } from '../services/events/envelope';
+import { eventServiceClass } from '../services/events/event-service';
+import { topics } from '../services/events/topics';
+import { alternate, apiClient, cpuOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway, type Phase } from './lib/load';
+
+/**
+ * The event bus's publishing (issue 18), side by side in one run on this machine, against the
+ * broker's own ceiling with the same messages, concurrency and acknowledgement (acks -1):
+ * 1. REST `POST /v1/events/publish`, one event per request, `--concurrency` clients, against a bare
+ *    kafkajs producer sending the same envelopes one per send. Target: REST >= 50 % of it.
+ * 2. gRPC `BatchPublish` of `--batch` events, `--batch-concurrency` calls at once, against the
+ *    producer's batched ceiling (one sendBatch of the same records per call). Target: >= 60 %.
+ * Both sides of a phase alternate in `--rounds` rounds, so a change of load hits both alike, after
+ * one unmeasured round of each. The gateway runs as a child process (billing off: a bench tenant's
+ * plan would stop it at eventsPerDay); its CPU per request is reported.
+ *
+ *   npm run bench:events -- [--concurrency 32] [--seconds 6] [--batch 500] [--batch-concurrency 2] [--rounds 2]
+ */
+/** The bench gateway's EventService port: the platform's own gateway holds 50051. */
+const BENCH_GRPC_PORT = 50151;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '2' },
+      batch: { type: 'string', default: '500' }, 'batch-concurrency': { type: 'string', default: '2' },
+    },
+  });
+  const concurrency = Number(values.concurrency);
+  const seconds = Number(values.seconds);
+  const rounds = Number(values.rounds);
+  const batch = Number(values.batch);
+  const batchConcurrency = Number(values['batch-concurrency']);
+  const max = 1_000_000;
+
+  const cfg = config();
+  const gateway = await startBenchGateway({ BILLING_ENABLED: 'false', GRPC_PORT: String(BENCH_GRPC_PORT) });
+  const call = apiClient(gateway.baseUrl);
+  const account = await call('POST', '/auth/register', { email: `bench.events.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+  const token = String(account.accessToken);
+  const tenantId = (account.tenant as { id: string }).id;
+  await call('POST', '/modules/crm/install', undefined, token);
+
+  const producer = new FailFastProducer(createKafka({ brokers: cfg.kafka.brokers, clientId: 'bench-events-bare' }), 5000);
+  const EventService = eventServiceClass();
+  const grpc = new EventService(`127.0.0.1:${BENCH_GRPC_PORT}`, credentials.createInsecure());
+  const metadata = new Metadata();
+  metadata.set('authorization', `Bearer ${token}`);
+
+  /** What both sides send: a crm.contact.created payload with a fresh id, as the publishing route builds it. */
+  const payload = () => ({ id: newId(), firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.test' });
+  const record = (): OutgoingRecord => {
+    const data = payload();
+    return encodeEvent({
+      topic: topics.data.name, key: data.id, correlationId: null,
+      envelope: { id: newId(), type: 'crm.contact.created', source: 'crm', tenantId, data, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: null },
+    });
+  };
+  const grpcItem = () => {
+    const data = payload();
+    return { key: data.id, event: { type: 'crm.contact.created', data: Buffer.from(JSON.stringify(data)) } };
+  };
+
+  const pid = gateway.child.pid!;
+  const steps = {
+    rest: async () => { await call('POST', '/events/publish', { type: 'crm.contact.created', data: payload() }, token); },
+    bare: async () => { await producer.send(record()); },
+    grpcBatch: async () => {
+      await unaryCall(grpc, 'BatchPublish', { topic: topics.data.name, items: Array.from({ length: batch }, grpcItem) }, metadata);
+    },
+    bareBatch: async () => { await producer.sendBatch(Array.from({ length: batch }, record)); },
+  };
+  try {
+    console.log(`\nmachine load average before: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+    for (const [name, step] of Object.entries(steps)) {
+      await measure(`warm-up ${name}`, name.endsWith('atch') ? batchConcurrency : concurrency, 1, max, step);
+    }
+
+    heading(`1. one event per request, ${concurrency} clients: REST against the bare producer`);
+    report(await alternate(rounds, (suffix) => [
+      () => measure(`REST POST /events/publish${suffix}`, concurrency, seconds / rounds, max, steps.rest, pid),
+      () => measure(`bare kafkajs producer, one per send${suffix}`, concurrency, seconds / rounds, max, steps.bare),
+    ]), 'REST / bare producer', 50, 1, true);
+
+    heading(`2. batches of ${batch}, ${batchConcurrency} at once: gRPC BatchPublish against the producer's batched ceiling`);
+    report(await alternate(rounds, (suffix) => [
+      () => measure(`gRPC BatchPublish x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.grpcBatch, pid),
+      () => measure(`bare kafkajs sendBatch x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.bareBatch),
+    ]), 'gRPC BatchPublish / batched ceiling', 60, batch, true);
+    console.log(`\nmachine load average after: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
+  } finally {
+    grpc.close();
+    await producer.close();
+    await new Promise((resolve) => {
+      gateway.child.once('exit', resolve);
+      gateway.child.kill('SIGTERM');
+    });
+  }
+}
+
+function heading(text: string): void {
+  console.log(`\n## ${text}`);
+}
+
+/** Both sides' rounds, then ours against the ceiling in events per second, beside the target. */
+function report([ours, ceiling]: [Phase[], Phase[]], label: string, targetPercent: number, eventsPerStep: number, withCpu: boolean): void {
+  printPhases(interleave(ours, ceiling));
+  const [oursRate, ceilingRate] = [rateOf(ours) * eventsPerStep, rateOf(ceiling) * eventsPerStep];
+  console.log(`\n${label}: ${oursRate.toFixed(0)} / ${ceilingRate.toFixed(0)} events/s = **${percent(oursRate, ceilingRate)}** (target >= ${targetPercent} %)`
+    + (withCpu ? `; gateway CPU ${cpuOf(ours).toFixed(3)} ms per call` : ''));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
