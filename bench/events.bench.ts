@@ -22,6 +22,7 @@ import { alternate, apiClient, cpuOf, interleave, measure, percent, printPhases,
  * plan would stop it at eventsPerDay); its CPU per request is reported.
  *
  *   npm run bench:events -- [--concurrency 32] [--seconds 6] [--batch 500] [--batch-concurrency 2] [--rounds 2]
+ *     [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof'] (to profile the gateway)
  */
 /** The bench gateway's EventService port: the platform's own gateway holds 50051. */
 const BENCH_GRPC_PORT = 50151;
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     options: {
       concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '2' },
       batch: { type: 'string', default: '500' }, 'batch-concurrency': { type: 'string', default: '2' },
+      'gateway-node-options': { type: 'string', default: '' },
     },
   });
   const concurrency = Number(values.concurrency);
@@ -41,7 +43,9 @@ async function main(): Promise<void> {
   const max = 1_000_000;
 
   const cfg = config();
-  const gateway = await startBenchGateway({ BILLING_ENABLED: 'false', GRPC_PORT: String(BENCH_GRPC_PORT) });
+  const gateway = await startBenchGateway({
+    BILLING_ENABLED: 'false', GRPC_PORT: String(BENCH_GRPC_PORT), NODE_OPTIONS: values['gateway-node-options'],
+  });
   const call = apiClient(gateway.baseUrl);
   const account = await call('POST', '/auth/register', { email: `bench.events.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
   const token = String(account.accessToken);
