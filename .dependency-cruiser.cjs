@@ -64,9 +64,17 @@ module.exports = {
       from: { path: '^modules/' }, to: { path: '^(api|services|activities|workflows|workers|db|scripts)/' },
     },
     {
+      name: 'sdk-sees-only-the-wire',
+      comment: 'The module SDK (sdk/) is what module code calls over the gRPC EventService: it knows the platform only through the '
+        + 'proto loader and ids of common/ and the topic catalogue (which topic an event type goes to), never a service\'s code.',
+      from: { path: '^sdk/' },
+      to: { path: '^(api|services|activities|workflows|workers|db|scripts|modules)/', pathNot: '^services/events/topics\\.ts$' },
+    },
+    {
       name: 'only-the-hook-registry-loads-modules', severity: 'error',
-      comment: 'Modules\' code is reached through services/data/hooks.ts, which maps the manifests\' handler names to it.',
-      from: { pathNot: '^(services/data/hooks\\.ts|modules/)' }, to: { path: '^modules/' },
+      comment: 'Modules\' code is reached through services/data/hooks.ts, which maps the manifests\' handler names to it, '
+        + 'and services/events/consumers/module-subscribers.ts, which checks their subscribers against the manifests.',
+      from: { pathNot: '^(services/data/hooks\\.ts|services/events/consumers/module-subscribers\\.ts|modules/)' }, to: { path: '^modules/' },
     },
     {
       name: 'middleware-below-routes', severity: 'error', comment: 'Inside the gateway, routes use middleware and runtime; never the reverse.',

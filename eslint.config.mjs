@@ -7,7 +7,7 @@ import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
-const tsFolders = ['api', 'services', 'activities', 'workflows', 'workers', 'db', 'common', 'scripts', 'test', 'bench', 'modules'];
+const tsFolders = ['api', 'services', 'activities', 'workflows', 'workers', 'db', 'common', 'scripts', 'test', 'bench', 'modules', 'sdk'];
 
 // The workflow sandbox replaces `assert` with a deterministic stub; every other built-in is refused
 // at bundling time, so the lint refuses it first (as Temporal's samples do).
@@ -16,7 +16,7 @@ const bareBuiltins = builtinModules.filter((m) => !m.startsWith('node:') && !ALL
 
 // The top-level folders a workflow may only take types from. `common/temporal/propagated-context`
 // is the one value import allowed: the workflow interceptors need it and it is sandbox-safe.
-const outsideSandbox = ['api', 'services', 'activities', 'db', 'common', 'workers', 'scripts', 'test', 'bench', 'modules'];
+const outsideSandbox = ['api', 'services', 'activities', 'db', 'common', 'workers', 'scripts', 'test', 'bench', 'modules', 'sdk'];
 const escapesSandbox = `^(\\.\\./)+(?!common/temporal/propagated-context$)(${outsideSandbox.join('|')})(/|$)`;
 
 export default defineConfig(

@@ -20,6 +20,8 @@ import { createFileOrphanActivities } from './files/orphans.activities';
 import { createFileProcessActivities } from './files/process.activities';
 import { createClamdScanner } from '../services/files/scanner';
 import { config } from '../common/config';
+import { createKafka, ReconnectingProducer } from '../common/kafka';
+import { createDeadLetterActivities, type WorkerProducer } from './events/dead-letters.activities';
 
 export interface ActivityDeps {
   /**
@@ -43,6 +45,11 @@ export interface ActivityDeps {
   billingLimits?: Config['billingLimits'];
   /** The clamd that scans uploads (CLAMAV_HOST, CLAMAV_PORT); the process configuration when absent. */
   clamav?: Config['clamav'];
+  /**
+   * The producer that re-publishes dead letters (replay-all); when absent, an ordered producer on
+   * KAFKA_BROKERS, connected on its first page.
+   */
+  eventsProducer?: WorkerProducer;
 }
 
 /**
@@ -61,6 +68,9 @@ export function createActivities(deps: ActivityDeps) {
       ...createWebhookRedeliveryActivities(deps),
     },
     money: createMoneyActivities(deps),
+    events: createDeadLetterActivities({
+      appPool: deps.appPool, producer: deps.eventsProducer ?? new ReconnectingProducer(createKafka(config().kafka, deps.logger)),
+    }),
     files: {
       ...createFileScanActivities({ ...deps, scanner }),
       ...createFileRescanActivities({ ...deps, scanner }),

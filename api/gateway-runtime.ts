@@ -129,7 +129,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   sweepTenants.unref();
   const money = createMoneyServices(config, connections, logger);
   const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
-  const events = createEventsServices(config, { db: connections.db, catalogue, installed: modules.installed }, logger);
+  const events = createEventsServices(config, { db: connections.db, catalogue, installed: modules.installed, temporal: () => temporal }, logger);
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const limits = createLimitEnforcement(config, connections.db, logger);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);

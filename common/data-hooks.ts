@@ -10,8 +10,8 @@ export type DataValues = Readonly<Record<string, unknown>>;
 
 export interface BeforeHookInput {
   tenantId: string;
-  /** The user the request acts as. */
-  userId: string;
+  /** The user the request acts as; null when the platform writes on its own account (an event subscriber). */
+  userId: string | null;
   module: string;
   model: string;
   /** create and update: the fields being written, already checked against the model; delete: {}. */

@@ -237,6 +237,82 @@ export async function runCommittingConsumer(consumer: Consumer, options: Committ
   });
 }
 
+/** One message of a partition, with the means to tell the group the member is alive during long work. */
+export interface PartitionMessage {
+  topic: string;
+  partition: number;
+  message: KafkaMessage;
+  heartbeat: () => Promise<void>;
+}
+
+export interface MessageConsumerOptions {
+  topic: string;
+  /** Where a group without committed offsets starts. */
+  fromBeginning: boolean;
+  partitionsConcurrently: number;
+  /** A partition's offset is committed after this many handled messages, and when its batch ends. */
+  commitEvery: number;
+  /**
+   * Handles one message and resolves once its outcome is durable (true); false leaves it, and the
+   * rest of its batch, unhandled and uncommitted (the caller is stopping).
+   */
+  handle: (message: PartitionMessage) => Promise<boolean>;
+}
+
+/**
+ * Consumes a topic one message at a time, in offset order per partition: a message's offset is
+ * resolved only after `handle` resolved true, and committed with the next commit (every
+ * `commitEvery` messages and at the end of the batch). A member that stops or loses the partition
+ * leaves the rest of the batch at once; a crash hands the uncommitted messages to the next member
+ * again, so `handle` must recognise what it has done already (consumer groups do by event id).
+ * Resolves once the consumer runs.
+ */
+export async function runMessageConsumer(consumer: Consumer, options: MessageConsumerOptions): Promise<void> {
+  const { topic, fromBeginning, partitionsConcurrently, commitEvery, handle } = options;
+  await consumer.subscribe({ topics: [topic], fromBeginning });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: partitionsConcurrently,
+    eachBatch: async (run) => {
+      const { batch } = run;
+      let handled: string | null = null;
+      let sinceCommit = 0;
+      // The committed offset is the next one to read.
+      const commit = async () => {
+        if (handled === null) return;
+        const offset = (BigInt(handled) + 1n).toString();
+        handled = null;
+        sinceCommit = 0;
+        // Through the batch, not the consumer: the consumer drops commits once it is stopping, and a
+        // member that leaves should hand over what it has handled.
+        await run.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] });
+      };
+      const heartbeat = () => run.heartbeat();
+      for (const message of batch.messages) {
+        // After a rebalance the partition may belong to another member: leave the rest to it.
+        if (!run.isRunning() || run.isStale()) break;
+        if (!await handle({ topic: batch.topic, partition: batch.partition, message, heartbeat })) break;
+        run.resolveOffset(message.offset);
+        handled = message.offset;
+        sinceCommit += 1;
+        if (sinceCommit >= commitEvery) await commit();
+        await heartbeat();
+      }
+      // A stale partition's commit would be refused; its next owner reads from the last commit.
+      if (!run.isStale()) await commit();
+    },
+  });
+}
+
+/**
+ * Calls `listener` when the consumer crashed: `restart` tells whether the client starts it again by
+ * itself (a retriable failure) or it has stopped for good.
+ */
+export function onCrash(consumer: Consumer, listener: (error: Error, restart: boolean) => void): void {
+  consumer.on(consumer.events.CRASH, (event) => listener(event.payload.error, event.payload.restart));
+}
+
 /** Calls `listener` with the partitions assigned (per topic) each time the consumer joins its group. */
 export function onGroupJoin(consumer: Consumer, listener: (assignment: Record<string, number[]>) => void): void {
   consumer.on(consumer.events.GROUP_JOIN, (event) => listener(event.payload.memberAssignment));

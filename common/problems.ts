@@ -103,6 +103,14 @@ const registry = {
   'invalid-schema-version': { status: 400, title: 'Invalid schema version' },
   'events-broker-unavailable': { status: 503, title: 'Event broker unavailable' },
   'event-schema-incompatible': { status: 409, title: 'Event schema change not backward compatible' },
+  // Document 3's FAILED_PRECONDITION of DLQRetry; document 1 answers a business rule with 400 (docs/decisions/events.md).
+  'dead-letter-not-retryable': { status: 400, title: 'Dead letter already resolved or expired' },
+  // gRPC consumer groups (document 3, Errors and Endpoints; docs/decisions/events.md, gRPC consumer-group RPCs).
+  'event-subscribe-not-declared': { status: 403, title: 'Event type not declared for subscription by the module' },
+  // Document 3's OUT_OF_RANGE of ReplayFrom (400 over REST, as document 1 answers a business rule).
+  'replay-out-of-range': { status: 400, title: 'Replay outside the retention window' },
+  // FAILED_PRECONDITION over gRPC: the group reads another topic, or has members elsewhere.
+  'consumer-group-conflict': { status: 409, title: 'Consumer group in use' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -280,6 +288,15 @@ export const problems = {
     'The event broker is unavailable; nothing was published, retry with backoff', { code: 'events.broker.unavailable' }, { cause }),
   eventSchemaIncompatible: (reasons: readonly string[]) => new Problem('event-schema-incompatible',
     `An event schema cannot be registered: ${reasons.join('; ')}`, { reasons: [...reasons] }),
+  /** A dead letter (or every dead letter of an event) that is resolved or expired: only pending and retrying ones are re-sent. */
+  deadLetterNotRetryable: (what: string, deadLetterStatus: string) => new Problem('dead-letter-not-retryable',
+    `${what} is ${deadLetterStatus}; only a pending or retrying dead letter can be retried`, { deadLetterStatus }),
+  /** Document 3, Authentication 4: a module subscribes only to the types its manifest lists in events.subscribes. */
+  eventSubscribeNotDeclared: (module: string, topic: string, why: string) => new Problem('event-subscribe-not-declared',
+    `Module ${module} may not subscribe to ${topic}: ${why}`, { module, topic }),
+  /** Document 3, Events 7: replay is bounded by the topic's retention (and cannot start in the future). */
+  replayOutOfRange: (detail: string) => new Problem('replay-out-of-range', detail),
+  consumerGroupConflict: (detail: string) => new Problem('consumer-group-conflict', detail),
   /** Decided before the first byte is sent (document 2, Limits: response body 1 MB), so no client reads half a body. */
   responseTooLarge: (limitBytes: number) => new Problem('payload-too-large',
     `The response would exceed ${limitBytes} bytes; ask for fewer records (page_size) or fewer fields (select)`, { limitBytes }),

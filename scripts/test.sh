@@ -19,7 +19,7 @@ tsc -p tsconfig.json --noEmit
 # The layout's directions (.dependency-cruiser.cjs) and the lint rules, workflow sandbox included
 # (eslint.config.mjs), hold in every run: a violation fails the run like a failing test.
 step "lint: dependency-cruiser, eslint"
-depcruise api services activities workflows workers db common scripts modules --output-type err
+depcruise api services activities workflows workers db common scripts modules sdk --output-type err
 eslint --max-warnings 0 .
 
 step "jest: unit, integration, workflows, replay"

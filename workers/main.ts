@@ -2,9 +2,10 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../common/config';
-import { createKafka } from '../common/kafka';
+import { createKafka, ReconnectingProducer } from '../common/kafka';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
+import { createPlatformGroups } from '../services/events/consumers/platform-groups';
 import { StagedObjectConsumer } from '../services/files/staged-objects';
 import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
@@ -34,9 +35,11 @@ async function main(): Promise<void> {
   // Every payload the workers and the Schedules client write is encrypted (common/temporal/payload-codec.ts).
   const dataConverter = await platformDataConverter(cfg.temporalCodec);
   const smtp = createSmtpSender(cfg.mail);
+  // Dead letters' replay-all re-publishes through it; closed after the Workers stopped.
+  const eventsProducer = new ReconnectingProducer(createKafka(cfg.kafka, logger));
   const activitiesByDomain = createActivities({
     appPool, fleetPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp,
-    billingLimits: cfg.billingLimits, clamav: cfg.clamav,
+    billingLimits: cfg.billingLimits, clamav: cfg.clamav, eventsProducer,
   });
 
   const workers: Worker[] = [];
@@ -56,6 +59,9 @@ async function main(): Promise<void> {
     topic: cfg.files.storeEventsTopic, groupId: 'files.staged-objects', logger,
   }) : undefined;
 
+  // The platform's own consumer groups (the modules' event subscribers, services/events/consumers/).
+  const platformGroups = createPlatformGroups(cfg, { kafka: createKafka(cfg.kafka, logger), db: appPool, logger });
+
   // One failed Worker stops the others too: a process that serves only some of its task queues
   // looks healthy while work piles up, so it exits and its supervisor restarts it whole.
   const shutdown = (reason: string) => {
@@ -73,12 +79,23 @@ async function main(): Promise<void> {
     shutdown('staged object consumer failed');
   });
 
+  // Likewise: events the modules subscribe to would pile up unhandled.
+  const groupsFailed = (err: unknown, group?: string) => {
+    logger.error({ err, group }, 'platform consumer groups failed');
+    process.exitCode = 1;
+    shutdown('platform consumer groups failed');
+  };
+  platformGroups.start().then(() => logger.info({ groups: [...platformGroups.consumers.keys()] }, 'platform consumer groups running'), groupsFailed);
+  void platformGroups.failed().then(({ group, error }) => groupsFailed(error, group));
+
   const runs = await Promise.allSettled(workers.map((worker) => worker.run().catch((err: unknown) => {
     logger.error({ err, taskQueue: worker.options.taskQueue }, 'worker failed');
     shutdown('worker failed');
     throw err;
   })));
   await stagedObjects?.stop();
+  await platformGroups.stop();
+  await eventsProducer.reset();
   await connection.close();
   smtp.close();
   await Promise.all([appPool.end(), fleetPool.end()]);

@@ -15,3 +15,4 @@ export { fileTrash } from './files/trash.workflow';
 export { filesOrphanSweep } from './files/orphan-sweep.workflow';
 export { fileProcess } from './files/process.workflow';
 export { fileRescan, fileRescanCheck } from './files/rescan.workflow';
+export { deadLetterReplay } from './events/dead-letter-replay.workflow';

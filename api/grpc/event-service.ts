@@ -8,21 +8,27 @@ import type { EventPublishingDeps, Publisher } from '../../services/events/publi
 import { publishBatchToTopic, publishToTopic, type TopicEvent } from '../../services/events/topic-publishing';
 import type { TopicPartitions } from '../../services/events/topic-partitions';
 import { topicSchema, type TopicSchemaDeps } from '../../services/events/topic-schemas';
+import type { DeadLetterDeps } from '../../services/events/dead-letters/deps';
 import { bearerAuth } from '../middleware/authenticate';
 import type { RequestAuditor } from '../middleware/request-audit';
 import type { PermissionResolver } from '../runtime/permission-resolver';
 import type { VerifiedTokens } from '../runtime/verified-tokens';
 import { traceContextFor } from '../http/trace-context';
 import { grpcStatusOf, toServiceError } from './status';
+import { consumeHandler } from './consume-handler';
+import { deadLetterHandlers } from './dead-letter-handlers';
+import { subscriptionHandlers, type SubscriptionServiceDeps } from './subscription-handlers';
 
 /** What the EventService's handlers call: the event bus's services and the gateway's token and permission checks. */
 export interface EventServiceDeps {
-  events: EventPublishingDeps & TopicSchemaDeps;
+  events: EventPublishingDeps & TopicSchemaDeps & { deadLetters: DeadLetterDeps };
   topics: TopicPartitions;
   tokens: VerifiedTokens;
   permissions: PermissionResolver;
   /** audit.api.called per authenticated call, like every REST request; null when request auditing is off. */
   requestAudit: RequestAuditor | null;
+  /** Subscribe, Unsubscribe, ReplayFrom, GetConsumerPosition (subscription-handlers.ts), and Consume (consume-handler.ts). */
+  subscriptions: SubscriptionServiceDeps;
   logger: Logger;
 }
 
@@ -46,8 +52,9 @@ const PUBLISH_PERMISSION = 'events.publish';
 const TRACE_ID = /^[0-9a-f]{32}$/;
 
 /**
- * The RPCs of this slice (Publish, BatchPublish, ListTopics, GetTopicSchema). The other six are
- * not implemented yet: grpc-js answers them UNIMPLEMENTED (docs/decisions/events.md).
+ * The EventService's RPCs: Publish, BatchPublish, ListTopics and GetTopicSchema here; the dead
+ * letters' (dead-letter-handlers.ts) and the consumer groups' (subscription-handlers.ts) run through
+ * the same `answer` (token, request context, status, audit record).
  */
 export function eventServiceHandlers(deps: EventServiceDeps): UntypedServiceImplementation {
   const unary = <Request, Response>(method: string, handle: (caller: Caller, request: Request) => Promise<Response>) =>
@@ -78,6 +85,9 @@ export function eventServiceHandlers(deps: EventServiceDeps): UntypedServiceImpl
       const { topic, schema, schemaVersion } = await topicSchema(deps.events, request.topic);
       return { topic, schema, schema_version: schemaVersion };
     }),
+    ...deadLetterHandlers({ deadLetters: deps.events.deadLetters, permissions: deps.permissions }, (method, metadata, handle) => answer(deps, method, metadata, handle)),
+    ...subscriptionHandlers(deps.subscriptions, (method, metadata, handle) => answer(deps, method, metadata, handle)),
+    ...consumeHandler(deps.subscriptions, (method, metadata, handle) => answer(deps, method, metadata, handle)),
   };
 }
 

@@ -7,6 +7,7 @@ import { TopicPartitions } from '../../services/events/topic-partitions';
 import type { GatewayRuntime } from '../gateway-runtime';
 import { VerifiedTokens } from '../runtime/verified-tokens';
 import { eventServiceHandlers } from './event-service';
+import { createSubscriptionService } from './subscriptions';
 
 /** How long ListTopics reuses the broker's partition counts (they change only when an operator adds partitions). */
 const TOPIC_PARTITIONS_TTL_MS = 10_000;
@@ -28,6 +29,7 @@ export interface EventServiceServer {
 export async function startEventService(
   runtime: GatewayRuntime, config: Readonly<Config>, logger: Logger, port: number = config.api.grpcPort,
 ): Promise<EventServiceServer> {
+  const subscriptions = createSubscriptionService(runtime, config, logger);
   const server = new Server({
     // A 1 MB payload (document 3, Limits) and its envelope fit, as in REST publishing's body limit.
     'grpc.max_receive_message_length': 2 * MAX_EVENT_DATA_BYTES,
@@ -39,11 +41,15 @@ export async function startEventService(
     tokens: new VerifiedTokens(runtime.identity.tokens, config.api.verifiedTokenCacheSize),
     permissions: runtime.access.resolver,
     requestAudit: config.audit.requestEnabled ? runtime.gateway.requestAudit : null,
+    subscriptions: subscriptions.deps,
     logger,
   }));
   const host = config.api.host;
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, actual) => (error ? reject(error) : resolve(actual)));
+  }).catch(async (error: unknown) => {
+    await subscriptions.close();
+    throw error;
   });
   const address = `${host}:${bound}`;
   runtime.eventService.listening(address);
@@ -59,10 +65,13 @@ export async function startEventService(
           server.forceShutdown();
           resolve();
         }, deadlineMs);
-        server.tryShutdown(() => {
-          clearTimeout(deadline);
-          resolve();
-        });
+        // Subscribe streams never finish by themselves: they are ended (OK) first, so their consumers leave their groups now.
+        void subscriptions.close()
+          .catch((error: unknown) => logger.warn({ err: error }, 'Subscribe streams did not all end cleanly'))
+          .finally(() => server.tryShutdown(() => {
+            clearTimeout(deadline);
+            resolve();
+          }));
       });
     },
   };

@@ -1,6 +1,6 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { Logger } from '../../common/logger';
-import { isProblem, problems, type Problem } from '../../common/problems';
+import { isProblem, problems, type Problem, type ProblemType } from '../../common/problems';
 
 /**
  * The one table from the platform's problems to gRPC status codes: document 1's gRPC → HTTP
@@ -16,6 +16,10 @@ import { isProblem, problems, type Problem } from '../../common/problems';
  * | rate-limit-exceeded (429), payload-too-large (413)                    | RESOURCE_EXHAUSTED |
  * | events-broker-unavailable, service-unavailable (503)                  | UNAVAILABLE        |
  * | gateway-timeout (504)                                                 | DEADLINE_EXCEEDED  |
+ * | dead-letter-not-retryable (400, by type: STATUS_BY_TYPE)              | FAILED_PRECONDITION |
+ * | consumer-group-conflict (409, by type)                                | FAILED_PRECONDITION |
+ * | replay-out-of-range (400, by type)                                    | OUT_OF_RANGE       |
+ * | event-subscribe-not-declared (403)                                    | PERMISSION_DENIED  |
  * | anything else, internal-error (500)                                   | INTERNAL           |
  */
 const STATUS_BY_HTTP: Readonly<Record<number, GrpcStatus>> = {
@@ -30,8 +34,21 @@ const STATUS_BY_HTTP: Readonly<Record<number, GrpcStatus>> = {
   504: GrpcStatus.DEADLINE_EXCEEDED,
 };
 
+/**
+ * Problems whose gRPC status document 3 names although document 1 maps no HTTP status to it: they
+ * answer their HTTP status over REST and this status over gRPC.
+ */
+const STATUS_BY_TYPE: Partial<Readonly<Record<ProblemType, GrpcStatus>>> = {
+  // DLQRetry of a resolved or expired record (400 over REST, docs/decisions/events.md, Dead letters).
+  'dead-letter-not-retryable': GrpcStatus.FAILED_PRECONDITION,
+  // ReplayFrom before the topic's retention (400 over REST).
+  'replay-out-of-range': GrpcStatus.OUT_OF_RANGE,
+  // A group that reads another topic, or still has members in another gateway (409 over REST).
+  'consumer-group-conflict': GrpcStatus.FAILED_PRECONDITION,
+};
+
 export function grpcStatusOf(problem: Problem): GrpcStatus {
-  return STATUS_BY_HTTP[problem.status] ?? GrpcStatus.INTERNAL;
+  return STATUS_BY_TYPE[problem.type] ?? STATUS_BY_HTTP[problem.status] ?? GrpcStatus.INTERNAL;
 }
 
 /** Trailing metadata keys that let a caller tell problems of one status apart (event-not-declared from forbidden). */

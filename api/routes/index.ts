@@ -44,6 +44,8 @@ import { fileTrashRoutes } from './files/trash.routes';
 import { thumbnailRoutes } from './files/thumbnails.routes';
 import type { EventPublishingDeps } from '../../services/events/publishing';
 import { eventPublishRoutes } from './events/publish.routes';
+import { deadLetterRoutes } from './events/dlq.routes';
+import type { DeadLetterDeps } from '../../services/events/dead-letters/deps';
 import { fileProcessRoutes } from './files/process.routes';
 import { fileTusRoutes } from './files/tus.routes';
 
@@ -62,8 +64,8 @@ export interface RouteServices {
   data: DataDeps;
   /** Uploads and reading files (document 2, Files). */
   files: FilesDeps;
-  /** Publishing through the event bus (document 3, REST publishing). */
-  events: EventPublishingDeps;
+  /** Publishing through the event bus (document 3, REST publishing), and its dead letters. */
+  events: EventPublishingDeps & { deadLetters: DeadLetterDeps };
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal: () => TemporalHandle | undefined;
   /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
@@ -104,6 +106,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...fileTrashRoutes(services.files),
     ...thumbnailRoutes(services.files),
     ...eventPublishRoutes(services.events),
+    ...deadLetterRoutes(services.events.deadLetters),
     ...fileProcessRoutes({ ...services.files, temporal: services.temporal }),
     ...fileTusRoutes({ ...services.files, s3: services.identity.config.s3, temporal: services.temporal }),
     ...billingRoutes(services),

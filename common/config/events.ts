@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { taskQueues } from '../temporal/task-queues';
 import { setting } from './setting';
 
 /** Kafka and the outbox relay that publishes to it. */
@@ -47,5 +48,20 @@ export const eventsSettings = {
     dlqRetentionHours: setting('EVENTS_DLQ_RETENTION_HOURS', Joi.number().integer().min(1).default(168)),
     dlqQuarantineAfter: setting('EVENTS_DLQ_QUARANTINE_AFTER', Joi.number().integer().min(1).max(100).default(3)),
     dlqReplayPerSecond: setting('EVENTS_DLQ_REPLAY_PER_SECOND', Joi.number().integer().min(1).max(1000).default(50)),
+    /** How long a Consume stream (the SDK's subscribe) waits for an event's acknowledgement before it counts the attempt failed. */
+    ackTimeoutMs: setting('EVENTS_CONSUME_ACK_TIMEOUT_MS', Joi.number().integer().min(100).max(3_600_000).default(30_000)),
+  },
+  /** Where the events domain's workflows run (replay-all of dead letters); tests point a gateway at their own worker's. */
+  eventsWorkflows: {
+    taskQueue: setting('EVENTS_TASK_QUEUE', Joi.string().default(taskQueues.events)),
+  },
+  /**
+   * Consumer lag on the gateway's /metrics (document 3, Events 5 and 6): how often the gateway samples
+   * its groups' offsets from the Kafka admin, and how long lag alerts stay quiet after a ReplayFrom
+   * that pushed a group's lag over 100 000 messages (a bulk import).
+   */
+  consumerLag: {
+    sampleIntervalMs: setting('EVENTS_LAG_SAMPLE_MS', Joi.number().integer().min(1000).max(600_000).default(15_000)),
+    bulkImportSuppressMinutes: setting('BROKER_BULK_IMPORT_SUPPRESS_MINUTES', Joi.number().integer().min(0).max(1440).default(30)),
   },
 };

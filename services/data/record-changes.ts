@@ -18,10 +18,13 @@ import { topics } from '../events/topics';
 
 export type RecordChangeKind = 'created' | 'updated' | 'deleted';
 
+/** Who made a change: a request's actor, or the platform on its own account (userId null, an event subscriber). */
+export type RecordActor = Omit<Actor, 'userId'> & { userId: string | null };
+
 export interface RecordChange {
   model: DataModel;
   tenantId: string;
-  actor: Actor;
+  actor: RecordActor;
   kind: RecordChangeKind;
   /** The record before the write; null on create. */
   before: DataRecord | null;

@@ -22,7 +22,7 @@ import {
 import { embeddedModels, planList, planOne } from './query/plan';
 import { readWithinBudget, selectRecords } from './query/select';
 import { recordFileReferences } from './file-references';
-import { recordChange } from './record-changes';
+import { recordChange, type RecordActor } from './record-changes';
 import { checkRecordSize, validateRecord, type RecordLimits, type RecordValues } from './record-validation';
 
 /**
@@ -132,7 +132,7 @@ async function attributed<T>(model: DataModel, path: string | undefined, steps: 
  * A reference to a record the tenant does not have (foreign key `(tenant_id, field)`): 400 naming
  * the field, the same answer for an unknown id and another tenant's, so neither is told apart.
  */
-async function writing<T>(deps: DataDeps, write: () => Promise<T>): Promise<T> {
+async function writing<T>(deps: Pick<DataDeps, 'db'>, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
@@ -153,7 +153,7 @@ async function writing<T>(deps: DataDeps, write: () => Promise<T>): Promise<T> {
  * reads the record a delete has just soft-deleted (GET's plan keeps live records only).
  */
 async function readBack(
-  deps: DataDeps, model: DataModel, tx: DatabaseTransactionConnection, tenantId: string, id: string, deleted = false,
+  deps: Pick<DataDeps, 'catalogue'>, model: DataModel, tx: DatabaseTransactionConnection, tenantId: string, id: string, deleted = false,
 ): Promise<DataRecord> {
   const plan = planOne(model, deps.catalogue, {}, tenantId);
   const record = await selectRecord(tx, deleted ? { ...plan, conditions: [] } : plan, id);
@@ -171,12 +171,19 @@ async function lockedRecord(deps: DataDeps, model: DataModel, tx: DatabaseTransa
 }
 
 /**
+ * Who writes: the tenant, and the user the hooks see (null when the platform writes on its own
+ * account, an event subscriber's record). A request's AuthState is one.
+ */
+type RecordWriter = Pick<AuthState, 'tenantId'> & { userId: string | null };
+
+/**
  * The values to write once the model's before hooks have run (document 2: they may change the data),
  * checked against the model again when a hook changed anything: a hook cannot write what a client
  * could not. A hook that refuses throws its problem, and the transaction writes nothing.
  */
 async function hooked(
-  deps: DataDeps, model: DataModel, auth: AuthState, event: Exclude<BeforeEvent, 'beforeDelete'>, values: RecordValues, record: DataRecord | null,
+  deps: Pick<DataDeps, 'hooks' | 'limits'>, model: DataModel, auth: RecordWriter, event: Exclude<BeforeEvent, 'beforeDelete'>,
+  values: RecordValues, record: DataRecord | null,
 ): Promise<RecordValues> {
   const data = Object.fromEntries(values.fields.map(({ field, value }) => [field.name, value]));
   const result = await deps.hooks.runBefore(event, { tenantId: auth.tenantId, userId: auth.userId, module: model.module, model: model.name, data, record });
@@ -188,7 +195,7 @@ async function hooked(
  * back as GET answers it, and its event and audit record (record-changes.ts).
  */
 async function createOne(
-  deps: DataDeps, tx: DatabaseTransactionConnection, auth: AuthState, actor: Actor, model: DataModel, id: string, record: RecordToCreate,
+  deps: RecordWriteDeps, tx: DatabaseTransactionConnection, auth: RecordWriter, actor: RecordActor, model: DataModel, id: string, record: RecordToCreate,
 ): Promise<DataRecord> {
   return attributed(model, record.path, async () => {
     const values = await hooked(deps, model, auth, 'beforeCreate', record.values, null);
@@ -223,6 +230,32 @@ export async function createRecord(
     return measured({ ...record, ...nested });
   }));
 }
+
+/** What a write needs of the data layer when no caller's permissions are checked. */
+export type RecordWriteDeps = Pick<DataDeps, 'db' | 'catalogue' | 'limits' | 'hooks' | 'enforcePlanLimits'>;
+
+/**
+ * A record created by the platform itself in the caller's tenant transaction (an event subscriber's,
+ * services/events/consumers/module-subscribers.ts), so the record commits with whatever else the
+ * caller writes there (the subscriber's receipt) or not at all. The same steps as createRecord — the
+ * model's checks, the before hooks (their `userId` null), the plan's `records` limit, the change event
+ * and the audit record (actor null) — without a caller's permission check or nested records; the
+ * answer is not measured (nothing is sent). `tx` must be a withTenant transaction of `tenantId`.
+ */
+export async function createRecordIn(
+  deps: RecordWriteDeps, tx: DatabaseTransactionConnection, tenantId: string, target: RecordTarget, body: Record<string, unknown>,
+): Promise<DataRecord> {
+  const model = deps.catalogue.model(target.module, target.model);
+  if (!model) throw problems.notFound(`model ${target.module}.${target.model}`);
+  const id = newId();
+  const checked = validateRecord(model, body, 'create', deps.limits);
+  return writing(deps, async () => {
+    await countCreationIn(tx, 'records', deps.enforcePlanLimits, 1);
+    return createOne(deps, tx, { tenantId, userId: null }, PLATFORM_ACTOR, model, id, { values: checked });
+  });
+}
+
+const PLATFORM_ACTOR: RecordActor = { userId: null, ip: null, userAgent: null };
 
 /**
  * GET /data/{module}/{model}/:id with `select=` (embeds). A soft-deleted record is 404 here, as it

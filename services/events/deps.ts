@@ -1,13 +1,20 @@
 import type { Config } from '../../common/config';
 import { createKafka, FailFastProducer } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
+import type { TemporalHandle } from '../../common/temporal/client';
 import type { DatabasePool } from '../../db/pool';
 import type { ModuleCatalogue } from '../modules/catalogue';
+import type { DeadLetterDeps } from './dead-letters/deps';
 import type { EventPublishingDeps } from './publishing';
 import { SchemaRegistry } from './schema-registry';
 
+/** Pages of replay-all per workflow run (workflows/events/dead-letter-replay.workflow.ts): about 400 history events. */
+const REPLAY_PAGES_PER_RUN = 100;
+
 /** What the event bus's routes need, and the producer's end. */
 export interface EventsDeps extends EventPublishingDeps {
+  /** The dead-letter operations (GET /integrations/dlq, retries, DLQReplayAll), re-publishing through the same producer. */
+  deadLetters: DeadLetterDeps;
   close(): Promise<void>;
 }
 
@@ -18,7 +25,9 @@ export interface EventsDeps extends EventPublishingDeps {
  * config.kafka.brokers, so a test points one gateway at a broker that is not there.
  */
 export function createEventsServices(
-  config: Readonly<Config>, deps: { db: DatabasePool; catalogue: ModuleCatalogue; installed: EventPublishingDeps['installed'] }, logger: Logger,
+  config: Readonly<Config>,
+  deps: { db: DatabasePool; catalogue: ModuleCatalogue; installed: EventPublishingDeps['installed']; temporal: () => TemporalHandle | undefined },
+  logger: Logger,
 ): EventsDeps {
   const timeoutMs = config.eventBus.publishTimeoutMs;
   const kafka = createKafka(
@@ -26,11 +35,19 @@ export function createEventsServices(
     { connectionTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, retries: 0 },
   );
   const producer = new FailFastProducer(kafka, timeoutMs);
+  const { temporal, ...publishing } = deps;
   return {
-    ...deps,
+    ...publishing,
     schemas: new SchemaRegistry(deps.db, config.eventBus.schemaCacheTtlMs),
     producer,
     idempotencyTtlHours: config.eventBus.idempotencyTtlHours,
+    // A redelivery is sent like a publish: a broker that is down is the operator's 503 at once.
+    deadLetters: {
+      db: deps.db, producer: { send: (records) => producer.sendBatch(records) }, temporal,
+      settings: {
+        taskQueue: config.eventsWorkflows.taskQueue, replayPerSecond: config.consumers.dlqReplayPerSecond, replayPagesPerRun: REPLAY_PAGES_PER_RUN,
+      },
+    },
     close: () => producer.close(),
   };
 }

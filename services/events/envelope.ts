@@ -26,6 +26,11 @@ export const EVENT_HEADERS = {
   tenantId: 'tenantId',
   traceId: 'traceId',
   correlationId: 'correlationId',
+  /**
+   * Only on a dead letter's redelivery (services/events/dead-letters/redelivery.ts): the Kafka group id
+   * the event is re-published for. That group handles it; every other group skips it (they handled it already).
+   */
+  redeliverTo: 'redeliverTo',
 } as const;
 
 export function encodeEvent({ topic, key, envelope, correlationId }: OutgoingEvent): EventMessage {

@@ -54,6 +54,12 @@ export interface JobKind {
   /** The workflow of a job of the tenant: a business key that names the tenant (STYLE rule 8). */
   workflowId(tenantId: string, localId: string): string;
   /**
+   * For a kind whose workflow id does not name the job (one workflow id per tenant, run again for
+   * each job, like the dead-letter replay): the memo member that holds the job's local id. A run of
+   * another job under the same workflow id is then not this job (404), as a missing workflow is not.
+   */
+  memoLocalId?: string;
+  /**
    * The job's result once the job is done, undefined while it is not. Most workflows are done when
    * they complete; a kind whose workflow goes on after the work (the cold export keeps its file
    * until it expires) says so here. A workflow that completed always has an outcome.

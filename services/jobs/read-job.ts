@@ -24,6 +24,7 @@ export async function readJob(deps: JobsDeps, tenantId: string, job: ResolvedJob
   const description = await describeJob(handle);
   const memo = description.memo ?? {};
   if (memo.tenantId !== tenantId) throw problems.notFound('job');
+  if (job.kind.memoLocalId !== undefined && memo[job.kind.memoLocalId] !== job.localId) throw problems.notFound('job');
 
   const status = jobStatusOf(description.status.name);
   const closedAt = description.closeTime?.toISOString() ?? null;

@@ -2,6 +2,7 @@ import { problems } from '../../common/problems';
 import { coldExportJobKind } from '../audit/export/job';
 import type { AuditExportDeps } from '../audit/export/deps';
 import { fileProcessJobKind } from '../files/process-job';
+import { deadLetterReplayJobKind } from '../events/dead-letters/replay-job';
 import type { JobKind } from './job';
 import { parseJobId } from './job-id';
 
@@ -13,7 +14,7 @@ export interface JobKindDeps {
 export type JobKinds = ReadonlyMap<string, JobKind>;
 
 export function jobKinds(deps: JobKindDeps): JobKinds {
-  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind].map((kind) => [kind.name, kind]));
+  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind, deadLetterReplayJobKind].map((kind) => [kind.name, kind]));
 }
 
 export interface ResolvedJob {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { config } from '../../common/config';
-import { EVENT_HEADERS, decodeEvent, headerValue, type DecodedEvent } from '../../services/events/envelope';
-import { createConsumer, createKafka } from '../../common/kafka';
+import { EVENT_HEADERS, decodeEvent, encodeEvent, headerValue, type DecodedEvent } from '../../services/events/envelope';
+import { topics } from '../../services/events/topics';
+import { createConsumer, createKafka, sendInOrder, type Producer } from '../../common/kafka';
+import { newId } from '../../common/ids';
 import { ensureTopics, plannedTopics } from '../../workers/topics';
 
 /**
@@ -82,4 +84,18 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * Publishes an auth event of the tenant to platform.auth.events, as the identity service's relay
+ * does (keyed by the user, so one user's events keep their order); returns its id.
+ */
+export async function publishAuthEvent(producer: Producer, tenantId: string, type = 'auth.user.created', userId = newId()): Promise<string> {
+  const id = newId();
+  const envelope = {
+    id, type, source: 'identity', tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: 'ab'.repeat(16),
+    data: { user_id: userId, email: `${userId}@example.com`, display_name: 'Ada', role: 'member', tenant_id: tenantId },
+  };
+  await sendInOrder(producer, [encodeEvent({ topic: topics.auth.name, key: userId, envelope, correlationId: null })]);
+  return id;
 }

@@ -71,7 +71,8 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
   await record('v2-presigned-upload-expired', clamd, {
     file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false, uploadTtlMs: presignWait,
   });
-  await record('v2-presigned-put-noticed', clamd, {
+  /** A presigned upload of notes.txt whose PUT lands ten minutes into the wait, announced by fileStaged or not. */
+  const presignedNotes = (noticed: boolean): Run => ({
     file: { mimeType: 'text/plain', originalName: 'notes.txt', sizeBytes: 6 },
     staged: false,
     uploadTtlMs: presignWait,
@@ -79,24 +80,16 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
       await env.sleep(10 * 60_000);
       const content = Buffer.from('notes\n');
       await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
-      await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
+      if (noticed) await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
     },
   });
+  await record('v2-presigned-put-noticed', clamd, presignedNotes(true));
   // The last look at staging when the wait ends (patch files-presign-last-look): nothing there, and a
   // PUT whose notification never came.
   await record('v3-presigned-upload-expired', clamd, {
     file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false, uploadTtlMs: presignWait,
   });
-  await record('v3-presigned-put-unnoticed', clamd, {
-    file: { mimeType: 'text/plain', originalName: 'notes.txt', sizeBytes: 6 },
-    staged: false,
-    uploadTtlMs: presignWait,
-    meanwhile: async (fileId) => {
-      await env.sleep(10 * 60_000);
-      const content = Buffer.from('notes\n');
-      await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
-    },
-  });
+  await record('v3-presigned-put-unnoticed', clamd, presignedNotes(false));
   await record('v1-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
   // Nothing listens on port 1: the scan is retried until the (shortened) staging TTL cancels it.
   await record('v1-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {

@@ -17,7 +17,7 @@ const maintenance = proxyActivities<MaintenanceActivities>({
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
-/** Deletes expired idempotency keys, one-time tokens and refresh-token families across all tenants; started by a Schedule. */
+/** Deletes expired idempotency keys, one-time tokens and refresh-token families and expires old dead letters, across all tenants; started by a Schedule. */
 export async function expireStaleRecords(input: ExpireStaleRecordsInput): Promise<ExpiredRecordCounts> {
   return maintenance.expireStaleRecords(input.batchSize);
 }

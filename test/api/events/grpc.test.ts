@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { credentials, Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
+import { status, type Client } from '@grpc/grpc-js';
 import { topicPartitionCounts } from '../../../common/kafka';
 import { newId } from '../../../common/ids';
-import { unaryCall } from '../../../common/proto';
 import { createDbPool, type DatabasePool } from '../../../db/pool';
-import { eventServiceClass } from '../../../services/events/event-service';
 import { topicNames, topics } from '../../../services/events/topics';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
-import { bearer, registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { eventServiceClient as newClient, failure, unary } from '../../helpers/grpc';
+import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { closedPort, consumeTenantEvents, ensureCatalogueTopics, testKafka } from '../../helpers/kafka';
 import { installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
@@ -16,8 +15,8 @@ import { addMember } from '../../helpers/rbac';
 /**
  * The gRPC EventService (document 3, package platform.events.v1) through a real @grpc/grpc-js
  * client loading the project's proto, against the test gateway's server, PostgreSQL and Kafka:
- * Publish, BatchPublish, ListTopics and GetTopicSchema with every status document 3 gives them,
- * and UNIMPLEMENTED for the RPCs of later slices.
+ * Publish, BatchPublish, ListTopics and GetTopicSchema with every status document 3 gives them
+ * (the consumer-group RPCs: grpc-subscribe.test.ts).
  */
 
 let gateway: TestGateway;
@@ -42,31 +41,8 @@ afterAll(async () => {
   await owner?.end();
 });
 
-function newClient(target: TestGateway): Client {
-  const EventService = eventServiceClass();
-  return new EventService(target.grpcAddress, credentials.createInsecure());
-}
-
-function metadataOf(token: string | null, extra: Record<string, string> = {}): Metadata {
-  const metadata = new Metadata();
-  if (token !== null) metadata.set('authorization', bearer(token).authorization);
-  for (const [key, value] of Object.entries(extra)) metadata.set(key, value);
-  return metadata;
-}
-
 function rpc<T>(method: string, request: object, token: string | null, extra: Record<string, string> = {}, on: Client = client): Promise<T> {
-  return unaryCall<T>(on, method, request, metadataOf(token, extra));
-}
-
-/** The status a call failed with, its details and its problem type (trailing metadata). */
-async function failure(call: Promise<unknown>): Promise<{ code: number; details: string; problem: string | undefined }> {
-  try {
-    await call;
-  } catch (error) {
-    const { code, details, metadata } = error as ServiceError;
-    return { code, details, problem: metadata?.get('problem-type')[0]?.toString() };
-  }
-  throw new Error('the call succeeded');
+  return unary<T>(on, method, request, token, extra);
 }
 
 type Payload = Record<string, unknown>;
@@ -321,19 +297,6 @@ describe('request audit', () => {
     } finally {
       record.mockRestore();
     }
-  });
-});
-
-describe('RPCs of later slices', () => {
-  it.each(['Unsubscribe', 'ReplayFrom', 'GetConsumerPosition', 'DLQRetry', 'DLQReplayAll'])('%s is UNIMPLEMENTED', async (method) => {
-    expect(await failure(rpc(method, {}, publisher.accessToken))).toMatchObject({ code: status.UNIMPLEMENTED });
-  });
-
-  it('Subscribe is UNIMPLEMENTED', async () => {
-    const stream = (client as unknown as { Subscribe(request: object, metadata: Metadata): NodeJS.EventEmitter })
-      .Subscribe({ topic: topics.data.name, group_id: 'crm.test' }, metadataOf(publisher.accessToken));
-    const error = await new Promise<ServiceError>((resolve) => stream.on('error', resolve));
-    expect(error.code).toBe(status.UNIMPLEMENTED);
   });
 });
 

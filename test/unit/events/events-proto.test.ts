@@ -14,13 +14,14 @@ describe('protos/platform/events/v1/events.proto', () => {
     root.resolveAll();
   });
 
-  it('declares the ten RPCs of EventService', () => {
+  it('declares the ten RPCs of EventService, and Consume, the SDK\'s acknowledged Subscribe', () => {
     const service = root.lookupService('platform.events.v1.EventService');
     expect(Object.keys(service.methods).sort()).toEqual([
-      'BatchPublish', 'DLQReplayAll', 'DLQRetry', 'GetConsumerPosition', 'GetTopicSchema',
+      'BatchPublish', 'Consume', 'DLQReplayAll', 'DLQRetry', 'GetConsumerPosition', 'GetTopicSchema',
       'ListTopics', 'Publish', 'ReplayFrom', 'Subscribe', 'Unsubscribe',
     ]);
     expect(service.methods.Subscribe.responseStream).toBe(true);
+    expect([service.methods.Consume.requestStream, service.methods.Consume.responseStream]).toEqual([true, true]);
   });
 
   it('round-trips an Event with its envelope fields', () => {

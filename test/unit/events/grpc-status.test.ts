@@ -18,6 +18,7 @@ describe('problem → gRPC status', () => {
     ['an undeclared type', problems.eventNotDeclared('crm', 'crm.contact.deleted', 'not declared'), status.PERMISSION_DENIED],
     ['an unknown topic', problems.notFound('topic platform.nothing.events'), status.NOT_FOUND],
     ['the broker down', problems.eventsBrokerUnavailable(new Error('ECONNREFUSED')), status.UNAVAILABLE],
+    ['a dead letter resolved or expired (400 over REST)', problems.deadLetterNotRetryable('Event x', 'resolved'), status.FAILED_PRECONDITION],
     ['anything unexpected', problems.internal(new Error('boom')), status.INTERNAL],
   ])('%s', (_case, problem, expected) => {
     expect(grpcStatusOf(problem)).toBe(expected);

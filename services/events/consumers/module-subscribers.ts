@@ -1,0 +1,99 @@
+import type { ModuleSubscriber, SubscribedEvent, SubscriberContext } from '../../../common/event-subscribers';
+import type { DatabaseTransactionConnection } from '../../../db/pool';
+import { selectTenantModules } from '../../../db/queries/modules/tenant-modules.queries';
+import * as crmSubscribers from '../../../modules/crm/subscribers';
+import { createRecordIn, type RecordWriteDeps } from '../../data/records';
+import { ManifestError, type ModuleCatalogue } from '../../modules/catalogue';
+import type { DecodedEvent } from '../envelope';
+import { defaultTopicFor, type TopicName } from '../topics';
+import type { TransactionalHandler } from './group-consumer';
+import { isGroupName } from './group-names';
+
+/**
+ * The modules' event subscribers as platform consumer groups (docs/decisions/events.md, Consumer
+ * groups). A module ships them by convention in `modules/<slug>/subscribers.ts`, exporting
+ * `subscribers` (common/event-subscribers.ts); each becomes the group `<slug>.<name>`, run by the
+ * worker for every tenant, and checked against the manifest at start-up like the hooks are: its
+ * types must be in `events.subscribes` (document 3, Authentication 4) and live on one topic.
+ */
+
+/**
+ * The subscriber code of every shipped module, by slug: static imports, like the hooks'
+ * (services/data/hooks.ts), so tsc compiles them with the rest and no path is built at run time.
+ */
+export const SHIPPED_SUBSCRIBER_CODE: ReadonlyMap<string, readonly ModuleSubscriber[]> = new Map([['crm', crmSubscribers.subscribers]]);
+
+/** A module subscriber ready to run: its group name, the topic of its types. */
+export interface ModuleGroup {
+  module: string;
+  /** `<module>.<name>`; a platform group, so also its Kafka group id. */
+  group: string;
+  topic: TopicName;
+  events: ReadonlySet<string>;
+  subscriber: ModuleSubscriber;
+}
+
+/**
+ * The subscribers of every module in the catalogue. Mistakes are refused like a broken manifest, all
+ * at once: a name that makes no group name, a name used twice, no types, a type the manifest does not
+ * declare in `events.subscribes`, types on more than one topic (a group reads one topic).
+ */
+export function loadModuleSubscribers(modules: ModuleCatalogue, code: ReadonlyMap<string, readonly ModuleSubscriber[]> = SHIPPED_SUBSCRIBER_CODE): ModuleGroup[] {
+  const mistakes: string[] = [];
+  const groups: ModuleGroup[] = [];
+  for (const manifest of modules.list()) {
+    const seen = new Set<string>();
+    for (const subscriber of code.get(manifest.slug) ?? []) {
+      const group = `${manifest.slug}.${subscriber.name}`;
+      const where = `module ${manifest.slug}: subscriber ${subscriber.name}`;
+      const before = mistakes.length;
+      if (!isGroupName(group)) mistakes.push(`${where} makes no consumer group name (${group})`);
+      if (seen.has(subscriber.name)) mistakes.push(`${where} is exported twice`);
+      seen.add(subscriber.name);
+      if (subscriber.events.length === 0) mistakes.push(`${where} receives no event type`);
+      const undeclared = subscriber.events.filter((type) => !manifest.events.subscribes.includes(type));
+      if (undeclared.length > 0) mistakes.push(`${where} receives ${undeclared.join(', ')}, which events.subscribes does not declare`);
+      const topics = [...new Set(subscriber.events.map(defaultTopicFor))];
+      if (topics.length > 1) mistakes.push(`${where} receives types of ${topics.join(' and ')}; a group reads one topic`);
+      if (mistakes.length === before) groups.push({ module: manifest.slug, group, topic: topics[0], events: new Set(subscriber.events), subscriber });
+    }
+  }
+  if (mistakes.length > 0) throw new ManifestError(`module subscribers cannot be loaded: ${mistakes.join('; ')}`);
+  return groups;
+}
+
+/**
+ * Whether the module is installed and active for the tenant now, and was installed when the event
+ * happened: a module reacts to what happens while it is installed, not to the past it was installed
+ * into (a tenant's first user is created before any module can be). Compared to the millisecond, the
+ * envelope's precision; a tie counts as installed.
+ */
+async function installedWhen(tx: DatabaseTransactionConnection, tenantId: string, slug: string, timestamp: string): Promise<boolean> {
+  const row = (await selectTenantModules(tx, tenantId)).find((module) => module.slug === slug);
+  return !!row && row.status === 'active' && row.deletedAt === null && Date.parse(row.installedAt) <= Date.parse(timestamp);
+}
+
+function subscribedEventOf({ envelope, correlationId }: DecodedEvent): SubscribedEvent {
+  return { ...envelope, correlationId };
+}
+
+/**
+ * The group's handler: in the delivery's tenant transaction, the module's installation is checked
+ * and the subscriber runs with a context whose writes go through the data layer in that same
+ * transaction. An event of a tenant without the module is handled by doing nothing (its receipt is
+ * still claimed).
+ */
+export function moduleSubscriberHandler(data: RecordWriteDeps, group: ModuleGroup): TransactionalHandler {
+  return {
+    kind: 'transactional',
+    handle: async ({ event }, tx) => {
+      const { tenantId, timestamp } = event.envelope;
+      if (!await installedWhen(tx, tenantId, group.module, timestamp)) return;
+      const context: SubscriberContext = {
+        tenantId,
+        createRecord: (model, values) => createRecordIn(data, tx, tenantId, { module: group.module, model }, { ...values }),
+      };
+      await group.subscriber.handle(subscribedEventOf(event), context);
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import type { Config } from '../../../common/config';
+import type { Kafka } from '../../../common/kafka';
+import type { Logger } from '../../../common/logger';
+import type { DatabasePool } from '../../../db/pool';
+import { DataCatalogue } from '../../data/catalogue';
+import { loadDataHooks } from '../../data/hooks';
+import type { RecordWriteDeps } from '../../data/records';
+import { loadModuleCatalogue } from '../../modules/catalogue';
+import { GroupConsumer, type ConsumerSettings } from './group-consumer';
+import { loadModuleSubscribers, moduleSubscriberHandler, type ModuleGroup } from './module-subscribers';
+
+/**
+ * The platform's own consumer groups, run by the worker process for every tenant: today the modules'
+ * subscribers (module-subscribers.ts). Each is a GroupConsumer whose Kafka group id is its name.
+ */
+export interface PlatformGroupDeps {
+  kafka: Kafka;
+  /** The application role: each delivery runs in its own tenant's transaction. */
+  db: DatabasePool;
+  logger: Logger;
+  settings: ConsumerSettings;
+  /** The data layer the subscribers write through. */
+  data: RecordWriteDeps;
+  /** The groups to run (loadModuleSubscribers). */
+  groups: readonly ModuleGroup[];
+  partitionsConcurrently: number;
+  /** Tests read topics of their own: the topic a group reads instead of its catalogue topic. */
+  topicOf?: (topic: string) => string;
+  /** Tests pause less between attempts. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class PlatformGroups {
+  readonly consumers: ReadonlyMap<string, GroupConsumer>;
+
+  constructor(deps: PlatformGroupDeps) {
+    this.consumers = new Map(deps.groups.map((group) => [group.group, new GroupConsumer({
+      kafka: deps.kafka, db: deps.db, logger: deps.logger, settings: deps.settings, sleep: deps.sleep,
+      groupId: group.group,
+      topic: deps.topicOf?.(group.topic) ?? group.topic,
+      tenantId: null,
+      accepts: (type) => group.events.has(type),
+      handler: moduleSubscriberHandler(deps.data, group),
+      // A group's first start reads what the topic retains: events published before it existed count too.
+      fromBeginning: true,
+      partitionsConcurrently: deps.partitionsConcurrently,
+    })]));
+  }
+
+  /** Starts every group; if one cannot start, the others are stopped again and the error thrown. */
+  async start(): Promise<void> {
+    const started = await Promise.allSettled([...this.consumers.values()].map((consumer) => consumer.start()));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) {
+      await this.stop();
+      throw failed.reason;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.consumers.values()].map((consumer) => consumer.stop()));
+  }
+
+  /** Settles with the first group that crashed for good (its client will not restart it). */
+  failed(): Promise<{ group: string; error: Error }> {
+    return Promise.race([...this.consumers].map(async ([group, consumer]) => {
+      const error = await consumer.whenStopped();
+      // A stopped group (null) never settles the race.
+      return error ? { group, error } : new Promise<never>(() => undefined);
+    }));
+  }
+}
+
+/**
+ * Partitions a platform group handles at once, each in offset order. The topics have 6 (BROKER_PARTITIONS);
+ * a delivery is mostly one short transaction, so 3 keep the worker's pool (DB_POOL_SIZE) for its activities.
+ */
+const PARTITIONS_CONCURRENTLY = 3;
+
+/**
+ * The worker's platform groups from the configuration: the shipped manifests and their subscribers
+ * (a broken one stops the start, as it stops the gateway), and the data layer they write through.
+ */
+export function createPlatformGroups(
+  cfg: Readonly<Config>, deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings'>>,
+): PlatformGroups {
+  const modules = loadModuleCatalogue(cfg.modules.dir, { maxModels: cfg.data.maxTablesPerModule });
+  return new PlatformGroups({
+    settings: cfg.consumers,
+    ...deps,
+    data: {
+      db: deps.db, catalogue: new DataCatalogue(modules), limits: cfg.data, hooks: loadDataHooks(modules),
+      enforcePlanLimits: cfg.billingLimits.enabled,
+    },
+    groups: loadModuleSubscribers(modules),
+    partitionsConcurrently: PARTITIONS_CONCURRENTLY,
+  });
+}

@@ -1,0 +1,80 @@
+import { newId } from '../../common/ids';
+import { committedOffsets, topicBounds } from '../../common/kafka-groups';
+import { GroupConsumer, GROUP_CONSUMER_JOINED } from '../../services/events/consumers/group-consumer';
+import { createAuditDatabase, createTestTopic, eventually, quietLogger, type AuditDatabase, type TestTopic } from '../helpers/audit';
+import {
+  createEffectsTable, effectsOf, expectExactlyOnceInOrder, publish, receiptCount, recordOf, testConsumerSettings, testEvents, writeEffect,
+} from '../helpers/consumer-groups';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/money-worker';
+
+/**
+ * Issue 18's crash test for consumer groups: a member of a platform group runs as a child process
+ * (test/helpers/consumer-group-entry.ts) and is SIGKILLed in the middle of a batch, with handled
+ * events whose offsets were not committed and a delivery's transaction open. The next member of
+ * the group reads those events again: every event takes effect exactly once (the receipts drop what
+ * was handled, the open transaction rolled back) and the events of each key in their order.
+ */
+
+jest.setTimeout(120_000);
+
+const EVENTS_PER_KEY = 30;
+const KEYS_PER_TENANT = 5;
+
+let db: AuditDatabase;
+let topic: TestTopic;
+let member: WorkerProcess | undefined;
+let successor: GroupConsumer | undefined;
+
+beforeAll(async () => {
+  [db, topic] = await Promise.all([createAuditDatabase('platform_consumer_crash_test'), createTestTopic('consumer-crash', 3)]);
+  await createEffectsTable(db.owner);
+});
+
+afterAll(async () => {
+  await member?.stop('SIGKILL');
+  await successor?.stop();
+  await topic?.drop();
+  await db?.close();
+});
+
+async function committedToTheEnd(groupId: string): Promise<boolean> {
+  const admin = topic.kafka.admin();
+  await admin.connect();
+  try {
+    const [committed, bounds] = await Promise.all([committedOffsets(admin, groupId, topic.name), topicBounds(admin, topic.name)]);
+    return bounds.every(({ partition, high }) => committed.find((offset) => offset.partition === partition)?.offset === high);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+it('handles every event exactly once and in order per key when a member is killed in the middle of a batch', async () => {
+  const groupId = `test.crash-${newId().slice(-8)}`;
+  const events = testEvents([newId(), newId()], KEYS_PER_TENANT, EVENTS_PER_KEY);
+  await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
+
+  member = await startWorkerProcess('test/helpers/consumer-group-entry.ts', GROUP_CONSUMER_JOINED, [topic.name, groupId, db.appUrl, '10']);
+  await eventually(async () => (await effectsOf(db.owner, groupId)).length >= events.length / 3, 'a third of the events handled');
+  expect(await member.stop('SIGKILL')).toBe('SIGKILL');
+  const beforeKill = (await effectsOf(db.owner, groupId)).length;
+  expect(beforeKill).toBeLessThan(events.length);
+
+  successor = new GroupConsumer({
+    kafka: topic.kafka, db: db.app, logger: quietLogger(), groupId, topic: topic.name, tenantId: null, accepts: () => true,
+    fromBeginning: true, settings: testConsumerSettings, partitionsConcurrently: 3,
+    handler: { kind: 'transactional', handle: (delivery, tx) => writeEffect(tx, groupId, delivery) },
+  });
+  await successor.start();
+  await eventually(async () => (await effectsOf(db.owner, groupId)).length >= events.length, 'every event handled', 60_000);
+  // The successor has committed the whole topic: nothing is in flight that could still take effect.
+  await eventually(() => committedToTheEnd(groupId), 'the successor through the whole topic', 30_000);
+
+  expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), events);
+  expect(await receiptCount(db.owner, groupId)).toBe(events.length);
+  // The killed member's uncommitted work was read again and dropped by its receipts.
+  const { handled, duplicate } = successor.status();
+  expect(handled).toBe(events.length - beforeKill);
+  expect(duplicate).toBeGreaterThan(0);
+  expect(duplicate).toBeLessThanOrEqual(beforeKill);
+  expect(successor.status()['dead-lettered']).toBe(0);
+});

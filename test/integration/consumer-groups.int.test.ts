@@ -1,0 +1,267 @@
+import { newId } from '../../common/ids';
+import { DeliveryAborted } from '../../services/events/consumers/delivery-rules';
+import {
+  GroupConsumer, type Delivery, type DeliveryHandler, type GroupConsumerOptions,
+} from '../../services/events/consumers/group-consumer';
+import { kafkaGroupId } from '../../services/events/consumers/group-names';
+import { createAuditDatabase, createTestTopic, eventually, quietLogger, type AuditDatabase, type TestTopic } from '../helpers/audit';
+import {
+  createEffectsTable, deadLettersOf, effectsOf, expectExactlyOnceInOrder, publish, receiptCount, recordOf, redeliveryOf,
+  testConsumerSettings, testEvent, testEvents, writeEffect, type TestEvent,
+} from '../helpers/consumer-groups';
+
+/**
+ * The delivery pipeline of consumer groups (services/events/consumers/group-consumer.ts) against
+ * real Kafka and PostgreSQL: tenant subscriptions and platform groups on one topic, de-duplication,
+ * dead letters that do not block their partition, and a dead letter's redelivery. A scratch
+ * database (receipts, dead letters and the test's effects) and topics of the file's own.
+ */
+
+jest.setTimeout(120_000);
+
+const logger = quietLogger();
+let db: AuditDatabase;
+const running: GroupConsumer[] = [];
+const topics: TestTopic[] = [];
+
+beforeAll(async () => {
+  db = await createAuditDatabase('platform_consumer_groups_test');
+  await createEffectsTable(db.owner);
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((consumer) => consumer.stop()));
+});
+
+afterAll(async () => {
+  await Promise.all(topics.map((topic) => topic.drop()));
+  await db?.close();
+});
+
+async function topicOf(partitions: number): Promise<TestTopic> {
+  const topic = await createTestTopic('consumers', partitions);
+  topics.push(topic);
+  return topic;
+}
+
+type Options = Partial<GroupConsumerOptions> & Pick<GroupConsumerOptions, 'groupId' | 'handler'>;
+
+async function started(topic: TestTopic, options: Options): Promise<GroupConsumer> {
+  const consumer = new GroupConsumer({
+    kafka: topic.kafka, db: db.app, logger, topic: topic.name, tenantId: null, accepts: () => true, fromBeginning: true,
+    settings: testConsumerSettings, partitionsConcurrently: 3, ...options,
+  });
+  await consumer.start();
+  running.push(consumer);
+  return consumer;
+}
+
+/** A transactional handler writing each delivery's effect in the receipt's transaction. */
+const effects = (groupId: string, fail?: (delivery: Delivery) => boolean): DeliveryHandler & { calls: Delivery[] } => {
+  const calls: Delivery[] = [];
+  return {
+    kind: 'transactional', calls,
+    handle: async (delivery, tx) => {
+      calls.push(delivery);
+      await writeEffect(tx, groupId, delivery);
+      if (fail?.(delivery)) throw new Error(`handler refused event ${delivery.event.envelope.id}`);
+    },
+  };
+};
+
+/** A forwarding handler (as a Subscribe stream is): it collects what it receives. */
+const collector = (): DeliveryHandler & { received: Delivery[] } => {
+  const received: Delivery[] = [];
+  return { kind: 'forwarding', received, handle: async (delivery) => { received.push(delivery); } };
+};
+
+const idsOf = (events: readonly TestEvent[]) => events.map((event) => event.envelope.id).sort();
+
+describe('tenants on one topic', () => {
+  it('gives a tenant subscription only its tenant\'s events, and a platform group every event in its own tenant\'s transaction', async () => {
+    const topic = await topicOf(3);
+    const [a, b] = [newId(), newId()];
+    const events = testEvents([a, b], 3, 10);
+    await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
+
+    const streamA = collector();
+    const streamB = collector();
+    const platformGroup = `test.platform-${newId().slice(-8)}`;
+    const platform = effects(platformGroup);
+    await Promise.all([
+      started(topic, { groupId: kafkaGroupId('crm.feed', a), tenantId: a, handler: streamA }),
+      started(topic, { groupId: kafkaGroupId('crm.feed', b), tenantId: b, handler: streamB }),
+      started(topic, { groupId: platformGroup, handler: platform }),
+    ]);
+
+    const ofTenant = (tenantId: string) => events.filter((event) => event.envelope.tenantId === tenantId);
+    await eventually(async () => streamA.received.length >= 30 && streamB.received.length >= 30
+      && (await effectsOf(db.owner, platformGroup)).length >= 60, 'every delivery');
+    expect(streamA.received.map((delivery) => delivery.event.envelope.id).sort()).toEqual(idsOf(ofTenant(a)));
+    expect(streamB.received.map((delivery) => delivery.event.envelope.id).sort()).toEqual(idsOf(ofTenant(b)));
+    const platformEffects = await effectsOf(db.owner, platformGroup);
+    expectExactlyOnceInOrder(platformEffects, events);
+    expect(platformEffects.every((effect) => effect.txTenant === effect.tenantId)).toBe(true);
+    // Receipts are kept per Kafka group id: a tenant's subscription and the platform group apart.
+    expect(await receiptCount(db.owner, kafkaGroupId('crm.feed', a))).toBe(30);
+    expect(await receiptCount(db.owner, platformGroup)).toBe(60);
+  });
+
+  it('hands an event id seen before to no handler again, a redelivery for another group neither', async () => {
+    const topic = await topicOf(1);
+    const tenantId = newId();
+    const event = testEvent(tenantId, newId(), 1);
+    const groupId = `test.dedup-${newId().slice(-8)}`;
+    const handler = effects(groupId);
+    const consumer = await started(topic, { groupId, handler });
+    const last = testEvent(tenantId, event.key, 2);
+    await publish(topic.kafka, [recordOf(topic.name, event), recordOf(topic.name, event), redeliveryOf(topic.name, event, 'test.other-group'), recordOf(topic.name, last)]);
+    await eventually(async () => (await effectsOf(db.owner, groupId)).length >= 2, 'both events');
+    expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), [event, last]);
+    expect(consumer.status()).toMatchObject({ handled: 2, duplicate: 1, skipped: 1 });
+  });
+});
+
+describe('dead letters', () => {
+  it('dead-letters an event after maxAttempts failures and goes on with the partition', async () => {
+    const topic = await topicOf(1);
+    const tenantId = newId();
+    const key = newId();
+    const events = [1, 2, 3, 4, 5].map((n) => testEvent(tenantId, key, n));
+    const poison = events[1];
+    const groupId = `test.dlq-${newId().slice(-8)}`;
+    const handler = effects(groupId, (delivery) => delivery.event.envelope.id === poison.envelope.id);
+    const consumer = await started(topic, { groupId, handler });
+    await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
+
+    await eventually(async () => (await effectsOf(db.owner, groupId)).length >= 4, 'the events after the dead letter');
+    // The failed attempts rolled their effects back: only the four others took effect, in order.
+    expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), events.filter((event) => event !== poison));
+    expect(handler.calls.filter((call) => call.event.envelope.id === poison.envelope.id).map((call) => call.attempt)).toEqual([1, 2, 3]);
+    const letters = await deadLettersOf(db.owner, groupId);
+    expect(letters).toEqual([expect.objectContaining({
+      consumerGroup: groupId, topic: topic.name, partition: 0, offset: '1', eventKey: key, eventId: poison.envelope.id, eventType: 'test.item.changed',
+      envelope: poison.envelope, attemptCount: 3, status: 'pending', timesDeadLettered: 1, quarantined: false, resolvedAt: null,
+      lastError: `Error: handler refused event ${poison.envelope.id}`,
+    })]);
+    expect(consumer.status()).toMatchObject({ handled: 4, 'dead-lettered': 1 });
+    // No receipt for it: a redelivery must be able to handle it.
+    expect(await receiptCount(db.owner, groupId)).toBe(4);
+  });
+
+  it('handles a redelivery in its own group only, resolves the dead letter, and leaves an undirected copy to the dead-letter tools', async () => {
+    const topic = await topicOf(2);
+    const tenantId = newId();
+    const event = testEvent(tenantId, newId(), 1);
+    const failing = `test.failing-${newId().slice(-8)}`;
+    const healthy = `test.healthy-${newId().slice(-8)}`;
+    let broken = true;
+    const failingHandler = effects(failing, () => broken);
+    const healthyHandler = effects(healthy);
+    const [failingConsumer, healthyConsumer] = await Promise.all([
+      started(topic, { groupId: failing, handler: failingHandler }),
+      started(topic, { groupId: healthy, handler: healthyHandler }),
+    ]);
+    await publish(topic.kafka, [recordOf(topic.name, event)]);
+    await eventually(async () => (await deadLettersOf(db.owner, failing)).length === 1 && (await effectsOf(db.owner, healthy)).length === 1, 'the dead letter');
+
+    // The same event again without a redelivery header (a duplicate publish): left to the dead-letter tools.
+    await publish(topic.kafka, [recordOf(topic.name, event)]);
+    await eventually(async () => failingConsumer.status()['left-dead-lettered'] === 1, 'the duplicate left alone');
+    expect((await deadLettersOf(db.owner, failing))[0]).toMatchObject({ status: 'pending', timesDeadLettered: 1 });
+
+    // A redelivery that fails again: dead-lettered once more, back to pending.
+    await publish(topic.kafka, [redeliveryOf(topic.name, event, failing)]);
+    await eventually(async () => (await deadLettersOf(db.owner, failing))[0].timesDeadLettered === 2, 'the second dead-lettering');
+
+    broken = false;
+    await publish(topic.kafka, [redeliveryOf(topic.name, event, failing)]);
+    await eventually(async () => (await deadLettersOf(db.owner, failing))[0].status === 'resolved', 'the resolved dead letter');
+    expect((await deadLettersOf(db.owner, failing))[0]).toMatchObject({ status: 'resolved', timesDeadLettered: 2, resolvedAt: expect.any(String) });
+    expect(await effectsOf(db.owner, failing)).toEqual([expect.objectContaining({ eventId: event.envelope.id })]);
+    expect(failingConsumer.status()).toMatchObject({ resolved: 1, 'dead-lettered': 2 });
+    // The healthy group handled the event once and skipped every redelivery (they were not for it).
+    expect(await effectsOf(db.owner, healthy)).toHaveLength(1);
+    expect(healthyConsumer.status()).toMatchObject({ handled: 1, duplicate: 1, skipped: 2 });
+    expect(healthyHandler.calls).toHaveLength(1);
+  });
+
+  it('dead-letters a forwarding handler\'s event after its failures, and claims its receipt only when it was forwarded', async () => {
+    const topic = await topicOf(1);
+    const tenantId = newId();
+    const events = [1, 2, 3].map((n) => testEvent(tenantId, newId(), n));
+    const groupId = kafkaGroupId('crm.feed', tenantId);
+    const received: string[] = [];
+    const consumer = await started(topic, {
+      groupId, tenantId,
+      handler: {
+        kind: 'forwarding',
+        handle: async ({ event }: Delivery) => {
+          if (event.envelope.id === events[0].envelope.id) throw new Error('the client refused it');
+          received.push(event.envelope.id);
+        },
+      },
+    });
+    await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
+    await eventually(async () => received.length === 2, 'the other events');
+    expect(received).toEqual([events[1].envelope.id, events[2].envelope.id]);
+    expect(await deadLettersOf(db.owner, groupId)).toEqual([expect.objectContaining({ eventId: events[0].envelope.id, attemptCount: 3 })]);
+    expect(await receiptCount(db.owner, groupId)).toBe(2);
+    expect(consumer.status()).toMatchObject({ handled: 2, 'dead-lettered': 1 });
+  });
+});
+
+describe('stopping', () => {
+  it('lets a member stopped in the middle of a batch finish the delivery in hand and commit it, leaving the rest to the next', async () => {
+    const topic = await topicOf(1);
+    const events = testEvents([newId()], 1, 20);
+    const groupId = `test.stop-${newId().slice(-8)}`;
+    await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
+    const slow: DeliveryHandler = {
+      kind: 'transactional',
+      handle: async (delivery, tx) => {
+        await writeEffect(tx, groupId, delivery);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      },
+    };
+    const first = await started(topic, { groupId, handler: slow, commitEvery: 100_000 });
+    await eventually(async () => (await effectsOf(db.owner, groupId)).length >= 5, 'five events handled');
+    await first.stop();
+    await expect(first.whenStopped()).resolves.toBeNull();
+    const handledFirst = first.status().handled;
+    expect(handledFirst).toBeLessThan(events.length);
+
+    const next = await started(topic, { groupId, handler: effects(groupId) });
+    await eventually(async () => (await effectsOf(db.owner, groupId)).length >= events.length, 'the rest');
+    expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), events);
+    // The stopped member committed what it handled: nothing is read twice.
+    expect(next.status()).toMatchObject({ handled: events.length - handledFirst, duplicate: 0 });
+  });
+
+  it('stops a member whose forwarding handler lost its destination, leaving that event uncommitted for the next member', async () => {
+    const topic = await topicOf(1);
+    const tenantId = newId();
+    const events = testEvents([tenantId], 1, 5);
+    const groupId = kafkaGroupId('crm.feed', tenantId);
+    await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
+    const forwarded: string[] = [];
+    const closing = await started(topic, {
+      groupId, tenantId,
+      handler: {
+        kind: 'forwarding',
+        handle: async ({ event }: Delivery) => {
+          if (event.envelope.id === events[2].envelope.id) throw new DeliveryAborted('the stream was closed');
+          forwarded.push(event.envelope.id);
+        },
+      },
+    });
+    await expect(closing.whenStopped()).resolves.toBeNull();
+    expect(forwarded).toEqual(events.slice(0, 2).map((event) => event.envelope.id));
+
+    const stream = collector();
+    const next = await started(topic, { groupId, tenantId, handler: stream });
+    await eventually(async () => stream.received.length >= 3, 'the rest');
+    expect(stream.received.map((delivery) => delivery.event.envelope.id)).toEqual(events.slice(2).map((event) => event.envelope.id));
+    expect(next.status()).toMatchObject({ handled: 3, duplicate: 0, 'dead-lettered': 0 });
+  });
+});
