@@ -8,7 +8,8 @@ import { unaryCall } from '../common/proto';
 import { encodeEvent } from '../services/events/envelope';
 import { eventServiceClass } from '../services/events/event-service';
 import { topics } from '../services/events/topics';
-import { alternate, apiClient, cpuOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway, type Phase } from './lib/load';
+import { measureDelivery } from './lib/events-delivery';
+import { alternate, apiClient, cpuOf, cpuSecondsOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway, type Phase } from './lib/load';
 
 /**
  * The event bus's publishing (issue 18), side by side in one run on this machine, against the
@@ -17,11 +18,15 @@ import { alternate, apiClient, cpuOf, interleave, measure, percent, printPhases,
  *    kafkajs producer sending the same envelopes one per send. Target: REST >= 50 % of it.
  * 2. gRPC `BatchPublish` of `--batch` events, `--batch-concurrency` calls at once, against the
  *    producer's batched ceiling (one sendBatch of the same records per call). Target: >= 60 %.
+ * 3. Publish → delivered to a Subscribe stream: `--tenants` tenants each subscribed to the same topic,
+ *    `--rate` events per second spread over them for `--delivery-seconds` (bench/lib/events-delivery.ts).
+ *    Target: p99 under 100 ms at 1 000 events/s with 50 tenants.
  * Both sides of a phase alternate in `--rounds` rounds, so a change of load hits both alike, after
  * one unmeasured round of each. The gateway runs as a child process (billing off: a bench tenant's
  * plan would stop it at eventsPerDay); its CPU per request is reported.
  *
  *   npm run bench:events -- [--concurrency 32] [--seconds 6] [--batch 500] [--batch-concurrency 2] [--rounds 2]
+ *     [--tenants 50] [--rate 1000] [--delivery-seconds 10]
  *     [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof'] (to profile the gateway)
  */
 /** The bench gateway's EventService port: the platform's own gateway holds 50051. */
@@ -33,6 +38,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '6' }, rounds: { type: 'string', default: '2' },
       batch: { type: 'string', default: '500' }, 'batch-concurrency': { type: 'string', default: '2' },
       'gateway-node-options': { type: 'string', default: '' },
+      tenants: { type: 'string', default: '50' }, rate: { type: 'string', default: '1000' }, 'delivery-seconds': { type: 'string', default: '10' },
     },
   });
   const concurrency = Number(values.concurrency);
@@ -52,7 +58,8 @@ async function main(): Promise<void> {
   const tenantId = (account.tenant as { id: string }).id;
   await call('POST', '/modules/crm/install', undefined, token);
 
-  const producer = new FailFastProducer(createKafka({ brokers: cfg.kafka.brokers, clientId: 'bench-events-bare' }), 5000);
+  const kafka = createKafka({ brokers: cfg.kafka.brokers, clientId: 'bench-events' });
+  const producer = new FailFastProducer(kafka, 5000);
   const EventService = eventServiceClass();
   const grpc = new EventService(`127.0.0.1:${BENCH_GRPC_PORT}`, credentials.createInsecure());
   const metadata = new Metadata();
@@ -98,6 +105,14 @@ async function main(): Promise<void> {
       () => measure(`gRPC BatchPublish x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.grpcBatch, pid),
       () => measure(`bare kafkajs sendBatch x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.bareBatch),
     ]), 'gRPC BatchPublish / batched ceiling', 60, batch, true);
+    heading(`3. publish → delivered to a Subscribe stream: ${values.tenants} tenants on ${topics.auth.name}, ${values.rate} events/s`);
+    const tokens = await subscribers(call, Number(values.tenants));
+    const gatewayCpu = cpuSecondsOf(pid);
+    const run = await measureDelivery(kafka, grpc, tokens, { rate: Number(values.rate), seconds: Number(values['delivery-seconds']) });
+    console.log(`| sent | delivered | events/s | p50 ms | p99 ms | max ms | gateway CPU ms/event |\n|---|---|---|---|---|---|---|`);
+    console.log(`| ${run.sent} | ${run.delivered} | ${(run.sent / run.seconds).toFixed(0)} | ${run.p50.toFixed(1)} | ${run.p99.toFixed(1)} | ${run.max.toFixed(1)} | `
+      + `${(((cpuSecondsOf(pid) - gatewayCpu) * 1000) / Math.max(1, run.delivered)).toFixed(3)} |`);
+    console.log(`\npublish → Subscribe p99 ${run.p99.toFixed(1)} ms (target < 100 ms at 1 000 events/s, 50 tenants)`);
     console.log(`\nmachine load average after: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
   } finally {
     grpc.close();
@@ -107,6 +122,20 @@ async function main(): Promise<void> {
       gateway.child.kill('SIGTERM');
     });
   }
+}
+
+/** Tenants with crm installed (it subscribes to auth.user.created) and their owners' tokens, by tenant id; four registrations at a time. */
+async function subscribers(call: ReturnType<typeof apiClient>, count: number): Promise<Map<string, string>> {
+  const tokens = new Map<string, string>();
+  while (tokens.size < count) {
+    const batch = Array.from({ length: Math.min(4, count - tokens.size) }, async () => {
+      const account = await call('POST', '/auth/register', { email: `bench.events.sub.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+      await call('POST', '/modules/crm/install', undefined, String(account.accessToken));
+      return [(account.tenant as { id: string }).id, String(account.accessToken)] as const;
+    });
+    for (const [tenantId, token] of await Promise.all(batch)) tokens.set(tenantId, token);
+  }
+  return tokens;
 }
 
 function heading(text: string): void {

@@ -1,0 +1,101 @@
+import { Metadata, status, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { newId } from '../../common/ids';
+import { createOrderedProducer, sendInOrder, type Kafka } from '../../common/kafka';
+import { unaryCall } from '../../common/proto';
+import { encodeEvent } from '../../services/events/envelope';
+import { topics } from '../../services/events/topics';
+import { percentile } from './load';
+
+/**
+ * Publish → delivered to a Subscribe stream (issue 18): `tenants` tenants each hold a Subscribe
+ * stream of their own group on platform.auth.events (crm subscribes to auth.user.created), and
+ * auth.user.created events are produced at `rate` per second spread over the tenants, as the
+ * identity service's relay produces them (acks -1; a module may not publish auth.* through the
+ * gateway, and crm subscribes to nothing else). Latency is from just before the send to the moment
+ * the bench's client reads the event from its stream, on one clock.
+ */
+export interface DeliveryRun {
+  sent: number;
+  delivered: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+interface StreamedEvent { id: string; tenant_id: string }
+
+export async function measureDelivery(
+  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, options: { rate: number; seconds: number },
+): Promise<DeliveryRun> {
+  const sentAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const streams: Array<ClientReadableStream<{ event: StreamedEvent }>> = [];
+  const group = `crm.bench-${newId().slice(-8)}`;
+  for (const [tenantId, token] of tokens) {
+    const metadata = new Metadata();
+    metadata.set('authorization', `Bearer ${token}`);
+    const stream = (grpc as unknown as { Subscribe(request: object, metadata: Metadata): ClientReadableStream<{ event: StreamedEvent }> })
+      .Subscribe({ topic: topics.auth.name, group_id: group }, metadata);
+    stream.on('data', ({ event }: { event: StreamedEvent }) => {
+      const started = sentAt.get(event.id);
+      if (started !== undefined && event.tenant_id === tenantId) latencies.push(performance.now() - started);
+    });
+    stream.on('error', (error: ServiceError) => {
+      if (error.code !== status.CANCELLED) console.error(`stream of ${tenantId}: ${error.code} ${error.details}`);
+    });
+    streams.push(stream);
+    await waitUntilGroupExists(grpc, group, metadata);
+  }
+
+  const producer = createOrderedProducer(kafka);
+  await producer.connect();
+  const tenantIds = [...tokens.keys()];
+  const tickMs = 10;
+  const perTick = options.rate / (1000 / tickMs);
+  const started = performance.now();
+  let sent = 0;
+  try {
+    for (let tick = 0; performance.now() - started < options.seconds * 1000; tick += 1) {
+      const due = Math.floor((tick + 1) * perTick) - Math.floor(tick * perTick);
+      const records = Array.from({ length: due }, () => {
+        const tenantId = tenantIds[(sent += 1) % tenantIds.length];
+        const userId = newId();
+        const id = newId();
+        sentAt.set(id, performance.now());
+        return encodeEvent({
+          topic: topics.auth.name, key: userId, correlationId: null,
+          envelope: {
+            id, type: 'auth.user.created', source: 'identity', tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: null,
+            data: { user_id: userId, email: `${userId}@example.test`, display_name: 'Bench', role: 'member', tenant_id: tenantId },
+          },
+        });
+      });
+      // Not awaited: the schedule keeps its rate while acknowledgements are in flight, as independent publishers would.
+      if (records.length > 0) void sendInOrder(producer, records);
+      const next = started + (tick + 1) * tickMs;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    // The last events' way through: a bounded wait for what is still on its way.
+    const deadline = performance.now() + 10_000;
+    while (latencies.length < sent && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    latencies.sort((a, b) => a - b);
+    return {
+      sent, delivered: latencies.length, seconds,
+      p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN,
+    };
+  } finally {
+    for (const stream of streams) stream.cancel();
+    await producer.disconnect();
+  }
+}
+
+async function waitUntilGroupExists(grpc: Client, group: string, metadata: Metadata): Promise<void> {
+  for (let attempt = 0; attempt < 150; attempt += 1) {
+    const found = await unaryCall(grpc, 'GetConsumerPosition', { topic: topics.auth.name, group_id: group }, metadata).then(() => true, () => false);
+    if (found) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the group ${group} did not come to exist`);
+}
