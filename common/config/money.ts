@@ -18,5 +18,19 @@ export const moneySettings = {
     holdTtlHours: setting('MONEY_HOLD_TTL_HOURS', Joi.number().integer().min(1).max(168).default(72)),
     maxHoldsPerWallet: setting('MONEY_MAX_HOLDS_PER_WALLET', Joi.number().integer().min(1).default(100)),
     holdCleanupIntervalSec: setting('MONEY_HOLD_CLEANUP_INTERVAL_SEC', Joi.number().integer().min(1).default(60)),
+    /**
+     * Admission (issue 19): holds, transfers, confirms and cancels one tenant may have in flight at
+     * once, counted in Redis across gateways; beyond it 429 rate-limit-exceeded before any workflow
+     * starts. 32 is what the flows bench's 32 clients need, and as many as the recommended pool size
+     * serves at once (docs/decisions/money.md, Overload): more would only queue behind the tenant's own
+     * work and push other tenants' requests towards the deadline.
+     */
+    maxInFlightPerTenant: setting('MONEY_MAX_IN_FLIGHT_PER_TENANT', Joi.number().integer().min(1).default(32)),
+    /**
+     * How long an admitted request's slot counts at most: a gateway that crashed never releases its
+     * slots, so they lapse. Longer than a healthy operation can take (4 local-activity attempts of
+     * at most 10 s each).
+     */
+    admissionLeaseMs: setting('MONEY_ADMISSION_LEASE_SECONDS', Joi.number().integer().min(1).max(3600).default(60), (seconds) => seconds * 1000),
   },
 };

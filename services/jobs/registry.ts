@@ -2,18 +2,20 @@ import { problems } from '../../common/problems';
 import { coldExportJobKind } from '../audit/export/job';
 import type { AuditExportDeps } from '../audit/export/deps';
 import { fileProcessJobKind } from '../files/process-job';
+import { moneyJobKinds, type MoneyJobDeps } from '../money/jobs';
 import type { JobKind } from './job';
 import { parseJobId } from './job-id';
 
 /** Every kind of job the gateway answers 202 for; a new kind (file processing, replays…) joins here. */
 export interface JobKindDeps {
   auditExport: AuditExportDeps;
+  money: MoneyJobDeps;
 }
 
 export type JobKinds = ReadonlyMap<string, JobKind>;
 
 export function jobKinds(deps: JobKindDeps): JobKinds {
-  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind].map((kind) => [kind.name, kind]));
+  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind, ...moneyJobKinds(deps.money)].map((kind) => [kind.name, kind]));
 }
 
 export interface ResolvedJob {

@@ -4,6 +4,7 @@ import { JOB_ID_PATTERN } from '../../../services/jobs/job-id';
 import { problemSchema } from '../../openapi/problem.schema';
 import { coldExportResult } from '../audit/export.schemas';
 import { processedFile } from '../files/process.schemas';
+import { transactionResponse } from '../money/holds.schemas';
 
 export interface JobParams {
   jobId: string;
@@ -23,6 +24,7 @@ export const jobView = Joi.object({
   status: Joi.string().valid(...JOB_STATUSES).required(),
   startedAt: instant.required(),
   completedAt: instant.allow(null).required().description('When the work was done; null while it runs'),
-  result: Joi.alternatives().try(coldExportResult, processedFile).description('completed jobs only; its shape is the kind\'s'),
+  result: Joi.alternatives().try(coldExportResult, processedFile, transactionResponse)
+    .description('completed jobs only; its shape is the kind\'s (money kinds: the final transaction)'),
   error: problemSchema.description('failed jobs only: why, as an RFC 9457 problem'),
 });
