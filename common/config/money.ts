@@ -21,11 +21,10 @@ export const moneySettings = {
     /**
      * Admission (issue 19): holds, transfers, confirms and cancels one tenant may have in flight at
      * once, counted in Redis across gateways; beyond it 429 rate-limit-exceeded before any workflow
-     * starts. 32 is what the flows bench's 32 clients need, and as many as the recommended pool size
-     * serves at once (docs/decisions/money.md, Overload): more would only queue behind the tenant's own
-     * work and push other tenants' requests towards the deadline.
+     * starts. 8 because more buys a tenant no throughput here and costs every other tenant latency
+     * (measured with the overload fault test: docs/decisions/money.md, Overload).
      */
-    maxInFlightPerTenant: setting('MONEY_MAX_IN_FLIGHT_PER_TENANT', Joi.number().integer().min(1).default(32)),
+    maxInFlightPerTenant: setting('MONEY_MAX_IN_FLIGHT_PER_TENANT', Joi.number().integer().min(1).default(8)),
     /**
      * How long an admitted request's slot counts at most: a gateway that crashed never releases its
      * slots, so they lapse. Longer than a healthy operation can take (4 local-activity attempts of
