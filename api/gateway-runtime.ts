@@ -34,6 +34,7 @@ import { ensureBucket } from './runtime/bucket';
 import { closeConnections, openConnections, type Connections } from './runtime/connections';
 import { retryUntilDone } from './runtime/retry';
 import { MoneyFlows } from '../services/money/workflow-client';
+import { MoneyAdmission } from '../services/money/admission';
 import { PgChannelListener } from '../db/pg-channel-listener';
 import { RBAC_VERSIONS_CHANNEL } from '../db/queries/access/roles.queries';
 import { ACCOUNT_CHANGES_CHANNEL } from '../db/queries/identity/users.queries';
@@ -216,7 +217,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     auditExport: createAuditExportServices(config, connections, () => temporal),
     money,
     // The plan-limit cache is the money routes' own: one cache per gateway.
-    moneyFlows: new MoneyFlows({ config, db: connections.db, temporal: () => temporal, limits: money.limits }),
+    moneyFlows: new MoneyFlows({
+      config, db: connections.db, temporal: () => temporal, limits: money.limits,
+      admission: new MoneyAdmission(connections.redis, config.moneyFlows, logger),
+    }),
     data: {
       db: connections.db, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data,
       hooks: dataHooks, enforcePlanLimits: config.billingLimits.enabled,

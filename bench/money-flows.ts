@@ -56,7 +56,11 @@ async function main(): Promise<void> {
   // activities), the pool size docs/decisions/money.md recommends (DATABASE_POOL_SIZE).
   const poolSize = { DATABASE_POOL_SIZE: String(concurrency) };
   const [gateway, moneyWorker, noopWorker, temporal] = await Promise.all([
-    startBenchGateway({ MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000', ...poolSize }),
+    // All clients are one tenant: its in-flight bound (issue 19) is as many as there are clients.
+    startBenchGateway({
+      MONEY_TASK_QUEUE: moneyQueue, MONEY_MAX_HOLDS_PER_WALLET: String(1_000_000), GRPC_CALL_TIMEOUT_MS: '30000',
+      MONEY_MAX_IN_FLIGHT_PER_TENANT: String(concurrency), ...poolSize,
+    }),
     startMoneyWorkerProcess(moneyQueue, poolSize),
     startWorkerProcess('bench/money/noop-worker.ts', 'noop worker running', [noopQueue]),
     connectTemporal(settings.temporal, settings.temporalCodec),

@@ -204,6 +204,9 @@ export const problems = {
     new Problem('unsupported-media-type', `Content-Type ${type || '(none)'} is not accepted; send ${expected}`),
   rateLimited: (retryAfter: number) =>
     new Problem('rate-limit-exceeded', `Too many requests; retry after ${retryAfter} s`, { retryAfter }),
+  /** Admission of workflow-backed money requests (services/money/admission.ts): the tenant's in-flight bound. */
+  moneyInFlightLimit: (max: number, retryAfter: number) => new Problem('rate-limit-exceeded',
+    `This tenant already has ${max} holds, transfers, confirms or cancels in flight; retry after ${retryAfter} s`, { retryAfter, max }),
   internal: (cause?: unknown) => new Problem('internal-error', 'An unexpected error occurred', {}, { cause }),
   /** The error of a job (GET /v1/jobs/{jobId}) whose workflow failed; its own message stays in Temporal. */
   jobFailed: (what: string) => new Problem('internal-error', `The ${what} did not complete; start it again`),

@@ -94,6 +94,12 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, H = unkn
    */
   streamedBody?: StreamedBody;
   /**
+   * The handler keeps the downstream deadline (GRPC_CALL_TIMEOUT_MS) itself, because what it answers
+   * then is not a 504: work that goes on as a job answers 202 with it (docs/decisions/jobs.md; the
+   * money workflows, services/money/flow-deadline.ts). downstreamCall does not cut such a handler off.
+   */
+  ownDeadline?: true;
+  /**
    * The JSON body limit of this route when it is not API_BODY_LIMIT_BYTES: a route whose own rule
    * allows a larger field (an event payload of 1 MB) must read the body whole to apply that rule.
    */

@@ -49,7 +49,12 @@ export class CircuitBreaker {
     return this.now() < this.openUntil ? 'open' : 'half-open';
   }
 
-  async execute<T>(call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs the call through the breaker. A failure for which `countsAsFailure` says false tells
+   * nothing of the downstream's health (a deadline one tenant's burst made it miss): it neither adds
+   * to the run of failures nor ends it, and a probe that meets one leaves the circuit half-open.
+   */
+  async execute<T>(call: () => Promise<T>, countsAsFailure: (error: unknown) => boolean = () => true): Promise<T> {
     const state = this.state;
     if (state === 'open' || (state === 'half-open' && this.probeInFlight)) {
       throw new CircuitOpenError(this.name);
@@ -61,7 +66,7 @@ export class CircuitBreaker {
       this.onSuccess();
       return result;
     } catch (error) {
-      this.onFailure(isProbe);
+      if (countsAsFailure(error)) this.onFailure(isProbe);
       throw error;
     } finally {
       if (isProbe) this.probeInFlight = false;

@@ -111,7 +111,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...fileTusRoutes({ ...services.files, s3: services.identity.config.s3, temporal: services.temporal }),
     ...billingRoutes(services),
     ...jobRoutes({
-      kinds: jobKinds({ auditExport: services.auditExport }), temporal: services.temporal,
+      kinds: jobKinds({ auditExport: services.auditExport, money: { db: services.money.db } }), temporal: services.temporal,
       resolver: services.access.resolver, problemBase: services.identity.config.api.problemBase,
     }),
   ];

@@ -113,6 +113,8 @@ export async function startBenchGateway(env: Record<string, string> = {}, entry 
     // Production refuses the public development key; the bench's accounts use 2FA nowhere.
     MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_ADMIN_PER_MINUTE: '100000000',
+    // The platform's own gateway holds the EventService's port (50051) while a bench runs beside it.
+    GRPC_PORT: '0',
     ...env,
   });
   await waitReady(gateway.baseUrl);

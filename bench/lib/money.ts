@@ -1,4 +1,4 @@
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { newId } from '../../common/ids';
 import { sql, type DatabasePool } from '../../db/pool';
 
@@ -8,6 +8,15 @@ import { sql, type DatabasePool } from '../../db/pool';
  */
 export type MoneyApi = <T = unknown>(method: string, path: string, body: unknown, token?: string, key?: string) => Promise<T>;
 
+/** An answer of the gateway, whatever its status: what a bench of refusals (429, 202) counts. */
+export interface MoneyAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+export type MoneyCall = (method: string, path: string, body: unknown, token?: string, key?: string) => Promise<MoneyAnswer>;
+
 /**
  * The load generator's client: node:http over kept-alive connections, which costs the bench process
  * about half the CPU per request of fetch; on a machine of two cores the client competes with the
@@ -15,10 +24,10 @@ export type MoneyApi = <T = unknown>(method: string, path: string, body: unknown
  * before the server's keep-alive timeout (Node's 5 s) closes them under a request; a request that
  * still meets a reused socket closing is sent once more, as Node's documentation advises.
  */
-export function moneyApi(baseUrl: string): MoneyApi {
+export function moneyCall(baseUrl: string): MoneyCall {
   const url = new URL(baseUrl);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: 4000 });
-  const call: MoneyApi = <T>(method: string, path: string, body: unknown, token?: string, key?: string) => new Promise<T>((resolve, reject) => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4000 });
+  const call: MoneyCall = (method, path, body, token, key) => new Promise<MoneyAnswer>((resolve, reject) => {
     const payload = JSON.stringify(body);
     const request = httpRequest({
       host: url.hostname, port: url.port, path: `/v1${path}`, method, agent,
@@ -34,22 +43,29 @@ export function moneyApi(baseUrl: string): MoneyApi {
       response.on('error', reject);
       response.on('end', () => {
         try {
-          const json = JSON.parse(Buffer.concat(chunks).toString()) as T;
-          const status = response.statusCode ?? 0;
-          if (status < 200 || status >= 300) reject(new Error(`${method} ${path} answered ${status}: ${JSON.stringify(json)}`));
-          else resolve(json);
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(Buffer.concat(chunks).toString()) });
         } catch (error) {
           reject(error);
         }
       });
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
-      if (request.reusedSocket && error.code === 'ECONNRESET') call<T>(method, path, body, token, key).then(resolve, reject);
+      if (request.reusedSocket && error.code === 'ECONNRESET') call(method, path, body, token, key).then(resolve, reject);
       else reject(error);
     });
     request.end(payload);
   });
   return call;
+}
+
+/** moneyCall for calls that must succeed: any other status than 2xx rejects with the answer. */
+export function moneyApi(baseUrl: string): MoneyApi {
+  const call = moneyCall(baseUrl);
+  return async <T>(method: string, path: string, body: unknown, token?: string, key?: string) => {
+    const { status, body: answer } = await call(method, path, body, token, key);
+    if (status < 200 || status >= 300) throw new Error(`${method} ${path} answered ${status}: ${JSON.stringify(answer)}`);
+    return answer as T;
+  };
 }
 
 export interface BenchAccount {

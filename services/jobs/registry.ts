@@ -3,18 +3,21 @@ import { coldExportJobKind } from '../audit/export/job';
 import type { AuditExportDeps } from '../audit/export/deps';
 import { fileProcessJobKind } from '../files/process-job';
 import { deadLetterReplayJobKind } from '../events/dead-letters/replay-job';
+import { moneyJobKinds, type MoneyJobDeps } from '../money/jobs';
 import type { JobKind } from './job';
 import { parseJobId } from './job-id';
 
 /** Every kind of job the gateway answers 202 for; a new kind (file processing, replays…) joins here. */
 export interface JobKindDeps {
   auditExport: AuditExportDeps;
+  money: MoneyJobDeps;
 }
 
 export type JobKinds = ReadonlyMap<string, JobKind>;
 
 export function jobKinds(deps: JobKindDeps): JobKinds {
-  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind, deadLetterReplayJobKind].map((kind) => [kind.name, kind]));
+  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind, deadLetterReplayJobKind, ...moneyJobKinds(deps.money)]
+    .map((kind) => [kind.name, kind]));
 }
 
 export interface ResolvedJob {

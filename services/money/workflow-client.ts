@@ -5,7 +5,8 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../../common/config';
 import type { PlanLimitReader } from './plan-limits';
-import { Problem, problems, type ProblemType } from '../../common/problems';
+import { problems } from '../../common/problems';
+import { refusalProblem } from './refusals';
 import { idempotentRequestOf } from './flow-operation';
 import { requestHash, storedAnswerFor } from '../idempotency/idempotent';
 import type { DatabasePool } from '../../db/pool';
@@ -17,14 +18,9 @@ import {
 } from '../../workflows/money/money.messages';
 import type { moneyTransfer } from '../../workflows/money/transfer.workflow';
 import type { TemporalHandle } from '../../common/temporal/client';
-
-/** Idempotency scopes: one per operation, so route sets A and B of one operation share their keys. */
-export const MONEY_FLOW_SCOPES = {
-  hold: 'POST /wallets/:id/hold',
-  confirm: 'POST /holds/:id/confirm',
-  cancel: 'POST /holds/:id/cancel',
-  transfer: 'POST /transfers',
-} as const;
+import type { MoneyAdmission } from './admission';
+import { answerByDeadline, type FlowAnswer, type JobMark } from './flow-deadline';
+import { MONEY_FLOW_SCOPES, holdJob, holdWorkflowId, settleJob, transferJob } from './jobs';
 
 export interface MoneyFlowDeps {
   config: Pick<Readonly<Config>, 'moneyFlows' | 'maintenance' | 'api'>;
@@ -32,6 +28,8 @@ export interface MoneyFlowDeps {
   db: DatabasePool;
   limits: PlanLimitReader;
   temporal: () => TemporalHandle | undefined;
+  /** The tenant's in-flight bound, counted in Redis across gateways (429 past it). */
+  admission: MoneyAdmission;
 }
 
 export interface HoldRequest {
@@ -50,12 +48,6 @@ export interface TransferRequest {
   reason: string;
 }
 
-/** The refusals an activity or workflow may answer with (their ApplicationFailure type is the suffix). */
-const REFUSALS = new Set<string>([
-  'validation-error', 'not-found', 'insufficient-funds', 'invalid-amount', 'hold-limit-exceeded', 'hold-expired',
-  'hold-settled', 'idempotency-conflict', 'plan-limit-exceeded', 'billing-unavailable', 'forbidden',
-]);
-
 /**
  * The gateway's side of holds and transfers (workflows/money). Each request is one round trip to
  * Temporal: update-with-start creates the workflow (id `money.<kind>:<tenantId>:<Idempotency-Key>`)
@@ -65,6 +57,10 @@ const REFUSALS = new Set<string>([
  * the refusal as its result (a 4xx is no fault): a retry with its key then starts a new run, which
  * evaluates the request again (withStart); a run that failed (a real fault) may be replaced at once
  * (reuse policy ALLOW_DUPLICATE_FAILED_ONLY).
+ *
+ * Overload (issue 19): every request first takes one of its tenant's in-flight slots (admission.ts)
+ * and is answered within the gateway's deadline (flow-deadline.ts): its transaction, or the job of
+ * its still-running workflow. Each workflow carries its tenant in its memo, so its job can be read.
  */
 export class MoneyFlows {
   /** A hold's TTL when the request names none (MONEY_HOLD_TTL_HOURS). */
@@ -74,29 +70,35 @@ export class MoneyFlows {
     this.defaultTtlSeconds = deps.config.moneyFlows.holdTtlHours * 3600;
   }
 
-  async placeHold(tenantId: string, request: HoldRequest, key: string): Promise<TransactionView> {
-    const idempotency = this.use('hold', key, request);
-    const limits = await this.deps.limits.limitsFor(tenantId);
-    const args = [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }] as const;
-    return this.withStart(tenantId, idempotency, `money.hold:${tenantId}:${key}`, async (client, options) =>
-      client.workflow.executeUpdateWithStart(holdPlaced, {
-        args: [{ requestHash: idempotency.requestHash }],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyHold>('moneyHold', { ...options, args }),
-      }));
+  placeHold(tenantId: string, request: HoldRequest, key: string): Promise<FlowAnswer> {
+    return this.admitted(tenantId, async (mark) => {
+      const idempotency = this.use('hold', key, request);
+      const limits = await this.deps.limits.limitsFor(tenantId);
+      const args = [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }] as const;
+      mark.job = holdJob(tenantId, key);
+      return this.withStart(tenantId, idempotency, mark.job.workflowId, async (client, options) =>
+        client.workflow.executeUpdateWithStart(holdPlaced, {
+          args: [{ requestHash: idempotency.requestHash }],
+          startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyHold>('moneyHold', { ...options, args }),
+        }));
+    });
   }
 
-  async transfer(tenantId: string, request: TransferRequest, key: string): Promise<TransactionView> {
+  async transfer(tenantId: string, request: TransferRequest, key: string): Promise<FlowAnswer> {
     if (request.fromWalletId === request.toWalletId) {
       throw problems.validation([{ field: 'toWalletId', code: 'INVALID_VALUE', message: 'must differ from fromWalletId' }]);
     }
-    const idempotency = this.use('transfer', key, request);
-    const limits = await this.deps.limits.limitsFor(tenantId);
-    const args = [{ tenantId, ...request, limits, idempotency }] as const;
-    return this.withStart(tenantId, idempotency, `money.transfer:${tenantId}:${key}`, async (client, options) =>
-      client.workflow.executeUpdateWithStart(transferDone, {
-        args: [{ requestHash: idempotency.requestHash }],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyTransfer>('moneyTransfer', { ...options, args }),
-      }));
+    return this.admitted(tenantId, async (mark) => {
+      const idempotency = this.use('transfer', key, request);
+      const limits = await this.deps.limits.limitsFor(tenantId);
+      const args = [{ tenantId, ...request, limits, idempotency }] as const;
+      mark.job = transferJob(tenantId, key);
+      return this.withStart(tenantId, idempotency, mark.job.workflowId, async (client, options) =>
+        client.workflow.executeUpdateWithStart(transferDone, {
+          args: [{ requestHash: idempotency.requestHash }],
+          startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyTransfer>('moneyTransfer', { ...options, args }),
+        }));
+    });
   }
 
   /**
@@ -104,22 +106,38 @@ export class MoneyFlows {
    * transaction). The hold row names the workflow (its idempotency key). A stored answer for this
    * key is replayed without asking Temporal; a finished workflow is answered from the hold's row.
    */
-  async settle(tenantId: string, action: 'confirm' | 'cancel', holdId: string, key: string, walletId?: string): Promise<TransactionView> {
-    const idempotency = this.use(action, key, { holdId, action });
-    const { hold, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
-      hold: await selectTransaction(tx, tenantId, holdId),
-      stored: await storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)),
-    }));
-    if (!hold || hold.type !== 'hold' || (walletId !== undefined && hold.walletId !== walletId)) throw problems.notFound('hold');
-    if (stored) return stored.body as TransactionView;
-    const client = await this.client();
-    try {
-      return await client.workflow.getHandle(`money.hold:${tenantId}:${hold.idempotencyKey}`)
-        .executeUpdate(settleHold, { args: [{ action, idempotency }] });
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return this.settledWithoutWorkflow(tenantId, hold, idempotency);
-      throw refusalOf(error);
-    }
+  settle(tenantId: string, action: 'confirm' | 'cancel', holdId: string, key: string, walletId?: string): Promise<FlowAnswer> {
+    return this.admitted(tenantId, async (mark) => {
+      const idempotency = this.use(action, key, { holdId, action });
+      const { hold, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
+        hold: await selectTransaction(tx, tenantId, holdId),
+        stored: await storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)),
+      }));
+      if (!hold || hold.type !== 'hold' || (walletId !== undefined && hold.walletId !== walletId)) throw problems.notFound('hold');
+      if (stored) return stored.body as TransactionView;
+      const client = await this.client();
+      const holdKey = hold.idempotencyKey ?? '';
+      mark.job = settleJob(tenantId, action, holdKey, key);
+      try {
+        return await client.workflow.getHandle(holdWorkflowId(tenantId, holdKey)).executeUpdate(settleHold, { args: [{ action, idempotency }] });
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return this.settledWithoutWorkflow(tenantId, hold, idempotency);
+        throw refusalOf(error);
+      }
+    });
+  }
+
+  /** The work of one request, once its tenant has a slot for it and within the gateway's deadline. */
+  private admitted(tenantId: string, work: (mark: JobMark) => Promise<TransactionView>): Promise<FlowAnswer> {
+    const deadline = { deadlineMs: this.deps.config.api.downstreamTimeoutMs, temporal: this.deps.temporal };
+    return answerByDeadline(deadline, tenantId, async (mark) => {
+      const leave = await this.deps.admission.enter(tenantId);
+      try {
+        return await work(mark);
+      } finally {
+        leave();
+      }
+    });
   }
 
   /** The hold's workflow has finished: the hold's row says why this settlement cannot happen. */
@@ -142,7 +160,7 @@ export class MoneyFlows {
   ): Promise<TransactionView> {
     const client = await this.client();
     try {
-      return await run(client, this.startOptions(workflowId, 'ALLOW_DUPLICATE_FAILED_ONLY'));
+      return await run(client, this.startOptions(tenantId, workflowId, 'ALLOW_DUPLICATE_FAILED_ONLY'));
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw refusalOf(error);
     }
@@ -153,14 +171,18 @@ export class MoneyFlows {
     // new run that evaluates it again; a run that answered, whose stored answer expired, does not.
     if (!await mayRunAgain(client, workflowId)) throw problems.conflict('This Idempotency-Key was already used, and its answer is no longer kept');
     try {
-      return await run(client, this.startOptions(workflowId, 'ALLOW_DUPLICATE'));
+      return await run(client, this.startOptions(tenantId, workflowId, 'ALLOW_DUPLICATE'));
     } catch (error) {
       throw refusalOf(error);
     }
   }
 
-  private startOptions(workflowId: string, workflowIdReusePolicy: StartOptions['workflowIdReusePolicy']): StartOptions {
-    return { workflowId, taskQueue: this.deps.config.moneyFlows.taskQueue, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy };
+  private startOptions(tenantId: string, workflowId: string, workflowIdReusePolicy: StartOptions['workflowIdReusePolicy']): StartOptions {
+    return {
+      workflowId, taskQueue: this.deps.config.moneyFlows.taskQueue, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy,
+      // The job of the request, if its deadline passes, is read from this workflow in its tenant (read-job.ts).
+      memo: { tenantId },
+    };
   }
 
   private use(kind: keyof typeof MONEY_FLOW_SCOPES, key: string, request: object): IdempotencyUse {
@@ -186,6 +208,7 @@ interface StartOptions {
   taskQueue: string;
   workflowIdConflictPolicy: 'USE_EXISTING';
   workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'ALLOW_DUPLICATE';
+  memo: { tenantId: string };
 }
 
 /**
@@ -209,10 +232,9 @@ async function mayRunAgain(client: TemporalHandle['client'], workflowId: string)
 function refusalOf(error: unknown): unknown {
   if (!(error instanceof WorkflowUpdateFailedError)) return error;
   for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ApplicationFailure && cause.type && REFUSALS.has(cause.type)) {
-      const extensions = (cause.details?.[0] ?? {}) as Record<string, unknown>;
-      return new Problem(cause.type as ProblemType, cause.message, extensions);
-    }
+    const problem = cause instanceof ApplicationFailure
+      ? refusalProblem(cause.type, cause.message, (cause.details?.[0] ?? {}) as Record<string, unknown>) : undefined;
+    if (problem) return problem;
   }
   return error;
 }

@@ -63,6 +63,11 @@ export interface MoneyFlowsFixture {
   owner: DatabasePool;
   /** A registered account whose e-mail is verified (money mutations need it). */
   account: RegisteredAccount;
+  /** The gateway's money task queue, served by the fixture's worker while it runs. */
+  taskQueue: string;
+  /** Stops the worker (workflows then wait in Temporal), and starts a new one on the same queue. */
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -79,15 +84,24 @@ export async function startMoneyFlowsFixture(name: string, env: Record<string, s
     createDbPool(appUrl(), { maxPoolSize: 4, name: `${name}-test` }),
     createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: `${name}-owner` }),
   ]);
-  const worker = await moneyWorker(server, taskQueue, app, owner);
-  const running = worker.run();
+  let worker: { instance: Worker; running: Promise<void> } | undefined;
+  const startWorker = async () => {
+    const instance = await moneyWorker(server, taskQueue, app, owner);
+    worker = { instance, running: instance.run() };
+  };
+  const stopWorker = async () => {
+    const stopping = worker;
+    worker = undefined;
+    stopping?.instance.shutdown();
+    await stopping?.running;
+  };
+  await startWorker();
   const account = await registerAccount(gateway);
   await verifyEmail(owner, account.user.id);
   return {
-    gateway, server, app, owner, account,
+    gateway, server, app, owner, account, taskQueue, startWorker, stopWorker,
     async close() {
-      worker.shutdown();
-      await running;
+      await stopWorker();
       await gateway.close();
       await server.close();
       await app.end();

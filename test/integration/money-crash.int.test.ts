@@ -46,7 +46,9 @@ let account: RegisteredAccount;
 beforeAll(async () => {
   await migrateSharedDatabase();
   [gateway, server, app, owner, worker] = await Promise.all([
-    startTestGateway({ env: { MONEY_TASK_QUEUE: taskQueue, GRPC_CALL_TIMEOUT_MS: '30000' }, waitUntilReady: true }),
+    // Abandoned attempts keep their admission slot while they wait for the Worker, and their retries
+    // take new ones: the tenant's in-flight bound (test/api/money/overload.test.ts) is out of the way.
+    startTestGateway({ env: { MONEY_TASK_QUEUE: taskQueue, GRPC_CALL_TIMEOUT_MS: '30000', MONEY_MAX_IN_FLIGHT_PER_TENANT: '100000' }, waitUntilReady: true }),
     connectDevServer(),
     createDbPool(appUrl(), { maxPoolSize: 4, name: 'money-crash-test' }),
     createDbPool(config().db.ownerUrl, { maxPoolSize: 2, name: 'money-crash-owner' }),

@@ -24,8 +24,8 @@ export function jobRoutes(deps: JobRouteDeps): AnyRoute[] {
       summary: 'The state of a job started by an operation that answered 202',
       description: 'status is running, completed (result, shaped by the kind), failed (error: an RFC 9457 problem) or '
         + 'canceled. Reading a job needs the permission of the operation that started it (audit-cold-export: '
-        + 'audit.export; files-process: files.write; events-dlq-replay: events.dlq.retry). A job of another tenant, or an id no '
-        + 'kind issues, is 404 not-found.',
+        + 'audit.export; files-process: files.write; events-dlq-replay: events.dlq.retry; money-transfer, money-hold, '
+        + 'money-confirm, money-cancel: money.write). A job of another tenant, or an id no kind issues, is 404 not-found.',
       auth: 'bearer',
       schemas: { params: jobParams, response: { 200: jobView } },
       async handler(ctx) {

@@ -5,6 +5,7 @@ import { problemSchema } from '../../openapi/problem.schema';
 import { coldExportResult } from '../audit/export.schemas';
 import { processedFile } from '../files/process.schemas';
 import { replayResult } from '../events/dlq.schemas';
+import { transactionResponse } from '../money/holds.schemas';
 
 export interface JobParams {
   jobId: string;
@@ -24,6 +25,7 @@ export const jobView = Joi.object({
   status: Joi.string().valid(...JOB_STATUSES).required(),
   startedAt: instant.required(),
   completedAt: instant.allow(null).required().description('When the work was done; null while it runs'),
-  result: Joi.alternatives().try(coldExportResult, processedFile, replayResult).description('completed jobs only; its shape is the kind\'s'),
+  result: Joi.alternatives().try(coldExportResult, processedFile, replayResult, transactionResponse)
+    .description('completed jobs only; its shape is the kind\'s (money kinds: the final transaction)'),
   error: problemSchema.description('failed jobs only: why, as an RFC 9457 problem'),
 });

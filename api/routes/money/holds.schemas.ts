@@ -64,3 +64,9 @@ export const transactionResponse = Joi.object({
   expiredAt: Joi.string().isoDate().allow(null).required(),
   createdAt: Joi.string().isoDate().required(),
 });
+
+/** 202 of a hold, transfer, confirm or cancel whose deadline passed while its workflow ran (issue 19). */
+export const flowAccepted = Joi.object({
+  jobId: Joi.string().required()
+    .description('money-transfer.<key>, money-hold.<key>, money-confirm.<hold key>_<key> or money-cancel.<hold key>_<key>: GET /v1/jobs/{jobId} follows it'),
+});

@@ -45,6 +45,8 @@ const routes = [
   countingRoute('GET', '/test/client-error', 'notify', async () => { throw problems.notFound('thing'); }),
   countingRoute('POST', '/test/broken', 'notify', flaky),
   countingRoute('POST', '/test/tenant', 'events', flaky),
+  countingRoute('GET', '/test/crawl', 'data', () => sleep(1_000)),
+  countingRoute('POST', '/test/quick', 'data', async () => undefined),
 ];
 
 let gateway: TestGateway;
@@ -112,6 +114,17 @@ describe('downstream calls', () => {
     expect((await request('POST', '/test/flaky', unique())).status).toBe(200);
     const metrics = await call<string>(`${gateway.baseUrl}/metrics`);
     expect(metrics.body).toContain('circuit_breaker_state{downstream="service:notify"} 2');
+  });
+
+  it('charges a tenant\'s passed deadlines to that tenant alone: the namespace breaker stays closed for the others (issue 19)', async () => {
+    const slow = await registerAccount(registrar);
+    const other = await registerAccount(registrar);
+    // One GET is two attempts, each past the deadline: six requests are twelve timeouts in a row.
+    for (let i = 0; i < 6; i += 1) expect((await request('GET', '/test/crawl', unique(), slow.accessToken)).status).toBe(504);
+    expect(gateway.runtime.gateway.breakers.states()['service:data']).toBe('closed');
+    expect((await request('GET', '/test/crawl', unique(), slow.accessToken)).status).toBe(503);
+    expect(gateway.runtime.gateway.tenantBreakers.isIsolated(slow.tenant.id)).toBe(true);
+    expect((await request('POST', '/test/quick', unique(), other.accessToken)).status).toBe(200);
   });
 
   it('isolates a tenant whose requests mostly fail, and only that tenant', async () => {

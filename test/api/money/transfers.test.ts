@@ -26,7 +26,9 @@ let account: RegisteredAccount;
 beforeAll(async () => {
   // The machine is shared by several test runs at once: the concurrency test's requests queue on
   // two wallet locks and may take longer than the default 5 s downstream deadline to be served.
-  fixture = await startMoneyFlowsFixture('money-transfers', { GRPC_CALL_TIMEOUT_MS: '30000' });
+  // Its 40 transfers at once are also more than a tenant's default in-flight bound (8), which
+  // test/api/money/overload.test.ts covers; here every one of them is to be served.
+  fixture = await startMoneyFlowsFixture('money-transfers', { GRPC_CALL_TIMEOUT_MS: '30000', MONEY_MAX_IN_FLIGHT_PER_TENANT: '64' });
   ({ gateway, server, app, account } = fixture);
 });
 

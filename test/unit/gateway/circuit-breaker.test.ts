@@ -86,6 +86,24 @@ describe('circuit breaker state machine', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('neither counts nor clears a failure its caller says tells nothing of the downstream (a tenant\'s passed deadline)', async () => {
+    const clock = manualClock();
+    const breaker = new CircuitBreaker('svc', { now: clock.now });
+    const neutral = () => false;
+    await failTimes(breaker, 4);
+    for (let i = 0; i < 20; i += 1) await expect(breaker.execute(fail, neutral)).rejects.toThrow('downstream failed');
+    expect(breaker.state).toBe('closed');
+    // The run of four counted failures goes on: neutral ones did not end it.
+    await failTimes(breaker, 1);
+    expect(breaker.state).toBe('open');
+    // A probe that meets a neutral failure leaves the circuit half-open for the next probe.
+    clock.advance(30_000);
+    await expect(breaker.execute(fail, neutral)).rejects.toThrow('downstream failed');
+    expect(breaker.state).toBe('half-open');
+    await expect(breaker.execute(succeed)).resolves.toBe('ok');
+    expect(breaker.state).toBe('closed');
+  });
+
   it('keeps one breaker per downstream and reports their states', async () => {
     const clock = manualClock();
     const breakers = new CircuitBreakers({ now: clock.now });
