@@ -18,7 +18,7 @@ import {
 } from '../../workflows/money/money.messages';
 import type { moneyTransfer } from '../../workflows/money/transfer.workflow';
 import type { TemporalHandle } from '../../common/temporal/client';
-import type { MoneyAdmission } from './admission';
+import type { LeaveAdmission, MoneyAdmission } from './admission';
 import { answerByDeadline, type FlowAnswer, type JobMark } from './flow-deadline';
 import { MONEY_FLOW_SCOPES, holdJob, holdWorkflowId, settleJob, transferJob } from './jobs';
 
@@ -71,8 +71,8 @@ export class MoneyFlows {
   }
 
   placeHold(tenantId: string, request: HoldRequest, key: string): Promise<FlowAnswer> {
-    return this.admitted(tenantId, async (mark) => {
-      const idempotency = this.use('hold', key, request);
+    const idempotency = this.use('hold', key, request);
+    return this.admitted(tenantId, idempotency, async (mark) => {
       const limits = await this.deps.limits.limitsFor(tenantId);
       const args = [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }] as const;
       mark.job = holdJob(tenantId, key);
@@ -88,8 +88,8 @@ export class MoneyFlows {
     if (request.fromWalletId === request.toWalletId) {
       throw problems.validation([{ field: 'toWalletId', code: 'INVALID_VALUE', message: 'must differ from fromWalletId' }]);
     }
-    return this.admitted(tenantId, async (mark) => {
-      const idempotency = this.use('transfer', key, request);
+    const idempotency = this.use('transfer', key, request);
+    return this.admitted(tenantId, idempotency, async (mark) => {
       const limits = await this.deps.limits.limitsFor(tenantId);
       const args = [{ tenantId, ...request, limits, idempotency }] as const;
       mark.job = transferJob(tenantId, key);
@@ -107,8 +107,8 @@ export class MoneyFlows {
    * key is replayed without asking Temporal; a finished workflow is answered from the hold's row.
    */
   settle(tenantId: string, action: 'confirm' | 'cancel', holdId: string, key: string, walletId?: string): Promise<FlowAnswer> {
-    return this.admitted(tenantId, async (mark) => {
-      const idempotency = this.use(action, key, { holdId, action });
+    const idempotency = this.use(action, key, { holdId, action });
+    return this.admitted(tenantId, idempotency, async (mark) => {
       const { hold, stored } = await withTenant(this.deps.db, tenantId, async (tx) => ({
         hold: await selectTransaction(tx, tenantId, holdId),
         stored: await storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)),
@@ -127,11 +127,22 @@ export class MoneyFlows {
     });
   }
 
-  /** The work of one request, once its tenant has a slot for it and within the gateway's deadline. */
-  private admitted(tenantId: string, work: (mark: JobMark) => Promise<TransactionView>): Promise<FlowAnswer> {
+  /**
+   * The work of one request, once its tenant has a slot for it and within the gateway's deadline. A
+   * request refused a slot whose key already has its answer stored (a client replaying a finished
+   * operation) gets that answer: it would start nothing, so the bound has nothing to protect.
+   */
+  private admitted(tenantId: string, idempotency: IdempotencyUse, work: (mark: JobMark) => Promise<TransactionView>): Promise<FlowAnswer> {
     const deadline = { deadlineMs: this.deps.config.api.downstreamTimeoutMs, temporal: this.deps.temporal };
     return answerByDeadline(deadline, tenantId, async (mark) => {
-      const leave = await this.deps.admission.enter(tenantId);
+      let leave: LeaveAdmission;
+      try {
+        leave = await this.deps.admission.enter(tenantId);
+      } catch (refusal) {
+        const stored = await withTenant(this.deps.db, tenantId, (tx) => storedAnswerFor(tx, idempotentRequestOf(tenantId, idempotency)));
+        if (stored) return stored.body as TransactionView;
+        throw refusal;
+      }
       try {
         return await work(mark);
       } finally {

@@ -17,13 +17,27 @@ export const testKafka = () => createKafka(config().kafka);
 
 let topicsReady: Promise<unknown> | undefined;
 
-/** The broker does not create topics on first use: make sure the catalogue exists, once per file. */
+type StartOffsets = ReadonlyMap<string, ReadonlyArray<{ partition: number; offset: bigint }>>;
+
+/** The end of every catalogue topic when this test file made sure of them: its own tenants' events all come later. */
+let fileStart: StartOffsets | undefined;
+
+/**
+ * The broker does not create topics on first use: make sure the catalogue exists, once per file, and note
+ * where each topic ends, so consumeTenantEvents reads only what came after (the shared broker's topics keep
+ * every earlier run's and benchmark's events for a week).
+ */
 export function ensureCatalogueTopics(): Promise<unknown> {
   topicsReady ??= (async () => {
     const admin = testKafka().admin();
     await admin.connect();
     try {
-      return await ensureTopics(admin, plannedTopics(config().kafka));
+      const planned = plannedTopics(config().kafka);
+      const ensured = await ensureTopics(admin, planned);
+      fileStart = new Map(await Promise.all(planned.map(async ({ name }) => [
+        name, (await admin.fetchTopicOffsets(name)).map(({ partition, high }) => ({ partition, offset: BigInt(high) })),
+      ] as const)));
+      return ensured;
     } finally {
       await admin.disconnect();
     }
@@ -44,6 +58,11 @@ export interface ConsumeOptions {
   /** Reading stops as soon as this holds for the events received so far. */
   until: (events: readonly ReceivedEvent[]) => boolean;
   timeoutMs?: number;
+  /**
+   * Where to start reading each topic's partitions (offsets taken before the test published). By default
+   * where the topics ended when the file called ensureCatalogueTopics, else the oldest retained event.
+   */
+  from?: StartOffsets;
 }
 
 /**
@@ -51,7 +70,7 @@ export interface ConsumeOptions {
  * timeoutMs naming how many events had arrived, so a missing event fails the test instead of
  * hanging it.
  */
-export async function consumeTenantEvents({ tenantId, topics, until, timeoutMs = 20_000 }: ConsumeOptions): Promise<ReceivedEvent[]> {
+export async function consumeTenantEvents({ tenantId, topics, until, timeoutMs = 20_000, from }: ConsumeOptions): Promise<ReceivedEvent[]> {
   const consumer = createConsumer(testKafka(), { groupId: `test.${randomUUID()}`, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
   const events: ReceivedEvent[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -68,7 +87,11 @@ export async function consumeTenantEvents({ tenantId, topics, until, timeoutMs =
           events.push({ ...decodeEvent(message), topic, partition, offset: Number(message.offset), headers });
           if (until(events)) resolve();
         },
-      }).catch(reject);
+      }).then(() => {
+        for (const topic of topics) {
+          for (const { partition, offset } of (from ?? fileStart)?.get(topic) ?? []) consumer.seek({ topic, partition, offset: offset.toString() });
+        }
+      }, reject);
     });
     return events;
   } finally {

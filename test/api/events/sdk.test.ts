@@ -2,7 +2,8 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { newId } from '../../../common/ids';
-import { createOrderedProducer, type Producer } from '../../../common/kafka';
+import { createOrderedProducer, type Admin, type Producer } from '../../../common/kafka';
+import { committedOffsets, topicBounds } from '../../../common/kafka-groups';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { EventBusClient, type DeliveredEvent } from '../../../sdk/events';
 import { kafkaGroupId } from '../../../services/events/consumers/group-names';
@@ -64,15 +65,18 @@ async function subscribed(group: string, handler: (event: DeliveredEvent) => Pro
   return subscription;
 }
 
-async function groupOffsets(group: string): Promise<number> {
+async function withAdmin<T>(work: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = testKafka().admin();
   await admin.connect();
   try {
-    const [offsets] = await admin.fetchOffsets({ groupId: kafkaGroupId(group, alice.tenant.id), topics: [topics.auth.name] });
-    return offsets?.partitions.filter((partition) => partition.offset !== '-1').length ?? 0;
+    return await work(admin);
   } finally {
     await admin.disconnect();
   }
+}
+
+async function groupOffsets(group: string): Promise<number> {
+  return (await withAdmin((admin) => committedOffsets(admin, kafkaGroupId(group, alice.tenant.id), topics.auth.name))).length;
 }
 
 const deadLetters = (group: string) => owner.any(sql.type(z.object({ eventId: z.string(), attemptCount: z.number(), lastError: z.string(), status: z.string() }))`
@@ -84,10 +88,13 @@ describe('EventBusClient.publish', () => {
   it('publishes a declared event with the idempotency key as its id, to the type\'s topic, keyed by its entity', async () => {
     const contactId = newId();
     const key = newId();
+    const before = await withAdmin((admin) => topicBounds(admin, topics.data.name));
     const { eventId } = await bus.publish('crm.contact.created', { id: contactId, firstName: 'Ada' }, { idempotencyKey: key });
     expect(eventId).toBe(key);
-    const [received] = await consumeTenantEvents({ tenantId: alice.tenant.id, topics: [topics.data.name], until: (events) => events.some((e) => e.envelope.id === key) })
-      .then((events) => events.filter((e) => e.envelope.id === key));
+    const [received] = await consumeTenantEvents({
+      tenantId: alice.tenant.id, topics: [topics.data.name], until: (events) => events.some((e) => e.envelope.id === key),
+      from: new Map([[topics.data.name, before.map(({ partition, high }) => ({ partition, offset: high }))]]),
+    }).then((events) => events.filter((e) => e.envelope.id === key));
     expect(received).toMatchObject({ key: contactId, envelope: { type: 'crm.contact.created', source: 'crm', tenantId: alice.tenant.id, data: { id: contactId, firstName: 'Ada' } } });
   });
 
