@@ -30,6 +30,17 @@ temporal_pid() {
 
 # matching.useNewMatcher: the task matcher that honours task priority (off by default in server 1.29);
 # file scans started during a backlog go first (docs/decisions/files.md, Scan priority).
+# The history queues' read rate: the server's default (20 reads a second per queue, and the dev server
+# has one shard) made every new workflow task wait for the next read, half a lone transfer's 50 ms.
+# SQLite in WAL with synchronous=NORMAL: a crash of the server loses nothing; a power loss may lose
+# its last commits, which a client's retry with its Idempotency-Key redoes without doubling (the
+# money answer is stored in PostgreSQL). docs/decisions/temporal.md, Dev server settings.
+TEMPORAL_TUNING=(
+  --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal
+  --dynamic-config-value history.transferProcessorMaxPollRPS=1000
+  --dynamic-config-value history.timerProcessorMaxPollRPS=1000
+  --dynamic-config-value history.visibilityProcessorMaxPollRPS=1000
+)
 temporal_spawn() {
   [[ -x "$PLATFORM_BIN/temporal" ]] || die "temporal: $PLATFORM_BIN/temporal missing; run scripts/infra/install.sh"
   mkdir -p "$TEMPORAL_DIR"
@@ -42,6 +53,7 @@ temporal_spawn() {
     --db-filename "$TEMPORAL_DIR/temporal.db" \
     --log-level warn \
     --dynamic-config-value matching.useNewMatcher=true \
+    "${TEMPORAL_TUNING[@]}" \
     ${TEMPORAL_DEV_ARGS:-}
 }
 
