@@ -189,6 +189,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     timeoutMs: config.health.checkTimeoutMs,
   });
 
+  const metrics = new GatewayMetrics(breakers, tenantBreakers, {
+    lookups: { permissions: access.cache.stats, me: meAnswers.stats }, isListening: () => announcements.isListening,
+  });
+
   return {
     connections,
     temporal: () => temporal,
@@ -203,9 +207,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       tokens: identity.tokens,
       permissions: access.resolver,
       limiter: new SlidingWindowLimiter(connections.redis),
-      metrics: new GatewayMetrics(breakers, tenantBreakers, {
-        lookups: { permissions: access.cache.stats, me: meAnswers.stats }, isListening: () => announcements.isListening,
-      }),
+      metrics,
       breakers,
       tenantBreakers,
       requestAudit,
@@ -219,7 +221,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     // The plan-limit cache is the money routes' own: one cache per gateway.
     moneyFlows: new MoneyFlows({
       config, db: connections.db, temporal: () => temporal, limits: money.limits,
-      admission: new MoneyAdmission(connections.redis, config.moneyFlows, logger),
+      admission: new MoneyAdmission(connections.redis, config.moneyFlows, logger, () => metrics.rateLimited('money-in-flight')),
     }),
     data: {
       db: connections.db, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data,

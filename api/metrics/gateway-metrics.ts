@@ -38,7 +38,7 @@ export class GatewayMetrics {
       registers: [this.registry],
     });
     this.rejections = new Counter({
-      name: 'rate_limit_rejections_total', help: 'Requests refused with 429 by the gateway rate limit, by group key kind',
+      name: 'rate_limit_rejections_total', help: 'Requests refused with 429 by the gateway rate limit, by group key kind (money-in-flight: a tenant at its bound of money operations in flight)',
       labelNames: ['group'], registers: [this.registry],
     });
     new Gauge({

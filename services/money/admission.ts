@@ -55,7 +55,11 @@ export type LeaveAdmission = () => void;
 export class MoneyAdmission {
   private readonly redis: AdmissionRedis;
 
-  constructor(redis: Redis, private readonly settings: MoneyAdmissionSettings, private readonly logger: Logger) {
+  /** `onRefused` counts each refusal (the gateway's rate_limit_rejections_total, group money-in-flight). */
+  constructor(
+    redis: Redis, private readonly settings: MoneyAdmissionSettings, private readonly logger: Logger,
+    private readonly onRefused: () => void = () => undefined,
+  ) {
     redis.defineCommand('moneyAdmissionEnter', { numberOfKeys: 1, lua: ENTER });
     this.redis = redis as AdmissionRedis;
   }
@@ -70,7 +74,10 @@ export class MoneyAdmission {
       this.logger.warn({ err: error, tenantId }, 'money admission unavailable; request admitted without a slot');
       return () => undefined;
     }
-    if (admitted !== 1) throw problems.moneyInFlightLimit(this.settings.maxInFlightPerTenant, RETRY_AFTER_SECONDS);
+    if (admitted !== 1) {
+      this.onRefused();
+      throw problems.moneyInFlightLimit(this.settings.maxInFlightPerTenant, RETRY_AFTER_SECONDS);
+    }
     return () => {
       // Not awaited: the command is queued on the connection before any later request's ENTER.
       this.redis.zrem(key, slot).catch((error: unknown) => {

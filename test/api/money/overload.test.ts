@@ -3,7 +3,7 @@ import { newId } from '../../../common/ids';
 import { z } from 'zod';
 import { sql } from '../../../db/pool';
 import { get, post, bearer, registerAccount, type RegisteredAccount } from '../../helpers/identity';
-import { waitFor, type JsonResponse } from '../../helpers/http';
+import { call, waitFor, type JsonResponse } from '../../helpers/http';
 import { expectLedgerConsistent } from '../../helpers/ledger';
 import { verifyEmail } from '../../helpers/money';
 import { fundedWallet, startMoneyFlowsFixture, type MoneyFlowsFixture } from '../../helpers/money-flows';
@@ -93,6 +93,8 @@ describe('admission and the deadline of transfers', () => {
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body).toMatchObject({ type: fixture.gateway.problemType('rate-limit-exceeded'), retryAfter: 1, max: 2 });
     expect(await workflowExists(`money.transfer:${tenant}:${k3}`)).toBe(false);
+    // Counted beside the rate limit's refusals, so an operator sees tenants queueing at their bound.
+    expect((await call<string>(`${fixture.gateway.baseUrl}/metrics`)).body).toMatch(/rate_limit_rejections_total\{group="money-in-flight"\} [1-9]/);
     // The bound is the tenant's own: another tenant is admitted meanwhile.
     const third = send(other, '/transfers', transfer(otherFrom, otherTo, 20), k4);
 
