@@ -15,8 +15,8 @@ const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
  * authentication middleware later adds the tenant and actor to it.
  */
 export function requestContext(logger: Logger): AppMiddleware {
-  // The completion line carries only ids (the tenant's among them), method, path, status and duration, none of the fields the
-  // logger redacts; skipping the redaction pass saves about 40 % of the line's cost.
+  // The completion line carries only ids (the tenant's among them), method, path, status and duration,
+  // none of the fields the logger redacts; skipping the redaction pass saves about 40 % of the line's cost.
   const accessLog = logger.child({}, { redact: [] });
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
