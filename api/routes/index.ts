@@ -6,6 +6,7 @@ import { auditExportRoutes } from './audit/export.routes';
 import type { AnyRoute } from '../http/route-registry';
 import { helloRoutes } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
+import { meAvatarRoutes } from './identity/me-avatar.routes';
 import { providerRoutes } from './identity/providers.routes';
 import { mfaRoutes } from './identity/mfa.routes';
 import { impersonationRoutes } from './identity/impersonation.routes';
@@ -80,6 +81,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
   return [
     ...helloRoutes,
     ...authRoutes(services.identity),
+    ...meAvatarRoutes(services.identity),
     ...providerRoutes(services.identity, services.access.resolver),
     ...mfaRoutes(services.identity),
     ...userRoutes(services.identity),

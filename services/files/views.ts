@@ -1,6 +1,7 @@
 import type { ObjectStore } from '../../common/object-store';
 import type { FileRow } from '../../db/queries/files/files.queries';
 import { processJobIdOf } from './process-job';
+import type { ThumbnailPreset } from './thumbnails';
 
 /** Document 2, File, as the API answers it. */
 export interface FileView {
@@ -29,6 +30,17 @@ export interface FileDetails extends FileView {
 
 /** How long the URLs in file objects (url, thumbnails) and the default redirect stay valid: document 2's default. */
 export const FILE_URL_TTL_SECONDS = 300;
+
+/**
+ * The platform's own address of a thumbnail, GET /files/:id/thumbnail/:preset, which redirects to a
+ * presigned URL of a short life: unlike that URL it stays valid, so it may be stored (a user's
+ * avatarUrl, services/identity/users/avatar.ts). Relative to the gateway's host, as the files
+ * service's other addresses are (a tus upload's Location, /v1/files/tus/{id}; a job's, /v1/jobs/{jobId}):
+ * the gateway knows no public base URL of its own.
+ */
+export function thumbnailUrlOf(fileId: string, preset: ThumbnailPreset): string {
+  return `/v1/files/${fileId}/thumbnail/${preset}`;
+}
 
 /**
  * A presigned GET of one of the file's objects. The URL names the object store's host (S3_ENDPOINT).

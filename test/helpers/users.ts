@@ -53,7 +53,7 @@ export async function login(gateway: TestGateway, who: { email: string; password
 /** A request with any method and an optional JSON body, under /v1. */
 export function send<T = Record<string, unknown>>(
   gateway: TestGateway,
-  method: 'GET' | 'PATCH' | 'DELETE' | 'POST',
+  method: 'GET' | 'PATCH' | 'DELETE' | 'POST' | 'PUT',
   path: string,
   token?: string,
   body?: unknown,

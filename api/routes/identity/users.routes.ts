@@ -39,10 +39,12 @@ export function userRoutes(deps: IdentityDeps): AnyRoute[] {
     }),
     defineRoute<UserIdParams, NoParams, UserPatch>({
       namespace: 'iam', method: 'PATCH', path: '/users/:id', operationId: 'iam.users.update',
-      summary: 'Changes a user’s name, e-mail or status',
+      summary: 'Changes a user’s name, e-mail, status or avatar',
       description: 'status locked blocks the user in this tenant and ends its sessions here; active unblocks. A new e-mail '
-        + 'is unverified and must be free (409 conflict). Name and e-mail of an account that also belongs to other tenants, '
-        + 'and anything of the owner, are changed by their holder only (403). A deleted user is restored first (409).',
+        + 'is unverified and must be free (409 conflict). avatarFileId sets the avatar from an image of this tenant\'s avatars '
+        + 'bucket, with the rules and limits of PUT /auth/me/avatar (400 FILE_NOT_FOUND, FILE_NOT_AVATAR); null clears it. Name, '
+        + 'e-mail and avatar of an account that also belongs to other tenants, and anything of the owner, are changed by their '
+        + 'holder only (403). A deleted user is restored first (409).',
       auth: 'bearer', permission: 'users.update',
       schemas: { params: userIdParams, body: userPatchBody, response: { 200: user } },
       async handler(ctx) {

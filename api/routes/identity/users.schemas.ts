@@ -4,6 +4,7 @@ import type { UserListQuery } from '../../../services/identity/users/read';
 import type { UserPatch } from '../../../services/identity/users/update';
 import { pageOf, pageQuery } from '../../http/pagination';
 import { email, name, user } from './auth.schemas';
+import { AVATAR_FILE, avatarFile } from './me-avatar.schemas';
 
 export interface UserIdParams {
   id: string;
@@ -24,6 +25,7 @@ export const userPatchBody = Joi.object<UserPatch>({
   lastName: name,
   email,
   status: Joi.string().valid('active', 'locked'),
+  avatarFileId: avatarFile.allow(null).description(`${AVATAR_FILE}; null clears the avatar`),
 }).min(1);
 
 export const userList = pageOf(user);

@@ -123,17 +123,23 @@ export interface ProfileChange {
   email?: string;
 }
 
+/** The profile fields a write may set; the avatar's URL is the platform's (services/identity/users/avatar.ts), null to clear it. */
+export interface AccountChange extends ProfileChange {
+  avatarUrl?: string | null;
+}
+
 /**
  * Account fields; a new address is unverified until proven. A taken address fails on the unique
  * index users_email_lower (409 conflict through api/http/constraint-problems.ts).
  */
 export async function updateAccountProfile(
-  tx: DatabaseTransactionConnection, tenantId: string, userId: string, change: ProfileChange,
+  tx: DatabaseTransactionConnection, tenantId: string, userId: string, change: AccountChange,
 ): Promise<void> {
   const sets = [
     ...(change.firstName !== undefined ? [sql.fragment`first_name = ${change.firstName}`] : []),
     ...(change.lastName !== undefined ? [sql.fragment`last_name = ${change.lastName}`] : []),
     ...(change.email !== undefined ? [sql.fragment`email = ${change.email}`, sql.fragment`email_verified = false`] : []),
+    ...(change.avatarUrl !== undefined ? [sql.fragment`avatar_url = ${change.avatarUrl}`] : []),
     sql.fragment`updated_at = now()`,
   ];
   await tx.query(sql.unsafe`UPDATE users SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${userId} AND ${memberOf(tenantId, userId)}`);

@@ -4,6 +4,7 @@ import { problems } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
 import { lockMembership, selectMember, type Member } from '../../../db/queries/identity/members.queries';
 import type { AuthState } from '../../../common/context';
+import { enqueueAuthEvent } from '../events';
 import type { UserView } from '../user-view';
 
 /** Document 1, User, as the tenant sees its member (status and deletedAt are per tenant). */
@@ -54,11 +55,34 @@ export const displayName = (user: Pick<UserView, 'firstName' | 'lastName' | 'ema
   `${user.firstName} ${user.lastName}`.trim() || user.email;
 
 /** UserUpdatedEvent's optional fields that differ between the two views. */
-export function sparseUpdate(before: UserView, after: UserView): { email?: string; display_name?: string; is_active?: boolean } {
+function sparseUpdate(before: UserView, after: UserView): { email?: string; display_name?: string; is_active?: boolean } {
   const isActive = (view: UserView) => view.status === 'active' && view.deletedAt === null;
   return {
     ...(after.email !== before.email ? { email: after.email } : {}),
     ...(displayName(after) !== displayName(before) ? { display_name: displayName(after) } : {}),
     ...(isActive(after) !== isActive(before) ? { is_active: isActive(after) } : {}),
   };
+}
+
+/**
+ * Whether the User changed beyond its updatedAt: what a change's event and audit record are written
+ * for. Wider than sparseUpdate, whose fields (document 3's UserUpdatedEvent) show neither the avatar
+ * nor a change of names that keeps the display name.
+ */
+export function userViewChanged(before: UserView, after: UserView): boolean {
+  return (['email', 'firstName', 'lastName', 'avatarUrl', 'status', 'deletedAt'] as const).some((field) => before[field] !== after[field]);
+}
+
+/**
+ * The record of a change to a user that keeps it (an update, a restore), in the change's
+ * transaction: the sparse auth.user.updated event and the audit record `action` with both views.
+ */
+export async function recordUserUpdated(
+  tx: DatabaseTransactionConnection, auth: AuthState, change: { action: 'auth.user.updated' | 'auth.user.restored'; before: UserView; after: UserView },
+): Promise<void> {
+  const { action, before, after } = change;
+  await enqueueAuthEvent(tx, 'auth.user.updated', auth.tenantId, after.id, {
+    ...sparseUpdate(before, after), updated_by: auth.userId, updated_at: after.updatedAt,
+  });
+  await auditUserChange(tx, auth, { action, userId: after.id, before, after });
 }

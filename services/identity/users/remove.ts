@@ -7,7 +7,7 @@ import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
 import { enqueueAuthEvent } from '../events';
 import type { UserView } from '../user-view';
-import { auditUserChange, isOwner, lockedMember, memberOrNotFound, memberView, sparseUpdate } from './members';
+import { auditUserChange, isOwner, lockedMember, memberOrNotFound, memberView, recordUserUpdated } from './members';
 
 /**
  * DELETE /users/:id, a soft delete in the caller's tenant: the membership is marked deleted (its
@@ -52,10 +52,7 @@ export async function restoreUser(deps: IdentityDeps, auth: AuthState, userId: s
     await updateMembershipStatus(tx, auth.tenantId, userId, 'active');
     await updateAccountDeleted(tx, auth.tenantId, userId, false);
     const after = memberView(await memberOrNotFound(tx, auth.tenantId, userId), auth.tenantId);
-    await enqueueAuthEvent(tx, 'auth.user.updated', auth.tenantId, userId, {
-      ...sparseUpdate(before, after), updated_by: auth.userId, updated_at: after.updatedAt,
-    });
-    await auditUserChange(tx, auth, { action: 'auth.user.restored', userId, before, after });
+    await recordUserUpdated(tx, auth, { action: 'auth.user.restored', before, after });
     return after;
   });
 }

@@ -2,23 +2,32 @@ import { problems } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
 import {
   revokeMemberSessions, selectAccountReach, updateAccountProfile, updateAccountStatus, updateMembershipStatus,
-  type Member, type ProfileChange,
+  type AccountChange, type Member, type ProfileChange,
 } from '../../../db/queries/identity/members.queries';
 import type { AuthState } from '../../../common/context';
 import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
-import { enqueueAuthEvent } from '../events';
 import type { UserView } from '../user-view';
-import { auditUserChange, isOwner, lockedMember, memberOrNotFound, memberView, sparseUpdate } from './members';
+import { avatarChangeOf, recordAvatarReference } from './avatar';
+import { isOwner, lockedMember, memberOrNotFound, memberView, recordUserUpdated, userViewChanged } from './members';
 
-/** PATCH /users/:id: document 1's partial update (name, e-mail, status). */
+/**
+ * PATCH /users/:id: document 1's partial update (name, e-mail, status), and the avatar from a
+ * platform file (null clears it; services/identity/users/avatar.ts).
+ */
 export interface UserPatch extends ProfileChange {
   status?: 'active' | 'locked';
+  avatarFileId?: string | null;
+}
+
+/** How the request names the avatar's file, for its errors: `avatarFileId` in PATCH /users/:id, `fileId` in PUT /auth/me/avatar. */
+export interface UserPatchNames {
+  avatarField: string;
 }
 
 /** Only the fields whose value actually changes. */
-function profileChanges(member: Member, patch: UserPatch): ProfileChange {
-  const change: ProfileChange = {};
+function profileChanges(member: Member, patch: UserPatch): AccountChange {
+  const change: AccountChange = {};
   if (patch.firstName !== undefined && patch.firstName !== member.firstName) change.firstName = patch.firstName;
   if (patch.lastName !== undefined && patch.lastName !== member.lastName) change.lastName = patch.lastName;
   if (patch.email !== undefined && patch.email.toLowerCase() !== member.email.toLowerCase()) change.email = patch.email;
@@ -26,7 +35,7 @@ function profileChanges(member: Member, patch: UserPatch): ProfileChange {
 }
 
 /**
- * Name and e-mail belong to the global account, which may also be a member of other tenants. They
+ * Name, e-mail and avatar belong to the global account, which may also be a member of other tenants. They
  * are changed by the account's holder, or by a tenant that is the account's only one; otherwise an
  * admin of one tenant could rename, or take over by e-mail and password reset, a user of another.
  * The owner's account is changed by the owner only (document 1: the owner cannot be blocked).
@@ -35,7 +44,7 @@ async function assertMayChangeProfile(tx: DatabaseTransactionConnection, auth: A
   if (member.id === auth.userId) return;
   if (isOwner(member)) throw problems.forbidden('Only the owner changes the owner’s account');
   const { otherTenants } = await selectAccountReach(tx, member.id);
-  if (otherTenants > 0) throw problems.forbidden('The account also belongs to other tenants; only its holder can change its name or e-mail');
+  if (otherTenants > 0) throw problems.forbidden('The account also belongs to other tenants; only its holder can change its name, e-mail or avatar');
 }
 
 /**
@@ -62,27 +71,39 @@ async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, m
 
 /**
  * Applies a partial update in one transaction with its audit record and the sparse
- * auth.user.updated event (document 3: only changed fields). A soft-deleted user is restored first
- * (409). Nothing changed: nothing is written.
+ * auth.user.updated event (document 3: only changed fields; an avatar has no field there, so an
+ * avatar alone is told by the event's updated_by and updated_at). A soft-deleted user is restored
+ * first (409). Nothing changed (the same avatar file again included): nothing is written.
  */
-export async function updateUser(deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch): Promise<UserView> {
+export async function updateUser(
+  deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch, names: UserPatchNames = { avatarField: 'avatarFileId' },
+): Promise<UserView> {
   return changeAccount(deps, auth.tenantId, userId, async (tx) => {
     const member = await lockedMember(tx, auth.tenantId, userId);
     if (member.membershipStatus === 'deleted') throw problems.conflict('The user is deleted; restore it first');
     const before = memberView(member, auth.tenantId);
 
     const profile = profileChanges(member, patch);
+    const avatar = patch.avatarFileId === undefined ? null : await avatarChangeOf(tx, auth.tenantId, member, patch.avatarFileId, names.avatarField);
+    if (avatar) profile.avatarUrl = avatar.avatarUrl;
     if (Object.keys(profile).length > 0) {
       await assertMayChangeProfile(tx, auth, member);
       await updateAccountProfile(tx, auth.tenantId, userId, profile);
+      if (avatar) await recordAvatarReference(tx, auth.tenantId, userId, avatar);
     }
     if (patch.status !== undefined) await applyStatus(tx, auth, member, patch.status);
 
     const after = memberView(await memberOrNotFound(tx, auth.tenantId, userId), auth.tenantId);
-    const event = sparseUpdate(before, after);
-    if (Object.keys(event).length === 0) return after;
-    await enqueueAuthEvent(tx, 'auth.user.updated', auth.tenantId, userId, { ...event, updated_by: auth.userId, updated_at: after.updatedAt });
-    await auditUserChange(tx, auth, { action: 'auth.user.updated', userId, before, after });
+    if (userViewChanged(before, after)) await recordUserUpdated(tx, auth, { action: 'auth.user.updated', before, after });
     return after;
   });
+}
+
+/**
+ * PUT and DELETE /auth/me/avatar: the caller's own avatar (null clears it), for members who lack
+ * users.update. It is updateUser on the caller itself, so its rules, transaction, event and audit
+ * record are the PATCH's; the body names the file `fileId`.
+ */
+export function setOwnAvatar(deps: IdentityDeps, auth: AuthState, fileId: string | null): Promise<UserView> {
+  return updateUser(deps, auth, auth.userId, { avatarFileId: fileId }, { avatarField: 'fileId' });
 }

@@ -47,6 +47,10 @@ NOT_IN_A_SCHEMA = (
     # once, which a pattern of reasonable size cannot state (its description does).
     (r"companyId", "INVALID_VALUE"),
     (r"order", "DUPLICATE_VALUE"),
+    # A user's avatar (PUT /auth/me/avatar, PATCH /users/:id): a file the tenant has, an image of
+    # the avatars bucket (services/identity/users/avatar.ts); the fields' descriptions say so.
+    (r"fileId|avatarFileId", "FILE_NOT_FOUND"),
+    (r"fileId|avatarFileId", "FILE_NOT_AVATAR"),
     # A module's before hook (crm's refuseNegativeAge): a manifest names its hooks, not their rules;
     # on a nested record (a company's contacts) the field is named by its path, `contacts[1].age`.
     (r"(contacts\[\d+\]\.)?age", "OUT_OF_RANGE"),
