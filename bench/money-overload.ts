@@ -4,9 +4,9 @@ import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../services/money/ledger-check';
 import { startMoneyWorkerProcess, type WorkerProcess } from '../test/helpers/money-worker';
-import { runOverloadScenario, type OverloadSend } from '../test/helpers/money-overload';
+import { overloadSend, runOverloadScenario } from '../test/helpers/money-overload';
 import { percentile, startBenchGateway } from './lib/load';
-import { fundedWallet, moneyApi, moneyCall, verifiedAccount, type BenchAccount } from './lib/money';
+import { fundedWallet, moneyApi, verifiedAccount, type BenchAccount } from './lib/money';
 
 /**
  * Overload (issue 19): the scenario of test/api/money/overload-burst.test.ts, measured. One tenant
@@ -37,12 +37,7 @@ async function main(): Promise<void> {
   try {
     worker = await startMoneyWorkerProcess(taskQueue);
     const api = moneyApi(gateway.baseUrl);
-    const call = moneyCall(gateway.baseUrl);
-    const send: OverloadSend = async (token, path, body, key) => {
-      const answer = await call('POST', path, body, token, key);
-      const retryAfter = answer.headers['retry-after'];
-      return { status: answer.status, body: answer.body as Record<string, unknown>, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter) };
-    };
+    const send = overloadSend(gateway.baseUrl);
     const [bursting, steady] = [await verifiedAccount(api, owner), await verifiedAccount(api, owner)];
     // Enough pairs that the burst's transfers in flight seldom wait on each other's wallet locks.
     const wallets = async (account: BenchAccount, count: number) => {

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId } from '../../common/ids';
+import { moneyCall } from '../../bench/lib/money';
 
 /**
  * The overload scenario of issue 19, shared by the fault test (test/api/money/overload-burst.test.ts)
- * and its bench (bench/money-overload.ts), which differ only in how they reach the gateway and fund
+ * and its bench (bench/money-overload.ts), which differ only in where the gateway runs and how they fund
  * the wallets: one tenant sends a burst of transfers all at once while another makes steady
  * transfers. Burst clients behave as a polite client does: a 429 is retried after its Retry-After,
  * growing, with jitter, so the refused do not come back in step; a 202 is the answer (the job goes
@@ -148,4 +149,20 @@ async function replayAll(send: OverloadSend, requests: Request[]): Promise<Map<s
     }
   }));
   return transactions;
+}
+
+/**
+ * The scenario's requests over node:http (bench/lib/money.ts moneyCall), for the fault test and the
+ * bench alike: idle sockets are dropped before the server's keep-alive timeout could close them under
+ * a request, and a request that still meets a reused socket closing is sent once more (its
+ * Idempotency-Key makes that safe). fetch's pool has no such rule: right after a burst of 500, CI
+ * met a run of closed pooled sockets that no pause between retries cleared.
+ */
+export function overloadSend(baseUrl: string): OverloadSend {
+  const call = moneyCall(baseUrl);
+  return async (token, path, body, key) => {
+    const answer = await call('POST', path, body, token, key);
+    const retryAfter = answer.headers['retry-after'];
+    return { status: answer.status, body: answer.body as Record<string, unknown>, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter) };
+  };
 }

@@ -1,12 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { sql } from '../../../db/pool';
 import { percentile } from '../../../bench/lib/load';
-import { bearer, post, registerAccount } from '../../helpers/identity';
+import { registerAccount } from '../../helpers/identity';
 import { expectLedgerConsistent } from '../../helpers/ledger';
 import { verifyEmail } from '../../helpers/money';
 import { fundedWallet, startMoneyFlowsFixture, type MoneyFlowsFixture } from '../../helpers/money-flows';
-import { runOverloadScenario, type OverloadSend } from '../../helpers/money-overload';
+import { overloadSend, runOverloadScenario } from '../../helpers/money-overload';
 
 /**
  * The fault test of issue 19, through the real gateway (default in-flight bound and deadline) with a
@@ -29,30 +28,6 @@ beforeAll(async () => {
 
 afterAll(() => fixture?.close());
 
-/**
- * A keyed request as a client library sends it: a connection the burst got reset (the 500 sockets of a
- * burst on a busy machine; a kept-alive socket the server closed as it was reused) is retried with the same
- * Idempotency-Key, which cannot do the transfer twice. What the gateway answers is what the test judges.
- * The retry waits a little, growing, as a client library's does: right after a burst, the next pooled
- * sockets may be closed ones whose close this process has not read yet (a CI run once met three in a row).
- */
-async function postKeyed(path: string, body: unknown, headers: Record<string, string>) {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await post(fixture.gateway, path, body, headers);
-    } catch (error) {
-      if (attempt === 6 || !(error instanceof TypeError && error.message === 'fetch failed')) throw error;
-      await sleep(100 * 2 ** attempt);
-    }
-  }
-}
-
-const send: OverloadSend = async (token, path, body, key) => {
-  const answer = await postKeyed(path, body, { ...bearer(token), 'idempotency-key': key });
-  const retryAfter = answer.headers.get('retry-after');
-  return { status: answer.status, body: answer.body, retryAfter: retryAfter === null ? undefined : Number(retryAfter) };
-};
-
 it(`serves a steady tenant without 5xx while another bursts ${BURST} transfers, and resolves every key to one transaction`, async () => {
   const bursting = fixture.account;
   const steady = await registerAccount(fixture.gateway);
@@ -61,7 +36,7 @@ it(`serves a steady tenant without 5xx while another bursts ${BURST} transfers, 
     fundedWallet(fixture.app, tenant.tenant.id, tenant.user.id, 10_000)));
 
   const outcome = await runOverloadScenario({
-    send,
+    send: overloadSend(fixture.gateway.baseUrl),
     burst: { token: bursting.accessToken, wallets: await wallets(bursting, 64) },
     steady: { token: steady.accessToken, wallets: await wallets(steady, 2 * STEADY_CLIENTS) },
     burstSize: BURST, steadyClients: STEADY_CLIENTS, steadyPauseMs: 100,
