@@ -1,7 +1,6 @@
 import type { ObjectStore } from '../../common/object-store';
 import type { FileRow } from '../../db/queries/files/files.queries';
 import { processJobIdOf } from './process-job';
-import type { ThumbnailPreset } from './thumbnails';
 
 /** Document 2, File, as the API answers it. */
 export interface FileView {
@@ -32,14 +31,15 @@ export interface FileDetails extends FileView {
 export const FILE_URL_TTL_SECONDS = 300;
 
 /**
- * The platform's own address of a thumbnail, GET /files/:id/thumbnail/:preset, which redirects to a
- * presigned URL of a short life: unlike that URL it stays valid, so it may be stored (a user's
- * avatarUrl, services/identity/users/avatar.ts). Relative to the gateway's host, as the files
- * service's other addresses are (a tus upload's Location, /v1/files/tus/{id}; a job's, /v1/jobs/{jobId}):
- * the gateway knows no public base URL of its own.
+ * The platform's own address of a user's avatar, GET /users/:id/avatar, which redirects to a
+ * presigned URL of its avatar_64 thumbnail: unlike that URL it stays valid, so it may be stored (a
+ * user's avatarUrl, services/identity/users/avatar.ts). `v` names the avatar's file, so the address
+ * changes with the picture and a client's cache cannot show the old one. Relative to the gateway's
+ * host, as the files service's other addresses are (a tus upload's Location, /v1/files/tus/{id}; a
+ * job's, /v1/jobs/{jobId}): the gateway knows no public base URL of its own.
  */
-export function thumbnailUrlOf(fileId: string, preset: ThumbnailPreset): string {
-  return `/v1/files/${fileId}/thumbnail/${preset}`;
+export function avatarUrlOf(userId: string, fileId: string): string {
+  return `/v1/users/${userId}/avatar?v=${fileId}`;
 }
 
 /**

@@ -1,10 +1,16 @@
 import type { FilesDeps } from '../../../services/files/deps';
+import { avatarRedirect } from '../../../services/files/avatars';
 import { thumbnailRedirect } from '../../../services/files/thumbnail-on-demand';
 import { authOf } from '../../context';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
-import { thumbnailParams, type ThumbnailParams } from './thumbnails.schemas';
+import {
+  avatarParams, avatarQuery, thumbnailParams, type AvatarParams, type AvatarQuery, type ThumbnailParams,
+} from './thumbnails.schemas';
 
-/** Document 2, Endpoints / Files: a file's thumbnails, rendered on demand (issue 17). Reading needs files.read. */
+/**
+ * Document 2, Endpoints / Files: a file's thumbnails, rendered on demand (issue 17), which reading
+ * needs files.read for; and a user's avatar, its avatar_64 thumbnail, which any member may see.
+ */
 export function thumbnailRoutes(deps: FilesDeps): AnyRoute[] {
   return [
     defineRoute<ThumbnailParams>({
@@ -23,6 +29,21 @@ export function thumbnailRoutes(deps: FilesDeps): AnyRoute[] {
         // The redirect names a URL of a short life: no cache keeps it.
         ctx.set('Cache-Control', 'private, no-store');
         ctx.redirect(await thumbnailRedirect(deps, authOf(ctx), id, preset));
+      },
+    }),
+    defineRoute<AvatarParams, AvatarQuery>({
+      namespace: 'files', method: 'GET', path: '/users/:id/avatar', operationId: 'files.avatar',
+      summary: 'Redirects to a user\'s avatar, its 64×64 thumbnail',
+      description: 'The address a user\'s avatarUrl holds (PUT /auth/me/avatar, PATCH /users/:id {avatarFileId}): 302 to a '
+        + 'presigned URL of the avatar_64 WebP thumbnail of the user\'s avatar file in this tenant, valid 300 s. Any member '
+        + 'of the tenant may look, without files.read. A user without an avatar in this tenant, an unknown id, another '
+        + 'tenant\'s user and an avatar still being scanned are 404 file-not-found; an avatar the malware scan rejected is '
+        + '422 file-rejected.',
+      auth: 'bearer',
+      schemas: { params: avatarParams, query: avatarQuery, response: { 302: null } },
+      async handler(ctx) {
+        ctx.set('Cache-Control', 'private, no-store');
+        ctx.redirect(await avatarRedirect(deps, authOf(ctx), ctx.guard.params.id));
       },
     }),
   ];

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { uuid } from '../../http/ids';
 import { THUMBNAIL_PRESET_NAMES } from '../../../services/files/thumbnails';
 
-/** Request schemas of GET /files/:id/thumbnail/:preset (document 2, Endpoints / Files). */
+/** Request schemas of GET /files/:id/thumbnail/:preset (document 2, Endpoints / Files) and GET /users/:id/avatar. */
 
 export interface ThumbnailParams {
   id: string;
@@ -16,4 +16,18 @@ export interface ThumbnailParams {
 export const thumbnailParams = Joi.object<ThumbnailParams>({
   id: uuid.required(),
   preset: Joi.string().max(64).required().description(`One of ${THUMBNAIL_PRESET_NAMES.join(', ')}`),
+});
+
+export interface AvatarParams {
+  id: string;
+}
+
+export interface AvatarQuery {
+  v?: string;
+}
+
+export const avatarParams = Joi.object<AvatarParams>({ id: uuid.required().description('The user') });
+
+export const avatarQuery = Joi.object<AvatarQuery>({
+  v: uuid.description('The avatar\'s file, as avatarUrl names it so the address changes with the picture; the current avatar is answered whatever it says'),
 });

@@ -8,10 +8,10 @@ import { avatarBody, type AvatarBody } from './me-avatar.schemas';
 type NoParams = Record<string, never>;
 
 /** Where the avatar can be seen from, said by both routes: the limits of an account-wide address to a tenant's file. */
-const AVATAR_LIMITS = 'avatarUrl becomes /v1/files/{fileId}/thumbnail/avatar_64, the platform\'s stable address of the '
-  + 'file\'s 64×64 thumbnail (GET redirects to a short-lived URL; it needs files.read, and answers 404 until the scan has '
-  + 'passed). The avatar is the account\'s, shown in every tenant it belongs to, but the file stays in the tenant it was '
-  + 'set from: members of the account\'s other tenants cannot fetch it.';
+const AVATAR_LIMITS = 'avatarUrl becomes /v1/users/{userId}/avatar?v={fileId}, the platform\'s stable address of the '
+  + 'avatar (GET redirects to a short-lived URL of its 64×64 thumbnail; any member of the tenant may follow it, and it '
+  + 'answers 404 until the scan has passed). The avatar is the account\'s, shown in every tenant it belongs to, but the '
+  + 'file stays in the tenant it was set from: in the account\'s other tenants the address answers 404.';
 
 /**
  * The caller's own avatar (document 1, User.avatarUrl), for members who lack users.update, which

@@ -40,6 +40,14 @@ export async function upsertFileReference(tx: DatabaseTransactionConnection, ref
   `);
 }
 
+/** The file the referrer holds, or null. */
+export async function selectReferencedFile(tx: DatabaseTransactionConnection, reference: FileReference): Promise<string | null> {
+  return tx.maybeOneFirst(sql.type(z.object({ file_id: z.string() }))`
+    SELECT file_id FROM file_references
+    WHERE tenant_id = ${reference.tenantId} AND referrer = ${reference.referrer} AND referrer_id = ${reference.referrerId}
+  `);
+}
+
 /** The referrer lets go of its file (the field cleared, the record deleted). */
 export async function deleteFileReference(tx: DatabaseTransactionConnection, reference: FileReference): Promise<void> {
   await tx.query(sql.unsafe`

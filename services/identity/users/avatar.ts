@@ -6,14 +6,14 @@ import {
 } from '../../../db/queries/files/references.queries';
 import type { Member } from '../../../db/queries/identity/members.queries';
 import { isImage } from '../../files/thumbnails';
-import { thumbnailUrlOf } from '../../files/views';
+import { avatarUrlOf } from '../../files/views';
 
 /**
  * A user's avatar (document 1, User.avatarUrl) taken from a platform file: an image of the
- * `avatars` bucket of the tenant the request is made in. The account keeps the address of the
- * file's avatar_64 thumbnail, and the tenant a `user.avatar` reference to the file (migration
- * 0030), written in the account's own transaction, so the orphan sweep keeps the file while it is
- * the avatar (docs/decisions/files.md, Orphans). Used by updateUser for PATCH /users/:id and
+ * `avatars` bucket of the tenant the request is made in. The account keeps the avatar's address
+ * (GET /users/:id/avatar, naming the file as its version), and the tenant a `user.avatar`
+ * reference to the file (migration 0030), written in the account's own transaction: the orphan
+ * sweep keeps the file while it is the avatar, and the address finds it by that reference (docs/decisions/files.md, Orphans). Used by updateUser for PATCH /users/:id and
  * PUT/DELETE /auth/me/avatar alike.
  */
 
@@ -21,12 +21,6 @@ const AVATAR_BUCKET = 'avatars';
 
 /** The file statuses a write may reference, as the data layer's (the upload is still being scanned, or clean). */
 const REFERENCEABLE: ReadonlySet<string> = new Set(['pending_scan', 'available']);
-
-/**
- * users.avatar_url of an avatar from `fileId`: its thumbnail route, whose address stays valid where
- * a presigned URL would expire within minutes of being stored.
- */
-export const avatarUrlOf = (fileId: string): string => thumbnailUrlOf(fileId, 'avatar_64');
 
 /** What an avatar request changes: the new file and its URL, both null when the avatar is cleared. */
 export interface AvatarChange {
@@ -62,7 +56,7 @@ export async function avatarChangeOf(
       field, code: 'FILE_NOT_AVATAR', message: `${field} names a file that is not an image (image/*) of the ${AVATAR_BUCKET} bucket`,
     }], 'The file cannot be an avatar');
   }
-  const avatarUrl = avatarUrlOf(fileId);
+  const avatarUrl = avatarUrlOf(member.id, fileId);
   return avatarUrl === member.avatarUrl ? null : { fileId, avatarUrl, field };
 }
 

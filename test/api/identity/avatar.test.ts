@@ -50,7 +50,7 @@ async function uploaded(
   return response.body;
 }
 
-const urlOf = (file: Pick<FileObject, 'id'>) => `/v1/files/${file.id}/thumbnail/avatar_64`;
+const urlOf = (userId: string, file: Pick<FileObject, 'id'>) => `/v1/users/${userId}/avatar?v=${file.id}`;
 const setAvatar = (token: string, fileId: unknown) => send<UserBody & Problem>(stack.gateway, 'PUT', '/auth/me/avatar', token, { fileId });
 const clearAvatar = (token: string) => send<UserBody & Problem>(stack.gateway, 'DELETE', '/auth/me/avatar', token);
 const meOf = async (token: string) => (await send<UserBody>(stack.gateway, 'GET', '/auth/me', token)).body;
@@ -74,22 +74,24 @@ describe('PUT and DELETE /auth/me/avatar', () => {
     const set = await setAvatar(member.token, first.id);
     expect(set.status).toBe(200);
     // The User as PATCH /users/:id answers it: no permissions.
-    expect(set.body).toMatchObject({ id: member.id, avatarUrl: urlOf(first), tenantId });
+    expect(set.body).toMatchObject({ id: member.id, avatarUrl: urlOf(member.id, first), tenantId });
     expect(set.body.permissions).toBeUndefined();
-    expect((await meOf(member.token)).avatarUrl).toBe(urlOf(first));
-    expect((await send<UserBody>(stack.gateway, 'GET', `/users/${member.id}`, account.accessToken)).body.avatarUrl).toBe(urlOf(first));
+    expect((await meOf(member.token)).avatarUrl).toBe(urlOf(member.id, first));
+    expect((await send<UserBody>(stack.gateway, 'GET', `/users/${member.id}`, account.accessToken)).body.avatarUrl).toBe(urlOf(member.id, first));
     expect(await avatarRefs(tenantId)).toEqual([{ referrer: 'user.avatar', referrerId: member.id, fileId: first.id }]);
     // UserUpdatedEvent has no avatar field: the event carries none of its optional fields.
     const [event] = await updatesOf(tenantId, member.id);
     expect(event.data).toEqual({ user_id: member.id, tenant_id: tenantId, updated_by: member.id, updated_at: expect.any(String) });
     const [audit] = (await auditRecordsOf(stack.owner, tenantId, 'auth.user.updated')).filter((record) => record.entityId === member.id);
-    expect(audit).toMatchObject({ actorId: member.id, before: { avatarUrl: null }, after: { avatarUrl: urlOf(first) } });
+    expect(audit).toMatchObject({ actorId: member.id, before: { avatarUrl: null }, after: { avatarUrl: urlOf(member.id, first) } });
 
-    // The stored address works for a holder of files.read; the member itself lacks it (a documented limit).
-    const shown = await fetchAvatar(set.body.avatarUrl!, account.accessToken);
-    expect(shown.status).toBe(302);
-    expect(shown.headers.get('location')).toContain('/thumbnails/avatar_64.webp');
-    expect((await fetchAvatar(set.body.avatarUrl!, member.token)).status).toBe(403);
+    // The stored address shows the face to any member of the tenant, files.read or not, and to no one else.
+    for (const token of [account.accessToken, member.token]) {
+      const shown = await fetchAvatar(set.body.avatarUrl!, token);
+      expect(shown.status).toBe(302);
+      expect(shown.headers.get('location')).toContain('/thumbnails/avatar_64.webp');
+    }
+    expect((await fetchAvatar(set.body.avatarUrl!, stack.stranger.accessToken)).status).toBe(404);
 
     // The same file again changes nothing and writes nothing.
     const again = await setAvatar(member.token, first.id);
@@ -98,7 +100,7 @@ describe('PUT and DELETE /auth/me/avatar', () => {
     expect(await updatesOf(tenantId, member.id)).toHaveLength(1);
 
     const second = await uploaded(account);
-    expect((await setAvatar(member.token, second.id)).body.avatarUrl).toBe(urlOf(second));
+    expect((await setAvatar(member.token, second.id)).body.avatarUrl).toBe(urlOf(member.id, second));
     expect(await avatarRefs(tenantId)).toEqual([{ referrer: 'user.avatar', referrerId: member.id, fileId: second.id }]);
 
     const cleared = await clearAvatar(member.token);
@@ -106,6 +108,7 @@ describe('PUT and DELETE /auth/me/avatar', () => {
     expect(cleared.body).toMatchObject({ id: member.id, avatarUrl: null });
     expect((await meOf(member.token)).avatarUrl).toBeNull();
     expect(await avatarRefs(tenantId)).toEqual([]);
+    expect((await fetchAvatar(urlOf(member.id, second), member.token)).status).toBe(404);
     expect(await updatesOf(tenantId, member.id)).toHaveLength(3);
     // Nothing to clear: nothing written.
     expect((await clearAvatar(member.token)).body.avatarUrl).toBeNull();
@@ -115,10 +118,10 @@ describe('PUT and DELETE /auth/me/avatar', () => {
   it('takes a file still being scanned; its address answers 404 until the scan has passed', async () => {
     const { account, member } = await tenantWithMember();
     const pending = await uploaded(account, { pending: true });
-    expect((await setAvatar(member.token, pending.id)).body.avatarUrl).toBe(urlOf(pending));
-    expect((await fetchAvatar(urlOf(pending), account.accessToken)).status).toBe(404);
+    expect((await setAvatar(member.token, pending.id)).body.avatarUrl).toBe(urlOf(member.id, pending));
+    expect((await fetchAvatar(urlOf(member.id, pending), account.accessToken)).status).toBe(404);
     await makeAvailable(stack.owner, stack.store, pending, png);
-    expect((await fetchAvatar(urlOf(pending), account.accessToken)).status).toBe(302);
+    expect((await fetchAvatar(urlOf(member.id, pending), account.accessToken)).status).toBe(302);
   });
 
   it('answers 400 FILE_NOT_FOUND for an unknown, another tenant\'s or a rejected file and FILE_NOT_AVATAR for a document or a non-image, changing nothing', async () => {
@@ -138,7 +141,7 @@ describe('PUT and DELETE /auth/me/avatar', () => {
       expectFieldError(await setAvatar(member.token, fileId), 'fileId', code);
       expectFieldError(await send(stack.gateway, 'PATCH', `/users/${member.id}`, account.accessToken, { avatarFileId: fileId }), 'avatarFileId', code);
     }
-    expect((await meOf(member.token)).avatarUrl).toBe(urlOf(kept));
+    expect((await meOf(member.token)).avatarUrl).toBe(urlOf(member.id, kept));
     expect(await avatarRefs(tenantId)).toEqual([{ referrer: 'user.avatar', referrerId: member.id, fileId: kept.id }]);
     expect(await updatesOf(tenantId, member.id)).toHaveLength(1);
 
@@ -158,8 +161,8 @@ describe('PATCH /users/:id {avatarFileId}', () => {
 
     const patched = await send<UserBody>(stack.gateway, 'PATCH', `/users/${member.id}`, adminToken, { avatarFileId: file.id, firstName: 'Ada' });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ avatarUrl: urlOf(file), firstName: 'Ada' });
-    expect((await meOf(member.token)).avatarUrl).toBe(urlOf(file));
+    expect(patched.body).toMatchObject({ avatarUrl: urlOf(member.id, file), firstName: 'Ada' });
+    expect((await meOf(member.token)).avatarUrl).toBe(urlOf(member.id, file));
     expect(await avatarRefs(tenantId)).toEqual([{ referrer: 'user.avatar', referrerId: member.id, fileId: file.id }]);
     const [event] = await updatesOf(tenantId, member.id);
     expect(event.data).toMatchObject({ display_name: 'Ada Hopper', updated_by: admin.id });
@@ -181,8 +184,8 @@ describe('PATCH /users/:id {avatarFileId}', () => {
     const switched = await post<{ accessToken: string }>(stack.gateway, '/auth/switch-tenant', { tenantId }, bearer(outsider.accessToken));
     expect((await setAvatar(switched.body.accessToken, file.id)).status).toBe(200);
     expect(await avatarRefs(tenantId)).toEqual([{ referrer: 'user.avatar', referrerId: outsider.user.id, fileId: file.id }]);
-    expect((await meOf(outsider.accessToken)).avatarUrl).toBe(urlOf(file));
-    expect((await fetchAvatar(urlOf(file), outsider.accessToken)).status).toBe(404);
+    expect((await meOf(outsider.accessToken)).avatarUrl).toBe(urlOf(outsider.user.id, file));
+    expect((await fetchAvatar(urlOf(outsider.user.id, file), outsider.accessToken)).status).toBe(404);
   });
 });
 
