@@ -78,10 +78,14 @@ export interface ChildServer {
 /**
  * Runs a TypeScript server entry point (from source, through the swc register hook) as a child
  * process on an ephemeral loopback port, so client and server do not share an event loop. The
- * child must log a JSON line containing `listenMessage` and a `port` member.
+ * child must log a JSON line containing `listenMessage` and a `port` member. With
+ * BENCH_CPU_PROFILE_DIR set, the child writes a V8 CPU profile there when it exits (Node refuses
+ * --cpu-prof in NODE_OPTIONS): where a phase's server CPU goes, for Chrome DevTools or speedscope.
  */
 export function startChildServer(entry: string, listenMessage: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, entry)], {
+  const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+  const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profiling, '-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, entry)], {
     cwd: repoRoot,
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
