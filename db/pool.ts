@@ -66,6 +66,10 @@ export async function createDbPool(url: string, { maxPoolSize = 10, name = 'app'
     transactionRetryLimit: 0,
     queryRetryLimit: 0,
     statementTimeout: 30_000,
+    // slonik's 5 s was what failed first on a busy machine (CI's two cores under every suite at once: a
+    // new connection's SCRAM exchange waits for CPU). A server that is down still refuses at once, and
+    // a request waiting for a connection is bounded by its own deadline, not by this.
+    connectionTimeout: 15_000,
     resetConnection: () => Promise.resolve(),
   });
   // slonik also emits every query error on the pool. Without a listener Node's EventEmitter throws
