@@ -48,7 +48,7 @@ const v7Clock = { msecs: Number.NEGATIVE_INFINITY, seq: 0 };
 
 /**
  * Identifiers are UUID v7: time-ordered, so primary-key indexes stay append-mostly, and monotonic
- * within the process. Their random bytes come from the pooled buffer below: uuid draws 16 bytes
+ * within the process. Their random bytes come from the pooled buffer above: uuid draws 16 bytes
  * from crypto.getRandomValues for every id, about 8 µs each, a sixth of the gateway's CPU per event
  * of a gRPC BatchPublish (bench/events.bench.ts, profiled). Given its bytes, uuid keeps no clock of
  * its own, so the millisecond and counter are kept here, as it would.

@@ -13,8 +13,9 @@ import { avatarUrlOf } from '../../files/views';
  * `avatars` bucket of the tenant the request is made in. The account keeps the avatar's address
  * (GET /users/:id/avatar, naming the file as its version), and the tenant a `user.avatar`
  * reference to the file (migration 0030), written in the account's own transaction: the orphan
- * sweep keeps the file while it is the avatar, and the address finds it by that reference (docs/decisions/files.md, Orphans). Used by updateUser for PATCH /users/:id and
- * PUT/DELETE /auth/me/avatar alike.
+ * sweep keeps the file while it is the avatar, and the address finds it by that reference
+ * (docs/decisions/files.md, Orphans). Used by updateUser for PATCH /users/:id and PUT/DELETE
+ * /auth/me/avatar alike.
  */
 
 const AVATAR_BUCKET = 'avatars';

@@ -20,11 +20,6 @@ export interface UserPatch extends ProfileChange {
   avatarFileId?: string | null;
 }
 
-/** How the request names the avatar's file, for its errors: `avatarFileId` in PATCH /users/:id, `fileId` in PUT /auth/me/avatar. */
-export interface UserPatchNames {
-  avatarField: string;
-}
-
 /** Only the fields whose value actually changes. */
 function profileChanges(member: Member, patch: UserPatch): AccountChange {
   const change: AccountChange = {};
@@ -76,7 +71,9 @@ async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, m
  * first (409). Nothing changed (the same avatar file again included): nothing is written.
  */
 export async function updateUser(
-  deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch, names: UserPatchNames = { avatarField: 'avatarFileId' },
+  deps: IdentityDeps, auth: AuthState, userId: string, patch: UserPatch,
+  // How the request names the avatar's file, for its errors: `fileId` in PUT /auth/me/avatar.
+  avatarField = 'avatarFileId',
 ): Promise<UserView> {
   return changeAccount(deps, auth.tenantId, userId, async (tx) => {
     const member = await lockedMember(tx, auth.tenantId, userId);
@@ -84,7 +81,7 @@ export async function updateUser(
     const before = memberView(member, auth.tenantId);
 
     const profile = profileChanges(member, patch);
-    const avatar = patch.avatarFileId === undefined ? null : await avatarChangeOf(tx, auth.tenantId, member, patch.avatarFileId, names.avatarField);
+    const avatar = patch.avatarFileId === undefined ? null : await avatarChangeOf(tx, auth.tenantId, member, patch.avatarFileId, avatarField);
     if (avatar) profile.avatarUrl = avatar.avatarUrl;
     if (Object.keys(profile).length > 0) {
       await assertMayChangeProfile(tx, auth, member);
@@ -105,5 +102,5 @@ export async function updateUser(
  * record are the PATCH's; the body names the file `fileId`.
  */
 export function setOwnAvatar(deps: IdentityDeps, auth: AuthState, fileId: string | null): Promise<UserView> {
-  return updateUser(deps, auth, auth.userId, { avatarFileId: fileId }, { avatarField: 'fileId' });
+  return updateUser(deps, auth, auth.userId, { avatarFileId: fileId }, 'fileId');
 }
