@@ -3,7 +3,8 @@ import { Problem } from '../../common/problems';
 import { selectReferencedFile } from '../../db/queries/files/references.queries';
 import { withTenant } from '../../db/tenant';
 import type { FilesDeps } from './deps';
-import { thumbnailRedirect } from './thumbnail-on-demand';
+import { asAvailable } from './read';
+import { thumbnailUrlOfFile } from './thumbnail-on-demand';
 
 /**
  * GET /users/:id/avatar, the address a user's avatarUrl holds (views.ts avatarUrlOf): where to
@@ -15,7 +16,8 @@ import { thumbnailRedirect } from './thumbnail-on-demand';
  */
 export async function avatarRedirect(deps: FilesDeps, auth: AuthState, userId: string): Promise<string> {
   const { tenantId } = auth;
-  const fileId = await withTenant(deps.db, tenantId, (tx) => selectReferencedFile(tx, { tenantId, referrer: 'user.avatar', referrerId: userId }));
-  if (fileId === null) throw new Problem('file-not-found', `User ${userId} has no avatar in this tenant`);
-  return thumbnailRedirect(deps, auth, fileId, 'avatar_64');
+  // The reference and its file in one statement: faces are shown by the page, each one a request.
+  const file = await withTenant(deps.db, tenantId, (tx) => selectReferencedFile(tx, { tenantId, referrer: 'user.avatar', referrerId: userId }));
+  if (file === null) throw new Problem('file-not-found', `User ${userId} has no avatar in this tenant`);
+  return thumbnailUrlOfFile(deps, asAvailable(file, file.id), 'avatar_64');
 }

@@ -18,7 +18,11 @@ import { FILE_URL_TTL_SECONDS, contentUrlOf, fileDetails, fileView, type FileDet
 
 /** An available file of the caller's tenant, with its stored object's key (also thumbnail-on-demand.ts's). */
 export async function availableFile(deps: FilesDeps, auth: AuthState, id: string): Promise<FileRow & { objectKey: string }> {
-  const row = await withTenant(deps.db, auth.tenantId, (tx) => selectFile(tx, auth.tenantId, id));
+  return asAvailable(await withTenant(deps.db, auth.tenantId, (tx) => selectFile(tx, auth.tenantId, id)), id);
+}
+
+/** The access rule by status for a file read however it was found (by id, or as a user's avatar). */
+export function asAvailable(row: FileRow | null, id: string): FileRow & { objectKey: string } {
   if (row?.status === 'rejected') throw problems.fileRejected(id);
   if (row?.status !== 'available' || row.objectKey === null) throw problems.fileNotFound(id);
   return { ...row, objectKey: row.objectKey };

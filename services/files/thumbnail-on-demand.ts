@@ -27,11 +27,15 @@ const inFlight = new Map<string, Promise<string>>();
 /** Where to redirect: a presigned URL of the preset's thumbnail, valid FILE_URL_TTL_SECONDS. */
 export async function thumbnailRedirect(deps: FilesDeps, auth: AuthState, id: string, preset: string): Promise<string> {
   if (!isThumbnailPreset(preset)) throw problems.presetNotFound(preset, THUMBNAIL_PRESET_NAMES);
-  const file = await availableFile(deps, auth, id);
+  return thumbnailUrlOfFile(deps, await availableFile(deps, auth, id), preset);
+}
+
+/** The same for an available file already read (a user's avatar, services/files/avatars.ts). */
+export async function thumbnailUrlOfFile(deps: FilesDeps, file: FileRow & { objectKey: string }, preset: ThumbnailPreset): Promise<string> {
   // A document has no preset at all: the thumbnail it asks for does not exist (404), as an unknown
   // preset does; 422 processing-failed is kept for an image that cannot be decoded.
   if (!isImage(file.mimeType)) {
-    throw new Problem('preset-not-found', `File ${id} is ${file.mimeType}, not an image: it has no thumbnails`, { presets: [] });
+    throw new Problem('preset-not-found', `File ${file.id} is ${file.mimeType}, not an image: it has no thumbnails`, { presets: [] });
   }
   const key = file.thumbnails[preset] ?? await renderOnce(deps, file, preset);
   return presignedUrlOf(deps.objectStore, key, FILE_URL_TTL_SECONDS, 'image/webp');

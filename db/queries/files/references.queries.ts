@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
+import { fileColumns, fileRow, type FileRow } from './files.queries';
 
 /**
  * file_references (migration 0030): who references which file, written in the transaction of the
@@ -40,11 +41,14 @@ export async function upsertFileReference(tx: DatabaseTransactionConnection, ref
   `);
 }
 
-/** The file the referrer holds, or null. */
-export async function selectReferencedFile(tx: DatabaseTransactionConnection, reference: FileReference): Promise<string | null> {
-  return tx.maybeOneFirst(sql.type(z.object({ file_id: z.string() }))`
-    SELECT file_id FROM file_references
-    WHERE tenant_id = ${reference.tenantId} AND referrer = ${reference.referrer} AND referrer_id = ${reference.referrerId}
+/** The file the referrer holds, or null: one statement, for a read that follows the reference. */
+export function selectReferencedFile(tx: DatabaseTransactionConnection, reference: FileReference): Promise<FileRow | null> {
+  const { tenantId, referrer, referrerId } = reference;
+  return tx.maybeOne(sql.type(fileRow)`
+    SELECT ${fileColumns} FROM files
+    WHERE tenant_id = ${tenantId} AND id = (
+      SELECT file_id FROM file_references WHERE tenant_id = ${tenantId} AND referrer = ${referrer} AND referrer_id = ${referrerId}
+    )
   `);
 }
 
