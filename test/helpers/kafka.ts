@@ -111,14 +111,17 @@ export async function closedPort(): Promise<number> {
 
 /**
  * Publishes an auth event of the tenant to platform.auth.events, as the identity service's relay
- * does (keyed by the user, so one user's events keep their order); returns its id.
+ * does (keyed by the user, so one user's events keep their order; `key` puts events of several
+ * users on one partition); returns its id.
  */
-export async function publishAuthEvent(producer: Producer, tenantId: string, type = 'auth.user.created', userId = newId()): Promise<string> {
+export async function publishAuthEvent(
+  producer: Producer, tenantId: string, type = 'auth.user.created', userId = newId(), key = userId,
+): Promise<string> {
   const id = newId();
   const envelope = {
     id, type, source: 'identity', tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: 'ab'.repeat(16),
     data: { user_id: userId, email: `${userId}@example.com`, display_name: 'Ada', role: 'member', tenant_id: tenantId },
   };
-  await sendInOrder(producer, [encodeEvent({ topic: topics.auth.name, key: userId, envelope, correlationId: null })]);
+  await sendInOrder(producer, [encodeEvent({ topic: topics.auth.name, key, envelope, correlationId: null })]);
   return id;
 }

@@ -95,8 +95,10 @@ describe('tenants on one topic', () => {
     ]);
 
     const ofTenant = (tenantId: string) => events.filter((event) => event.envelope.tenantId === tenantId);
+    // A forwarding handler's receipt is claimed after the handler resolved: wait for the receipts too.
     await eventually(async () => streamA.received.length >= 30 && streamB.received.length >= 30
-      && (await effectsOf(db.owner, platformGroup)).length >= 60, 'every delivery');
+      && (await effectsOf(db.owner, platformGroup)).length >= 60
+      && await receiptCount(db.owner, kafkaGroupId('crm.feed', a)) >= 30, 'every delivery and its receipt');
     expect(streamA.received.map((delivery) => delivery.event.envelope.id).sort()).toEqual(idsOf(ofTenant(a)));
     expect(streamB.received.map((delivery) => delivery.event.envelope.id).sort()).toEqual(idsOf(ofTenant(b)));
     const platformEffects = await effectsOf(db.owner, platformGroup);
@@ -134,7 +136,8 @@ describe('dead letters', () => {
     const consumer = await started(topic, { groupId, handler });
     await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
 
-    await eventually(async () => (await effectsOf(db.owner, groupId)).length >= 4, 'the events after the dead letter');
+    // The consumer counts an outcome once its transaction committed: wait for the count, not the effects alone.
+    await eventually(async () => consumer.status().handled === 4, 'the events after the dead letter');
     // The failed attempts rolled their effects back: only the four others took effect, in order.
     expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), events.filter((event) => event !== poison));
     expect(handler.calls.filter((call) => call.event.envelope.id === poison.envelope.id).map((call) => call.attempt)).toEqual([1, 2, 3]);
@@ -203,7 +206,8 @@ describe('dead letters', () => {
       },
     });
     await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
-    await eventually(async () => received.length === 2, 'the other events');
+    // Its receipt is claimed after the handler resolved: wait for the consumer's count of it.
+    await eventually(async () => consumer.status().handled === 2, 'the other events');
     expect(received).toEqual([events[1].envelope.id, events[2].envelope.id]);
     expect(await deadLettersOf(db.owner, groupId)).toEqual([expect.objectContaining({ eventId: events[0].envelope.id, attemptCount: 3 })]);
     expect(await receiptCount(db.owner, groupId)).toBe(2);

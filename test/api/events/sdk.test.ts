@@ -148,8 +148,9 @@ describe('EventBusClient.subscribe', () => {
       if (event.id === flaky && calls.get(event.id)! < 2) throw new Error('a passing failure');
       handled.push(event.id);
     });
+    // One partition for the three, so the two behind the poison event wait for its dead letter.
     const user = newId();
-    const bad = await publishAuthEvent(producer, alice.tenant.id, 'auth.user.created', poison);
+    const bad = await publishAuthEvent(producer, alice.tenant.id, 'auth.user.created', poison, user);
     flaky = await publishAuthEvent(producer, alice.tenant.id, 'auth.user.created', user);
     const after = await publishAuthEvent(producer, alice.tenant.id, 'auth.user.created', user);
     await waitFor('the events behind the poison one handled', async () => handled.includes(after), 30_000, 100);
