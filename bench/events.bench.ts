@@ -1,5 +1,7 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
-import { loadavg } from 'node:os';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
@@ -20,13 +22,16 @@ import { alternate, apiClient, cpuOf, cpuSecondsOf, interleave, measure, percent
  *    producer's batched ceiling (one sendBatch of the same records per call). Target: >= 60 %.
  * 3. Publish → delivered to a Subscribe stream: `--tenants` tenants each subscribed to the same topic,
  *    `--rate` events per second spread over them for `--delivery-seconds` (bench/lib/events-delivery.ts).
- *    Target: p99 under 100 ms at 1 000 events/s with 50 tenants.
+ *    Target: p99 under 100 ms at 1 000 events/s with 50 tenants. The streams' module is `feed`
+ *    (`--stream-module`), which declares auth.user.created and ships no subscriber, so the phase
+ *    measures delivery alone; with `crm` every event also makes the worker create a contact (crm's
+ *    subscriber), the data event that follows and its audit record.
  * Both sides of a phase alternate in `--rounds` rounds, so a change of load hits both alike, after
  * one unmeasured round of each. The gateway runs as a child process (billing off: a bench tenant's
  * plan would stop it at eventsPerDay); its CPU per request is reported.
  *
  *   npm run bench:events -- [--concurrency 32] [--seconds 6] [--batch 500] [--batch-concurrency 2] [--rounds 2]
- *     [--tenants 50] [--rate 1000] [--delivery-seconds 10]
+ *     [--tenants 50] [--rate 1000] [--delivery-seconds 10] [--phases 1,2,3] [--stream-module feed|crm]
  *     [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof'] (to profile the gateway)
  */
 /** The bench gateway's EventService port: the platform's own gateway holds 50051. */
@@ -39,8 +44,10 @@ async function main(): Promise<void> {
       batch: { type: 'string', default: '500' }, 'batch-concurrency': { type: 'string', default: '2' },
       'gateway-node-options': { type: 'string', default: '' },
       tenants: { type: 'string', default: '50' }, rate: { type: 'string', default: '1000' }, 'delivery-seconds': { type: 'string', default: '10' },
+      phases: { type: 'string', default: '1,2,3' }, 'stream-module': { type: 'string', default: 'feed' },
     },
   });
+  const phases = new Set(values.phases.split(','));
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const rounds = Number(values.rounds);
@@ -49,8 +56,9 @@ async function main(): Promise<void> {
   const max = 1_000_000;
 
   const cfg = config();
+  const modulesDir = benchModules(cfg.modules.dir);
   const gateway = await startBenchGateway({
-    BILLING_ENABLED: 'false', GRPC_PORT: String(BENCH_GRPC_PORT), NODE_OPTIONS: values['gateway-node-options'],
+    BILLING_ENABLED: 'false', GRPC_PORT: String(BENCH_GRPC_PORT), NODE_OPTIONS: values['gateway-node-options'], MODULES_DIR: modulesDir,
   });
   const call = apiClient(gateway.baseUrl);
   const account = await call('POST', '/auth/register', { email: `bench.events.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
@@ -94,21 +102,26 @@ async function main(): Promise<void> {
       await measure(`warm-up ${name}`, name.endsWith('atch') ? batchConcurrency : concurrency, 1, max, step);
     }
 
-    heading(`1. one event per request, ${concurrency} clients: REST against the bare producer`);
-    report(await alternate(rounds, (suffix) => [
-      () => measure(`REST POST /events/publish${suffix}`, concurrency, seconds / rounds, max, steps.rest, pid),
-      () => measure(`bare kafkajs producer, one per send${suffix}`, concurrency, seconds / rounds, max, steps.bare),
-    ]), 'REST / bare producer', 50, 1, true);
-
-    heading(`2. batches of ${batch}, ${batchConcurrency} at once: gRPC BatchPublish against the producer's batched ceiling`);
-    report(await alternate(rounds, (suffix) => [
-      () => measure(`gRPC BatchPublish x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.grpcBatch, pid),
-      () => measure(`bare kafkajs sendBatch x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.bareBatch),
-    ]), 'gRPC BatchPublish / batched ceiling', 60, batch, true);
-    heading(`3. publish → delivered to a Subscribe stream: ${values.tenants} tenants on ${topics.auth.name}, ${values.rate} events/s`);
-    const tokens = await subscribers(call, Number(values.tenants));
+    if (phases.has('1')) {
+      heading(`1. one event per request, ${concurrency} clients: REST against the bare producer`);
+      report(await alternate(rounds, (suffix) => [
+        () => measure(`REST POST /events/publish${suffix}`, concurrency, seconds / rounds, max, steps.rest, pid),
+        () => measure(`bare kafkajs producer, one per send${suffix}`, concurrency, seconds / rounds, max, steps.bare),
+      ]), 'REST / bare producer', 50, 1, true);
+    }
+    if (phases.has('2')) {
+      heading(`2. batches of ${batch}, ${batchConcurrency} at once: gRPC BatchPublish against the producer's batched ceiling`);
+      report(await alternate(rounds, (suffix) => [
+        () => measure(`gRPC BatchPublish x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.grpcBatch, pid),
+        () => measure(`bare kafkajs sendBatch x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.bareBatch),
+      ]), 'gRPC BatchPublish / batched ceiling', 60, batch, true);
+    }
+    if (!phases.has('3')) return;
+    const module = values['stream-module'];
+    heading(`3. publish → delivered to a Subscribe stream: ${values.tenants} tenants (module ${module}) on ${topics.auth.name}, ${values.rate} events/s`);
+    const tokens = await subscribers(call, Number(values.tenants), module);
     const gatewayCpu = cpuSecondsOf(pid);
-    const run = await measureDelivery(kafka, grpc, tokens, { rate: Number(values.rate), seconds: Number(values['delivery-seconds']) });
+    const run = await measureDelivery(kafka, grpc, tokens, module, { rate: Number(values.rate), seconds: Number(values['delivery-seconds']) });
     console.log(`| sent | delivered | events/s | p50 ms | p99 ms | max ms | gateway CPU ms/event |\n|---|---|---|---|---|---|---|`);
     console.log(`| ${run.sent} | ${run.delivered} | ${(run.sent / run.seconds).toFixed(0)} | ${run.p50.toFixed(1)} | ${run.p99.toFixed(1)} | ${run.max.toFixed(1)} | `
       + `${(((cpuSecondsOf(pid) - gatewayCpu) * 1000) / Math.max(1, run.delivered)).toFixed(3)} |`);
@@ -121,16 +134,34 @@ async function main(): Promise<void> {
       gateway.child.once('exit', resolve);
       gateway.child.kill('SIGTERM');
     });
+    rmSync(modulesDir, { recursive: true, force: true });
   }
 }
 
-/** Tenants with crm installed (it subscribes to auth.user.created) and their owners' tokens, by tenant id; four registrations at a time. */
-async function subscribers(call: ReturnType<typeof apiClient>, count: number): Promise<Map<string, string>> {
+/**
+ * The bench gateway's modules: the shipped ones, and `feed`, which subscribes to auth.user.created
+ * and ships no subscriber code (the worker, which reads the shipped modules only, runs nothing for it).
+ */
+function benchModules(shipped: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-modules-'));
+  for (const entry of readdirSync(shipped, { withFileTypes: true })) {
+    if (entry.isDirectory()) cpSync(join(shipped, entry.name), join(dir, entry.name), { recursive: true });
+  }
+  mkdirSync(join(dir, 'feed'));
+  writeFileSync(join(dir, 'feed', 'manifest.json'), JSON.stringify({
+    slug: 'feed', name: 'Feed', version: '1.0.0', description: 'Bench: streams new users to its clients, with no subscriber of its own.',
+    permissions: [], models: {}, hooks: [], events: { publishes: [], subscribes: ['auth.user.created'] },
+  }));
+  return dir;
+}
+
+/** Tenants with `module` installed (it subscribes to auth.user.created) and their owners' tokens, by tenant id; four registrations at a time. */
+async function subscribers(call: ReturnType<typeof apiClient>, count: number, module: string): Promise<Map<string, string>> {
   const tokens = new Map<string, string>();
   while (tokens.size < count) {
     const batch = Array.from({ length: Math.min(4, count - tokens.size) }, async () => {
       const account = await call('POST', '/auth/register', { email: `bench.events.sub.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
-      await call('POST', '/modules/crm/install', undefined, String(account.accessToken));
+      await call('POST', `/modules/${module}/install`, undefined, String(account.accessToken));
       return [(account.tenant as { id: string }).id, String(account.accessToken)] as const;
     });
     for (const [tenantId, token] of await Promise.all(batch)) tokens.set(tenantId, token);

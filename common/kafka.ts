@@ -245,30 +245,34 @@ export interface PartitionMessage {
   heartbeat: () => Promise<void>;
 }
 
-export interface MessageConsumerOptions {
+export interface MessageConsumerOptions<B> {
   topic: string;
   /** Where a group without committed offsets starts. */
   fromBeginning: boolean;
   partitionsConcurrently: number;
   /** A partition's offset is committed after this many handled messages, and when its batch ends. */
   commitEvery: number;
+  /** What the handling of one fetched batch shares (what it reads for all its messages at once): made before its first message. */
+  openBatch: (messages: readonly PartitionMessage[]) => Promise<B>;
   /**
-   * Handles one message and resolves once its outcome is durable (true); false leaves it, and the
-   * rest of its batch, unhandled and uncommitted (the caller is stopping).
+   * Handles one message and resolves once its outcome is durable or pending in the batch (true);
+   * false leaves it, and the rest of its batch, unhandled and uncommitted (the caller is stopping).
    */
-  handle: (message: PartitionMessage) => Promise<boolean>;
+  handle: (message: PartitionMessage, batch: B) => Promise<boolean>;
+  /** Makes durable what `handle` left pending in the batch; runs before each commit of its offsets and when the batch ends. */
+  settleBatch: (batch: B) => Promise<void>;
 }
 
 /**
  * Consumes a topic one message at a time, in offset order per partition: a message's offset is
  * resolved only after `handle` resolved true, and committed with the next commit (every
- * `commitEvery` messages and at the end of the batch). A member that stops or loses the partition
- * leaves the rest of the batch at once; a crash hands the uncommitted messages to the next member
- * again, so `handle` must recognise what it has done already (consumer groups do by event id).
- * Resolves once the consumer runs.
+ * `commitEvery` messages and at the end of the batch), after `settleBatch`. A member that stops or
+ * loses the partition leaves the rest of the batch at once; a crash hands the uncommitted messages to
+ * the next member again, so `handle` must recognise what it has done already (consumer groups do by
+ * event id). Resolves once the consumer runs.
  */
-export async function runMessageConsumer(consumer: Consumer, options: MessageConsumerOptions): Promise<void> {
-  const { topic, fromBeginning, partitionsConcurrently, commitEvery, handle } = options;
+export async function runMessageConsumer<B>(consumer: Consumer, options: MessageConsumerOptions<B>): Promise<void> {
+  const { topic, fromBeginning, partitionsConcurrently, commitEvery, openBatch, handle, settleBatch } = options;
   await consumer.subscribe({ topics: [topic], fromBeginning });
   await consumer.run({
     autoCommit: false,
@@ -276,11 +280,15 @@ export async function runMessageConsumer(consumer: Consumer, options: MessageCon
     partitionsConsumedConcurrently: partitionsConcurrently,
     eachBatch: async (run) => {
       const { batch } = run;
+      const heartbeat = () => run.heartbeat();
+      const messages = batch.messages.map((message): PartitionMessage => ({ topic: batch.topic, partition: batch.partition, message, heartbeat }));
+      const shared = await openBatch(messages);
       let handled: string | null = null;
       let sinceCommit = 0;
       // The committed offset is the next one to read.
       const commit = async () => {
         if (handled === null) return;
+        await settleBatch(shared);
         const offset = (BigInt(handled) + 1n).toString();
         handled = null;
         sinceCommit = 0;
@@ -288,19 +296,20 @@ export async function runMessageConsumer(consumer: Consumer, options: MessageCon
         // member that leaves should hand over what it has handled.
         await run.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] });
       };
-      const heartbeat = () => run.heartbeat();
-      for (const message of batch.messages) {
+      for (const message of messages) {
         // After a rebalance the partition may belong to another member: leave the rest to it.
         if (!run.isRunning() || run.isStale()) break;
-        if (!await handle({ topic: batch.topic, partition: batch.partition, message, heartbeat })) break;
-        run.resolveOffset(message.offset);
-        handled = message.offset;
+        if (!await handle(message, shared)) break;
+        run.resolveOffset(message.message.offset);
+        handled = message.message.offset;
         sinceCommit += 1;
         if (sinceCommit >= commitEvery) await commit();
         await heartbeat();
       }
-      // A stale partition's commit would be refused; its next owner reads from the last commit.
-      if (!run.isStale()) await commit();
+      // A stale partition's commit would be refused; its next owner reads from the last commit (what
+      // was handled is still settled, so the owner recognises it).
+      if (run.isStale()) await settleBatch(shared);
+      else await commit();
     },
   });
 }

@@ -8,7 +8,7 @@ import { percentile } from './load';
 
 /**
  * Publish → delivered to a Subscribe stream (issue 18): `tenants` tenants each hold a Subscribe
- * stream of their own group on platform.auth.events (crm subscribes to auth.user.created), and
+ * stream of their own group of `module` on platform.auth.events (it subscribes to auth.user.created), and
  * auth.user.created events are produced at `rate` per second spread over the tenants, as the
  * identity service's relay produces them (acks -1; a module may not publish auth.* through the
  * gateway, and crm subscribes to nothing else). Latency is from just before the send to the moment
@@ -26,12 +26,12 @@ export interface DeliveryRun {
 interface StreamedEvent { id: string; tenant_id: string }
 
 export async function measureDelivery(
-  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, options: { rate: number; seconds: number },
+  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, module: string, options: { rate: number; seconds: number },
 ): Promise<DeliveryRun> {
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
   const streams: Array<ClientReadableStream<{ event: StreamedEvent }>> = [];
-  const group = `crm.bench-${newId().slice(-8)}`;
+  const group = `${module}.bench-${newId().slice(-8)}`;
   for (const [tenantId, token] of tokens) {
     const metadata = new Metadata();
     metadata.set('authorization', `Bearer ${token}`);

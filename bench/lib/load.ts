@@ -90,6 +90,10 @@ export function startChildServer(entry: string, listenMessage: string, env: Reco
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // A bench that fails on its way must not leave its server behind holding the bench's ports.
+  const killChild = () => child.kill();
+  process.once('exit', killChild);
+  child.once('exit', () => process.off('exit', killChild));
   return new Promise((resolve, reject) => {
     let buffered = '';
     const onData = (chunk: Buffer) => {

@@ -1,7 +1,7 @@
 import { newId } from '../../common/ids';
 import { DeliveryAborted } from '../../services/events/consumers/delivery-rules';
 import {
-  GroupConsumer, type Delivery, type DeliveryHandler, type GroupConsumerOptions,
+  GroupConsumer, type Delivery, type DeliveryHandler, type ForwardingHandler, type GroupConsumerOptions,
 } from '../../services/events/consumers/group-consumer';
 import { kafkaGroupId } from '../../services/events/consumers/group-names';
 import { createAuditDatabase, createTestTopic, eventually, quietLogger, type AuditDatabase, type TestTopic } from '../helpers/audit';
@@ -212,6 +212,38 @@ describe('dead letters', () => {
     expect(await deadLettersOf(db.owner, groupId)).toEqual([expect.objectContaining({ eventId: events[0].envelope.id, attemptCount: 3 })]);
     expect(await receiptCount(db.owner, groupId)).toBe(2);
     expect(consumer.status()).toMatchObject({ handled: 2, 'dead-lettered': 1 });
+  });
+
+  it('forwards an event that comes twice in one batch once, and a redelivery forwarded resolves its dead letter', async () => {
+    const topic = await topicOf(1);
+    const tenantId = newId();
+    const [first, second] = [1, 2].map((n) => testEvent(tenantId, newId(), n));
+    const groupId = kafkaGroupId('crm.feed', tenantId);
+    let refusing = true;
+    const received: string[] = [];
+    const handler: ForwardingHandler = {
+      kind: 'forwarding',
+      handle: async ({ event }) => {
+        if (refusing && event.envelope.id === second.envelope.id) throw new Error('the client refused it');
+        received.push(event.envelope.id);
+      },
+    };
+    // Published before the consumer joins, so the three arrive in one fetch: the batch's receipts are
+    // read before the first is forwarded, and the second copy is known as forwarded all the same.
+    await publish(topic.kafka, [recordOf(topic.name, first), recordOf(topic.name, first), recordOf(topic.name, second)]);
+    const consumer = await started(topic, { groupId, tenantId, handler });
+    await eventually(async () => consumer.status().handled === 1 && consumer.status()['dead-lettered'] === 1, 'the batch settled');
+    expect(received).toEqual([first.envelope.id]);
+    expect(consumer.status()).toMatchObject({ handled: 1, duplicate: 1, 'dead-lettered': 1 });
+    expect(await receiptCount(db.owner, groupId)).toBe(1);
+
+    refusing = false;
+    await publish(topic.kafka, [redeliveryOf(topic.name, second, groupId), redeliveryOf(topic.name, second, groupId), recordOf(topic.name, first)]);
+    await eventually(async () => consumer.status().duplicate === 3, 'the redeliveries and the duplicate');
+    expect(received).toEqual([first.envelope.id, second.envelope.id]);
+    expect(consumer.status()).toMatchObject({ handled: 1, resolved: 1, duplicate: 3, 'dead-lettered': 1 });
+    expect(await deadLettersOf(db.owner, groupId)).toEqual([expect.objectContaining({ eventId: second.envelope.id, status: 'resolved' })]);
+    expect(await receiptCount(db.owner, groupId)).toBe(2);
   });
 });
 

@@ -7,12 +7,13 @@ import {
 import type { Logger } from '../../../common/logger';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../../db/pool';
 import { hasDeadLetter, resolveDeadLetter, upsertDeadLetter } from '../../../db/queries/events/dead-letters.queries';
-import { claimReceipt, hasReceipt } from '../../../db/queries/events/receipts.queries';
+import { claimReceipt } from '../../../db/queries/events/receipts.queries';
 import { withTenant } from '../../../db/tenant';
 import type { DecodedEvent } from '../envelope';
 import {
-  attemptUpTo, DeliveryAborted, errorText, receiptExpiry, screenMessage, type AttemptSettings, type GroupFilter,
+  attemptUpTo, DeliveryAborted, errorText, receiptExpiry, screenMessage, type AttemptSettings, type GroupFilter, type Screening,
 } from './delivery-rules';
+import { ForwardedBatch } from './forwarded-batch';
 
 /**
  * One consumer group's delivery pipeline (document 3, Events; docs/decisions/events.md, Consumer
@@ -32,7 +33,8 @@ import {
  *   application role, row-level security) that also claims the receipt, so the effect and the
  *   receipt commit together: every event takes effect exactly once. A throw rolls both back.
  * - `forwarding`: `handle(delivery)` has no transaction (a Subscribe stream writes to its client);
- *   the receipt is looked up before and claimed after the handler resolved, so an event is forwarded
+ *   the receipts of a fetched batch are read before its first event is forwarded and claimed for
+ *   what was forwarded before its offsets are committed (forwarded-batch.ts), so an event is forwarded
  *   at least once and, outside a crash between the two, exactly once. A forwarding handler whose
  *   destination is gone throws `DeliveryAborted`: the message stays unhandled and uncommitted, and the
  *   consumer stops (the group's next member receives it).
@@ -111,6 +113,12 @@ export const GROUP_CONSUMER_JOINED = 'consumer group member joined';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** One fetched batch: each message's screening, and a forwarding group's receipts of its events. */
+interface GroupBatch {
+  screenings: Map<PartitionMessage, Screening>;
+  forwarded: ForwardedBatch | null;
+}
+
 export class GroupConsumer {
   private consumer: Consumer | null = null;
   private stopping = false;
@@ -145,7 +153,9 @@ export class GroupConsumer {
         fromBeginning: this.options.fromBeginning,
         partitionsConcurrently: this.options.partitionsConcurrently ?? 1,
         commitEvery: this.options.commitEvery ?? 100,
-        handle: (message) => this.deliver(message),
+        openBatch: (messages) => this.openBatch(messages),
+        handle: (message, batch) => this.deliver(message, batch),
+        settleBatch: (batch) => this.settleBatch(batch),
       });
       // Stopped while joining (a Subscribe cancelled at once): the stop's disconnect came before the run.
       if (this.stopping) await consumer.disconnect();
@@ -177,10 +187,23 @@ export class GroupConsumer {
     return { ...this.counts };
   }
 
-  /** One message: true once its outcome is durable, false when it is left to the group's next member. */
-  private async deliver(message: PartitionMessage): Promise<boolean> {
+  private async openBatch(messages: readonly PartitionMessage[]): Promise<GroupBatch> {
+    const screenings = new Map(messages.map((message) => [message, screenMessage(message.message, this.filter)]));
+    if (this.options.handler.kind !== 'forwarding') return { screenings, forwarded: null };
+    const events = [...screenings.values()].flatMap((screening) => (screening.kind === 'deliver' ? [screening.event.envelope] : []));
+    const { db, groupId, settings } = this.options;
+    return { screenings, forwarded: await ForwardedBatch.read(db, groupId, settings.dedupHours, events) };
+  }
+
+  /** Before the batch's offsets are committed: the receipts of what it forwarded. */
+  private async settleBatch(batch: GroupBatch): Promise<void> {
+    for (const outcome of await batch.forwarded?.settle() ?? []) this.counts[outcome] += 1;
+  }
+
+  /** One message: true once its outcome is durable (or pending in its batch), false when it is left to the group's next member. */
+  private async deliver(message: PartitionMessage, batch: GroupBatch): Promise<boolean> {
     if (this.stopping) return false;
-    const screening = screenMessage(message.message, this.filter);
+    const screening = batch.screenings.get(message)!;
     if (screening.kind === 'skip') {
       this.counts.skipped += 1;
       if (screening.reason === 'not-an-event') {
@@ -193,12 +216,14 @@ export class GroupConsumer {
       redelivery: screening.redelivery, attempt: 1,
     };
     const { handler } = this.options;
-    const run = () => (handler.kind === 'transactional' ? this.inTransaction(handler, delivery, message) : this.forwarded(handler, delivery, message));
+    const run = () => (handler.kind === 'transactional'
+      ? this.inTransaction(handler, delivery, message)
+      : this.forwarded(handler, delivery, message, batch.forwarded!));
     const { traceId, tenantId } = delivery.event.envelope;
     try {
       // What the handler writes (events, audit records) continues the trace of the event it handles.
       const outcome = traceId ? await runWithRequestContext({ traceId, tenantId }, run) : await run();
-      this.counts[outcome] += 1;
+      if (outcome !== 'settle-later') this.counts[outcome] += 1;
       return true;
     } catch (error) {
       if (!(error instanceof DeliveryAborted)) throw error;
@@ -244,24 +269,20 @@ export class GroupConsumer {
     return 'dead-lettered';
   }
 
-  private async forwarded(handler: ForwardingHandler, delivery: Delivery, message: PartitionMessage): Promise<DeliveryOutcome> {
-    const { db, groupId } = this.options;
-    const { tenantId, id } = delivery.event.envelope;
-    const seen = await withTenant(db, tenantId, async (tx): Promise<DeliveryOutcome | null> => {
-      if (await hasReceipt(tx, tenantId, groupId, id)) return await this.resolved(tx, delivery) ? 'resolved' : 'duplicate';
-      if (!delivery.redelivery && await hasDeadLetter(tx, tenantId, groupId, id)) return 'left-dead-lettered';
-      return null;
-    });
-    if (seen) return seen;
+  private async forwarded(
+    handler: ForwardingHandler, delivery: Delivery, message: PartitionMessage, batch: ForwardedBatch,
+  ): Promise<DeliveryOutcome | 'settle-later'> {
+    const { envelope } = delivery.event;
+    const before = batch.before(envelope, delivery.redelivery);
+    if (before !== 'forward') return before;
     const result = await attemptUpTo((attempt) => handler.handle({ ...delivery, attempt }), this.attemptSettings(message));
     if (!result.ok) {
       await this.deadLetter(delivery, result.attempts, result.error);
+      batch.deadLettered(envelope);
       return 'dead-lettered';
     }
-    return withTenant(db, tenantId, async (tx) => {
-      await claimReceipt(tx, this.receiptOf(delivery.event));
-      return await this.resolved(tx, delivery) ? 'resolved' : 'handled';
-    });
+    batch.forwarded(envelope, delivery.redelivery);
+    return 'settle-later';
   }
 
   /** The event failed every attempt: dead-lettered (again, for a redelivery), and the partition moves on. */
