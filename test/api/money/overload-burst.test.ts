@@ -8,7 +8,7 @@ import { fundedWallet, startMoneyFlowsFixture, type MoneyFlowsFixture } from '..
 import { overloadSend, runOverloadScenario } from '../../helpers/money-overload';
 
 /**
- * The fault test of issue 19, through the real gateway (default in-flight bound, a 20 s deadline) with a
+ * The fault test of issue 19, through the real gateway (default in-flight bound, a 30 s deadline) with a
  * worker of its own: one tenant sends 500 transfers at once while another makes steady transfers.
  * The steady tenant sees no 5xx, the bursting one only 2xx, 202 or 429, the money breaker stays
  * closed, and afterwards every key of either tenant resolves to exactly one transaction and the
@@ -24,9 +24,10 @@ let fixture: MoneyFlowsFixture;
 
 beforeAll(async () => {
   // The default bound, and a deadline for a machine shared with the other suites: in CI the dev
-  // server once took 9 s to start workflows whatever the burst, and a start Temporal has not taken by
-  // the deadline answers 504 (overload.test.ts checks the deadline's 202; this test judges the bound).
-  fixture = await startMoneyFlowsFixture('money-overload-burst', { GRPC_CALL_TIMEOUT_MS: '20000' });
+  // server once took 9 s to start workflows whatever the burst, and the steady tenant's p99 reached
+  // 20.9 s in one run; a start Temporal has not taken by the deadline answers 504
+  // (overload.test.ts checks the deadline's 202; this test judges the bound).
+  fixture = await startMoneyFlowsFixture('money-overload-burst', { GRPC_CALL_TIMEOUT_MS: '30000' });
 });
 
 afterAll(() => fixture?.close());
