@@ -71,11 +71,16 @@ export async function sendInOrder(producer: Producer, records: readonly Outgoing
 }
 
 /** Records grouped by topic, each topic's in the order given (a producer batch's shape). */
-function topicMessagesOf(records: readonly OutgoingRecord[]): Array<{ topic: string; messages: Message[] }> {
+export function topicMessagesOf(records: readonly OutgoingRecord[]): Array<{ topic: string; messages: Message[] }> {
+  return groupByTopic(records.map(({ topic, key, value, headers }) => ({ topic, message: { key, value, headers } })));
+}
+
+/** Messages grouped by topic, each topic's in the order given; the message objects are kept (a partitioner may recognise them). */
+export function groupByTopic(items: ReadonlyArray<{ topic: string; message: Message }>): Array<{ topic: string; messages: Message[] }> {
   const byTopic = new Map<string, Message[]>();
-  for (const { topic, key, value, headers } of records) {
+  for (const { topic, message } of items) {
     const messages = byTopic.get(topic) ?? [];
-    messages.push({ key, value, headers });
+    messages.push(message);
     byTopic.set(topic, messages);
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
@@ -114,76 +119,6 @@ export class ReconnectingProducer {
     }
     this.producer = producer;
     return producer;
-  }
-}
-
-/** Where the broker stored a record. */
-export interface Acknowledgement {
-  partition: number;
-  offset: string;
-}
-
-/**
- * A producer for a caller that waits for its record and must hear at once when the broker cannot
- * take it (document 3, Events 4: no client-side buffering; the caller decides between retry,
- * dead-letter or drop). Its Kafka client should not retry and should have short timeouts
- * (createKafka's `timeouts`); each record is sent on its own, acknowledged by every in-sync replica
- * (acks -1), so the answer can name its partition and offset. Not idempotent: kafkajs's idempotent
- * producer insists on retries, and a record the caller re-sends is a new record anyway, which
- * consumers de-duplicate by event id. Connected on first use; a failed connection attempt is
- * forgotten, so the next send tries again (a connected producer reconnects to brokers by itself).
- */
-export class FailFastProducer {
-  private connecting: Promise<Producer> | null = null;
-
-  constructor(private readonly kafka: Kafka, private readonly ackTimeoutMs: number) {}
-
-  async send(record: OutgoingRecord): Promise<Acknowledgement> {
-    const producer = await this.connected();
-    const [metadata] = await producer.send({
-      topic: record.topic, acks: -1, timeout: this.ackTimeoutMs,
-      messages: [{ key: record.key, value: record.value, headers: record.headers }],
-    });
-    return { partition: metadata.partition, offset: metadata.baseOffset ?? metadata.offset ?? '-1' };
-  }
-
-  /**
-   * Several records in one producer batch (one kafkajs sendBatch: one produce request per broker
-   * leading their partitions), resolved once every record is acknowledged. Not atomic: a failure
-   * may leave some records written, which a caller's retry writes again (consumers de-duplicate by
-   * event id).
-   */
-  async sendBatch(records: readonly OutgoingRecord[]): Promise<void> {
-    const producer = await this.connected();
-    await producer.sendBatch({ acks: -1, timeout: this.ackTimeoutMs, topicMessages: topicMessagesOf(records) });
-  }
-
-  async close(): Promise<void> {
-    const connecting = this.connecting;
-    this.connecting = null;
-    const producer = await connecting?.catch(() => null);
-    await producer?.disconnect().catch(() => undefined);
-  }
-
-  /** Concurrent sends share one connection attempt; a failed attempt is forgotten. */
-  private connected(): Promise<Producer> {
-    this.connecting ??= (async () => {
-      const producer = this.kafka.producer({
-        allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner,
-      });
-      try {
-        await producer.connect();
-        return producer;
-      } catch (error) {
-        await producer.disconnect().catch(() => undefined);
-        throw error;
-      }
-    })();
-    const connecting = this.connecting;
-    connecting.catch(() => {
-      if (this.connecting === connecting) this.connecting = null;
-    });
-    return connecting;
   }
 }
 

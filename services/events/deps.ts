@@ -1,5 +1,6 @@
 import type { Config } from '../../common/config';
-import { createKafka, FailFastProducer } from '../../common/kafka';
+import { FailFastProducer } from '../../common/fail-fast-producer';
+import { createKafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import type { TemporalHandle } from '../../common/temporal/client';
 import type { DatabasePool } from '../../db/pool';

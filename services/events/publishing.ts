@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '../../common/event-envelope';
 import { newId } from '../../common/ids';
-import type { Acknowledgement, OutgoingRecord } from '../../common/kafka';
+import type { Acknowledgement } from '../../common/fail-fast-producer';
+import type { OutgoingRecord } from '../../common/kafka';
 import { problems } from '../../common/problems';
 import type { DatabasePool } from '../../db/pool';
 import { requestHash, runIdempotentEffect, type Answer } from '../idempotency/idempotent';
