@@ -9,7 +9,11 @@ import OpenApi31Parser, { type JoiDescription, type JsonSchemaNode } from 'joi-t
  *  - joi refuses '' for every string that does not `.allow('')` (string.empty): minLength 1;
  *  - `.trim()` checks the trimmed value, so such a string needs a non-blank character (\S);
  *  - `.guid({ version })` accepts only those UUID versions: a pattern on the version digit;
- *  - `object.min(n)` / `.max(n)` count keys: minProperties / maxProperties.
+ *  - `object.min(n)` / `.max(n)` count keys: minProperties / maxProperties;
+ *  - `object.pattern(keySchema, value)` (keys that match a schema, each value checked): joi-to-json
+ *    reads only regex keys and publishes this one as an object that allows no key at all, so the
+ *    document refused every answer that had one (found by the fuzzer on a file's thumbnails):
+ *    propertyNames is the key's schema and additionalProperties the value's.
  * A `.pattern()` with flags is refused (patternWithoutFlags).
  */
 class PlatformSchemaParser extends OpenApi31Parser {
@@ -33,7 +37,25 @@ class PlatformSchemaParser extends OpenApi31Parser {
       if (rule.name === 'min') schema.minProperties = rule.args?.limit;
       if (rule.name === 'max') schema.maxProperties = rule.args?.limit;
     }
+    const keyed = ((joiSpec.patterns as ObjectPattern[] | undefined) ?? []).filter((pattern) => pattern.schema !== undefined);
+    if (keyed.length > 1) throw new Error('an object with several key schemas cannot be published; give it one');
+    for (const { schema: keys, rule } of keyed) {
+      if (!isAnyString(keys)) schema.propertyNames = this.parse(keys!, definitions, level + 1);
+      schema.additionalProperties = this.parse(rule, definitions, level + 1);
+    }
   }
+}
+
+/** One `object.pattern(key, value)` as joi describes it: the key is a `regex` or a `schema`. */
+interface ObjectPattern {
+  regex?: string;
+  schema?: JoiDescription;
+  rule: JoiDescription;
+}
+
+/** `Joi.string()` with no rules: every JSON object key matches it. */
+function isAnyString(description: JoiDescription | undefined): boolean {
+  return description?.type === 'string' && (description.rules ?? []).length === 0 && description.allow === undefined;
 }
 
 /**

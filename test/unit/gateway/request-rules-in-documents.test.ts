@@ -33,6 +33,16 @@ describe('joi rules in the published JSON Schema', () => {
   it('counts an object’s keys as joi does', () => {
     expect(toJsonSchema(Joi.object({ a: Joi.string(), b: Joi.string() }).min(1).max(2))).toMatchObject({ minProperties: 1, maxProperties: 2 });
   });
+
+  it('lets an object keyed by a schema have keys, each key and value checked as joi checks them', () => {
+    expect(toJsonSchema(Joi.object().pattern(Joi.string(), Joi.string().uri()))).toMatchObject({
+      type: 'object', additionalProperties: { type: 'string', format: 'uri' },
+    });
+    expect(toJsonSchema(Joi.object().pattern(Joi.string().pattern(/^[a-z]+$/), Joi.number()))).toMatchObject({
+      propertyNames: { type: 'string', pattern: '^[a-z]+$' }, additionalProperties: { type: 'number' },
+    });
+    expect(toJsonSchema(Joi.object({ a: Joi.number() }))).toMatchObject({ additionalProperties: false });
+  });
 });
 
 describe('rules stated for every request', () => {
