@@ -42,7 +42,8 @@ async function committedToTheEnd(groupId: string): Promise<boolean> {
   await admin.connect();
   try {
     const [committed, bounds] = await Promise.all([committedOffsets(admin, groupId, topic.name), topicBounds(admin, topic.name)]);
-    return bounds.every(({ partition, high }) => committed.find((offset) => offset.partition === partition)?.offset === high);
+    // Ten keys over three partitions leave one empty about once in twenty runs: nothing to commit there.
+    return bounds.every(({ partition, high }) => (committed.find((offset) => offset.partition === partition)?.offset ?? 0n) === high);
   } finally {
     await admin.disconnect();
   }
