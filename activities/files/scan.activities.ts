@@ -4,13 +4,14 @@ import { requestActor } from '../../common/temporal/activity-context';
 import type { FileRow } from '../../db/queries/files/files.queries';
 import { promoteFile } from '../../services/files/promote';
 import { rejectFile, tenantAdminEmails, type Rejection } from '../../services/files/reject';
+import { scanAndPromoteFile } from '../../services/files/scan-and-promote';
 import { scanFile, stagedObjectLanded, type FileRef, type FileScanDeps } from '../../services/files/scan';
 import {
   StagedObjectEmpty, StagedObjectMissing, StagedObjectSizeMismatch, type ScanVerdict, type StagedObjectVerdict,
 } from '../../services/files/scanner';
 import { generateThumbnails, isImage } from '../../services/files/thumbnails';
 
-export type { FileRef, Rejection, ScanVerdict };
+export type { FileRef, Rejection, ScanVerdict, StagedObjectVerdict };
 
 /** Well inside the scan's heartbeat timeout (30 s, workflows/files/scan.workflow.ts). */
 const HEARTBEAT_EVERY_MS = 10_000;
@@ -25,6 +26,9 @@ export interface FileScanOutcome {
   image: boolean;
 }
 
+/** The scan in one step: infected (the workflow rejects the file and tells the admins), or where the file now stands. */
+export type ScannedFileOutcome = { infected: true; signatures: string[] } | { infected: false; outcome: FileScanOutcome };
+
 function outcomeOf(file: FileRow | null, rejection?: Rejection): FileScanOutcome {
   if (!file) return { status: 'rejected', reason: rejection?.reason ?? null, originalName: null, image: false };
   return { status: file.status, reason: file.rejectedReason, originalName: file.originalName, image: isImage(file.mimeType) };
@@ -36,27 +40,41 @@ function outcomeOf(file: FileRow | null, rejection?: Rejection): FileScanOutcome
  * staged-object-missing, staged-object-empty, staged-object-size-mismatch. Everything else (clamd, the object store or the
  * database unreachable) is thrown as it is and retried.
  */
+/**
+ * Runs a scan, heartbeating the bytes sent and, between them, every few seconds (clamd answers only
+ * once it has read the whole stream), so a lost worker is noticed within the heartbeat timeout
+ * however large the file; the staged object's own faults become non-retryable failures.
+ */
+async function scanning<T>(scan: () => Promise<T>): Promise<T> {
+  const alive = setInterval(() => heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await scan();
+  } catch (error) {
+    if (error instanceof StagedObjectMissing) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-missing');
+    if (error instanceof StagedObjectEmpty) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-empty');
+    if (error instanceof StagedObjectSizeMismatch) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-size-mismatch');
+    // The workflow may start a moment before the upload's row commits: retried (the staging TTL bounds it).
+    if (isProblem(error) && error.type === 'file-not-found') throw ApplicationFailure.retryable(error.detail, 'file-not-found');
+    throw error;
+  } finally {
+    clearInterval(alive);
+  }
+}
+
 export function createFileScanActivities(deps: FileScanDeps) {
   return {
-    /**
-     * Streams the staged object to clamd, heartbeating the bytes sent and, between them, every few
-     * seconds (clamd answers only once it has read the whole stream), so a lost worker is noticed
-     * within the heartbeat timeout however large the file.
-     */
+    /** Streams the staged object to clamd (the scan of workflows recorded before scanAndPromoteFile). */
     async scanStagedFile(ref: FileRef): Promise<StagedObjectVerdict> {
-      const alive = setInterval(() => heartbeat(), HEARTBEAT_EVERY_MS);
-      try {
-        return await scanFile(deps, ref, heartbeat);
-      } catch (error) {
-        if (error instanceof StagedObjectMissing) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-missing');
-        if (error instanceof StagedObjectEmpty) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-empty');
-        if (error instanceof StagedObjectSizeMismatch) throw ApplicationFailure.nonRetryable(error.message, 'staged-object-size-mismatch');
-        // The workflow may start a moment before the upload's row commits: retried (the staging TTL bounds it).
-        if (isProblem(error) && error.type === 'file-not-found') throw ApplicationFailure.retryable(error.detail, 'file-not-found');
-        throw error;
-      } finally {
-        clearInterval(alive);
-      }
+      return scanning(() => scanFile(deps, ref, heartbeat));
+    },
+
+    /**
+     * The scan and, when clean, the promotion and an image's thumbnails, in one activity
+     * (services/files/scan-and-promote.ts); heartbeats and failures as scanStagedFile's.
+     */
+    async scanAndPromoteFile(ref: FileRef): Promise<ScannedFileOutcome> {
+      const scanned = await scanning(() => scanAndPromoteFile(deps, ref, requestActor(), heartbeat));
+      return scanned.infected ? scanned : { infected: false, outcome: outcomeOf(scanned.file) };
     },
 
     /** A presigned upload's last look: is its object in staging although no notification came? */

@@ -212,6 +212,7 @@ describe.each([
 
   it('the scan workflow\'s steps on another tenant\'s file: not found, its row and staged object untouched', async () => {
     const foreign = { tenantId: a.tenantId, fileId: fileB.fileId };
+    await expect(run(activities.files.scanAndPromoteFile, foreign)).rejects.toMatchObject({ type: 'file-not-found' });
     await expect(run(activities.files.scanStagedFile, foreign)).rejects.toMatchObject({ type: 'file-not-found' });
     await expect(run(activities.files.promoteFile, foreign)).rejects.toMatchObject({ type: 'file-not-found' });
     await expect(run(activities.files.generateThumbnails, foreign)).rejects.toMatchObject({ type: 'file-not-found' });

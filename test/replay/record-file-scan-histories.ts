@@ -5,7 +5,10 @@
 //   node -r ./test/helpers/app-swc-register.cjs test/replay/record-file-scan-histories.ts
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key. A name prefix as argument records
-// only those histories (`v2-` the presigned uploads' own wait, `v3-` its last look at staging), leaving the committed others as they are.
+// only those histories (`v2-` the presigned uploads' own wait, `v3-` its last look at staging, `v4-` the scan,
+// promotion and thumbnails in one activity), leaving the committed others as they are. A history shows the workflow
+// code of its day: the committed v1 clean, empty, clamd-down and infected runs took three steps; they are recorded
+// anew as v4.
 import { createFileScanActivities } from '../../activities/files/scan.activities';
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config, type Config } from '../../common/config';
@@ -90,13 +93,15 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
     file: { mimeType: 'application/pdf', originalName: 'never-sent.pdf' }, staged: false, uploadTtlMs: presignWait,
   });
   await record('v3-presigned-put-unnoticed', clamd, presignedNotes(false));
-  await record('v1-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
+  await record('v4-clean-image-thumbnails', clamd, { file: { mimeType: 'image/png', originalName: 'diagram.png', content: await samplePng(640, 480) } });
+  await record('v4-presigned-put-unnoticed', clamd, presignedNotes(false));
+  await record('v4-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
   // Nothing listens on port 1: the scan is retried until the (shortened) staging TTL cancels it.
-  await record('v1-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {
+  await record('v4-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {
     file: { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('late\n') }, settings: { stagingTtlMs: 5 * 60_000 },
   });
   // Last: its mails are abandoned children, after which the Java test server no longer skips time.
-  await record('v1-infected-mailed', clamd, {
+  await record('v4-infected-mailed', clamd, {
     file: { mimeType: 'application/octet-stream', originalName: 'invoice.pdf.exe', content: Buffer.from(EICAR) },
     meanwhile: async (fileId) => {
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();

@@ -6,7 +6,7 @@ import { sql } from '../../db/pool';
 import type { FilesDeps } from '../../services/files/deps';
 import { presignUpload, type PresignRequest, type PresignedUpload } from '../../services/files/presign';
 import { FileScanStarter, fileScanSettingsOf } from '../../services/files/scan-client';
-import { createClamdScanner } from '../../services/files/scanner';
+import { createClamdScanner, type VirusScanner } from '../../services/files/scanner';
 import { fileScanWorkflowId, fileStagedSignal, type FileScanResult } from '../../workflows/files/files.messages';
 import type { fileScan } from '../../workflows/files/scan.workflow';
 import { storageUsageOf } from '../helpers/files';
@@ -48,22 +48,23 @@ const stagedCount = () => stack.owner.oneFirst(sql.type(z.object({ count: z.numb
 
 /**
  * Presigns `request` through the service with a worker of its own queue, runs `meanwhile`, and answers
- * the scan's result. `afterScan` runs once the real scan activity has its verdict, before it reports it.
+ * the scan's result. `afterScan` runs once clamd has given its verdict, before the scan goes on with it.
  */
 async function presigned(
   request: PresignRequest, meanwhile?: (upload: PresignedUpload) => Promise<void>, afterScan?: (upload: PresignedUpload) => Promise<void>,
 ): Promise<{ upload: PresignedUpload; result: FileScanResult }> {
   const taskQueue = uniqueTaskQueue('files-presign');
-  const real = createFileScanActivities({ appPool: stack.app, objectStore: stack.bucket, scanner: createClamdScanner(config().clamav), logger });
+  const clamd = createClamdScanner(config().clamav);
   let upload: PresignedUpload | undefined;
-  const activities = {
-    ...real,
-    async scanStagedFile(...args: Parameters<typeof real.scanStagedFile>) {
-      const verdict = await real.scanStagedFile(...args);
+  const scanner: VirusScanner = {
+    version: () => clamd.version(),
+    async scan(stream) {
+      const verdict = await clamd.scan(stream);
       if (afterScan && upload) await afterScan(upload);
       return verdict;
     },
   };
+  const activities = createFileScanActivities({ appPool: stack.app, objectStore: stack.bucket, scanner, logger });
   const worker = await createTestWorker(stack.temporal, { taskQueue, activities });
   return worker.runUntil(async () => {
     upload = await presignUpload(filesDeps(taskQueue), auth(), request);

@@ -1,7 +1,7 @@
 import {
   ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched, proxyActivities, setHandler,
 } from '@temporalio/workflow';
-import type { FileScanActivities, FileScanOutcome, Rejection } from '../../activities/files/scan.activities';
+import type { FileScanActivities, FileScanOutcome, Rejection, ScannedFileOutcome, StagedObjectVerdict } from '../../activities/files/scan.activities';
 import { mailNotice } from '../notify/mail-notice';
 import { fileStagedSignal, type FileScanInput, type FileScanResult } from './files.messages';
 import { infectedFileNotice } from './notices';
@@ -32,6 +32,9 @@ const UNSCANNABLE: Readonly<Record<string, string>> = {
 /** The last look at staging before a presigned upload expires (patched: histories without it reject at once). */
 const PRESIGN_LAST_LOOK = 'files-presign-last-look';
 
+/** Scan, promotion and thumbnails in one activity (patched: histories without it take the three steps). */
+const SCAN_IN_ONE_STEP = 'files-scan-in-one-step';
+
 const EXPIRED: Rejection = { reason: 'staging-expired', scanned: false };
 const UPLOAD_EXPIRED: Rejection = { reason: 'upload-expired', scanned: false };
 
@@ -51,7 +54,9 @@ const resultOf = (outcome: FileScanOutcome): FileScanResult =>
  *             `upload-expired` (the URL expired unused).
  *   scanned   the staged object is streamed to clamd (retried while clamd or the store is down).
  *   clean     → copied to its final key, available, files.file.uploaded and an audit record, staging
- *               removed; an image then gets its icon_32 and card_300 thumbnails.
+ *               removed; an image then gets its icon_32 and card_300 thumbnails. One activity
+ *               (scanAndPromoteFile) scans and does all of this, so an upload's history is one
+ *               activity long; histories recorded before it take three (scan, promote, thumbnails).
  *   infected  → staging removed, rejected (`infected: <signatures>`), audit record, and a mail to each
  *               of the tenant's owners and admins.
  *   expired   → no scan verdict within the staging TTL of the start (the PUT never came, or clamd
@@ -77,10 +82,11 @@ export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
     log.warn('the presigned upload landed unnoticed; scanning it now', { fileId: ref.fileId });
   }
 
-  let verdict;
+  let verdict: ScannedFileOutcome | StagedObjectVerdict;
   try {
+    const scan = (): Promise<ScannedFileOutcome | StagedObjectVerdict> => (patched(SCAN_IN_ONE_STEP) ? scanning.scanAndPromoteFile(ref) : scanning.scanStagedFile(ref));
     // The staging TTL counts from the start, the wait for the PUT included.
-    verdict = await CancellationScope.withTimeout(Math.max(stagingEndsAt - Date.now(), 1), () => scanning.scanStagedFile(ref));
+    verdict = await CancellationScope.withTimeout(Math.max(stagingEndsAt - Date.now(), 1), scan);
   } catch (error) {
     if (isCancellation(error)) return resultOf(await steps.rejectFile(ref, EXPIRED));
     const reason = unscannableReason(error);
@@ -99,6 +105,8 @@ export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
     return resultOf(outcome);
   }
 
+  // Clean: the one step has promoted the file and rendered its thumbnails.
+  if ('outcome' in verdict) return resultOf(verdict.outcome);
   // Only the bytes scanned are promoted: a presigned URL could PUT other ones meanwhile (histories
   // from before the ETag replay as they ran: an argument is not a command).
   const outcome = await steps.promoteFile(ref, verdict.etag);
