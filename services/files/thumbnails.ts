@@ -50,8 +50,11 @@ export function thumbnailResizeOf(preset: ThumbnailPreset): ResizeOptions {
     : { width: box.width, height: box.height, fit: 'cover', position: 'centre', fastShrinkOnLoad: true };
 }
 
-/** libwebp's effort 0-6 (default 4): 2 is much faster and, at thumbnail sizes, hardly larger. */
-const WEBP_EFFORT = 2;
+/**
+ * libwebp's effort 0-6 (default 4): 0 encodes a full_1200 a third faster than 2 for at most 7 % more
+ * bytes, and that encode is most of an on-demand render's time (docs/decisions/files.md, Thumbnails).
+ */
+const WEBP_EFFORT = 0;
 
 /**
  * A preset of an image, as WebP. A stream is piped into sharp as it arrives; an error of the stream
