@@ -9,7 +9,7 @@ import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../services/money/ledger-check';
 import { startMoneyWorkerProcess, startWorkerProcess } from '../test/helpers/money-worker';
-import { cpuSecondsOf, measure, percentile, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
+import { cpuSecondsOf, cpuSecondsOfCommand, measure, percentile, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench } from './lib/pgbench';
 import { noopDone } from './money/noop.messages';
@@ -31,11 +31,11 @@ import type { benchNoop } from './money/noop.workflow';
  *
  * Each client moves money between two wallets of its own (direction alternating) and holds on a
  * third, so the phases measure the operations, not one wallet's lock. Per phase it reports the CPU
- * time per request of the gateway, the Worker and the Temporal server (its pid from --temporal-pid
- * or the bring-up scripts' pid file), and how busy the machine's CPUs were. The no-op, transfer and
- * hold phases run in `rounds` alternating slices (`seconds` each phase in all), merged, so each is
- * compared with a ceiling measured under the same neighbours: the dev server is shared. The ledger
- * invariant is checked at the end.
+ * time per request of the gateway, the Worker, the Temporal server (its pid from --temporal-pid
+ * or the bring-up scripts' pid file) and PostgreSQL (all its processes), and how busy the machine's
+ * CPUs were. The no-op, transfer and hold phases run in `rounds` alternating slices (`seconds` each
+ * phase in all), merged, so each is compared with a ceiling measured under the same neighbours:
+ * the dev server is shared. The ledger invariant is checked at the end.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -157,16 +157,22 @@ interface Row {
   busy: number;
 }
 
-const CPU_COLUMNS = ['gateway', 'worker', 'temporal'] as const;
+const CPU_COLUMNS = ['gateway', 'worker', 'temporal', 'postgres'] as const;
 
-/** Runs a phase and charges each named process's CPU time to its requests; also the machine's busy share. */
-async function withCpu(pids: Partial<Record<(typeof CPU_COLUMNS)[number], number | undefined>>, run: () => Promise<Phase>): Promise<Row> {
+/**
+ * Runs a phase and charges each named process's CPU time to its requests, and PostgreSQL's (all its
+ * processes: the platform's transactions and, with PostgreSQL persistence, Temporal's); also the
+ * machine's busy share.
+ */
+async function withCpu(pids: Partial<Record<Exclude<(typeof CPU_COLUMNS)[number], 'postgres'>, number | undefined>>, run: () => Promise<Phase>): Promise<Row> {
   const named = Object.entries(pids).filter((entry): entry is [string, number] => entry[1] !== undefined);
-  const before = named.map(([, pid]) => cpuSecondsOf(pid));
+  const counters: Array<[string, () => number]> = [...named.map(([name, pid]): [string, () => number] => [name, () => cpuSecondsOf(pid)]),
+    ['postgres', () => cpuSecondsOfCommand('postgres')]];
+  const before = counters.map(([, seconds]) => seconds());
   const machineBefore = machineTicks();
   const phase = await run();
   const machineAfter = machineTicks();
-  const cpu = Object.fromEntries(named.map(([name, pid], i) => [name, ((cpuSecondsOf(pid) - before[i]) * 1000) / Math.max(1, phase.count)]));
+  const cpu = Object.fromEntries(counters.map(([name, seconds], i) => [name, ((seconds() - before[i]) * 1000) / Math.max(1, phase.count)]));
   const busy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
   return { phase, cpu, busy };
 }
@@ -199,8 +205,8 @@ function temporalPid(given: string | undefined): number | undefined {
 }
 
 function printRows(rows: readonly Row[]): void {
-  console.log('| phase | count | per second | p50 ms | p99 ms | gateway CPU ms/req | worker CPU ms/req | Temporal server CPU ms/req | machine CPU busy |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('| phase | count | per second | p50 ms | p99 ms | gateway CPU ms/req | worker CPU ms/req | Temporal server CPU ms/req | PostgreSQL CPU ms/req | machine CPU busy |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const { phase, cpu, busy } of rows) {
     const costs = CPU_COLUMNS.map((name) => (cpu[name] === undefined ? '-' : cpu[name].toFixed(2))).join(' | ');
     console.log(`| ${phase.name} | ${phase.count} | ${rate(phase).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} | ${costs} | ${(busy * 100).toFixed(0)} % |`);

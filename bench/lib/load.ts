@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../common/paths';
 
@@ -30,6 +30,29 @@ export function cpuSecondsOf(pid: number): number {
   // Fields 14 and 15 of /proc/<pid>/stat, counted from after the parenthesised command name, in ticks of 1/100 s.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds used so far by every process named `command` (a server of many processes, such as
+ * PostgreSQL's backends), with what their ended children used (a closed backend's time moves to the
+ * postmaster's children fields), so the difference over a phase counts the whole server.
+ */
+export function cpuSecondsOfCommand(command: string): number {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const nameEnd = stat.lastIndexOf(')');
+    if (stat.slice(stat.indexOf('(') + 1, nameEnd) !== command) continue;
+    // utime, stime, cutime, cstime: fields 14-17, counted from after the command name.
+    ticks += stat.slice(nameEnd + 2).split(' ').slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
+  }
+  return ticks / 100;
 }
 
 /**
