@@ -35,12 +35,6 @@ function outcomeOf(file: FileRow | null, rejection?: Rejection): FileScanOutcome
 }
 
 /**
- * The scan workflow's activities (workflows/files/scan.workflow.ts): services/files, with failures
- * typed for the workflow's retry policy. What no retry can change is non-retryable:
- * staged-object-missing, staged-object-empty, staged-object-size-mismatch. Everything else (clamd, the object store or the
- * database unreachable) is thrown as it is and retried.
- */
-/**
  * Runs a scan, heartbeating the bytes sent and, between them, every few seconds (clamd answers only
  * once it has read the whole stream), so a lost worker is noticed within the heartbeat timeout
  * however large the file; the staged object's own faults become non-retryable failures.
@@ -61,6 +55,12 @@ async function scanning<T>(scan: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The scan workflow's activities (workflows/files/scan.workflow.ts): services/files, with failures
+ * typed for the workflow's retry policy. What no retry can change is non-retryable:
+ * staged-object-missing, staged-object-empty, staged-object-size-mismatch. Everything else (clamd, the object store or the
+ * database unreachable) is thrown as it is and retried.
+ */
 export function createFileScanActivities(deps: FileScanDeps) {
   return {
     /** Streams the staged object to clamd (the scan of workflows recorded before scanAndPromoteFile). */

@@ -27,8 +27,8 @@ export const ratePerSecond = (phase: Phase): number => phase.count / phase.secon
  * work, throughput ratios drift with the neighbours' load; the server's CPU cost per request does not.
  */
 export function cpuSecondsOf(pid: number): number {
-  // Fields 14 and 15 of /proc/<pid>/stat, counted from after the parenthesised command name, in ticks of 1/100 s.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const { fields } = procStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  // utime and stime: fields 14 and 15, in ticks of 1/100 s.
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
@@ -47,12 +47,17 @@ export function cpuSecondsOfCommand(command: string): number {
     } catch {
       continue; // ended meanwhile
     }
-    const nameEnd = stat.lastIndexOf(')');
-    if (stat.slice(stat.indexOf('(') + 1, nameEnd) !== command) continue;
-    // utime, stime, cutime, cstime: fields 14-17, counted from after the command name.
-    ticks += stat.slice(nameEnd + 2).split(' ').slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
+    const { name, fields } = procStat(stat);
+    // utime, stime, cutime, cstime: fields 14-17.
+    if (name === command) ticks += fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
   }
   return ticks / 100;
+}
+
+/** A /proc/<pid>/stat line: the command name, and the fields after it (the first is field 3, the state). */
+function procStat(stat: string): { name: string; fields: string[] } {
+  const nameEnd = stat.lastIndexOf(')');
+  return { name: stat.slice(stat.indexOf('(') + 1, nameEnd), fields: stat.slice(nameEnd + 2).split(' ') };
 }
 
 /**

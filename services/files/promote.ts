@@ -24,7 +24,15 @@ import { fileAudit, fileUploadedEvent } from './scan-records';
 export async function promoteFile(
   deps: Pick<FileScanDeps, 'appPool' | 'objectStore'>, ref: FileRef, actor: FileActor, scannedEtag?: string,
 ): Promise<FileRow> {
-  let file = await loadFile(deps, ref);
+  return promoteLoadedFile(deps, await loadFile(deps, ref), actor, scannedEtag);
+}
+
+/** promoteFile for a caller that has just read the file's row (`loaded`). */
+export async function promoteLoadedFile(
+  deps: Pick<FileScanDeps, 'appPool' | 'objectStore'>, loaded: FileRow, actor: FileActor, scannedEtag?: string,
+): Promise<FileRow> {
+  let file = loaded;
+  const ref = { tenantId: loaded.tenantId, fileId: loaded.id };
   if (file.status === 'pending_scan') {
     const objectKey = objectKeyOf(file.tenantId, file.bucket, file.id);
     try {

@@ -1,9 +1,9 @@
 import type { Progress } from '../../common/progress';
 import type { FileRow } from '../../db/queries/files/files.queries';
-import { promoteFile } from './promote';
+import { promoteLoadedFile } from './promote';
 import { loadFile, type FileActor, type FileRef, type FileScanDeps } from './scan';
 import { scanStagedObject } from './scanner';
-import { generateThumbnails, isImage } from './thumbnails';
+import { generateThumbnailsOf, isImage } from './thumbnails';
 
 /** What a scan in one step came to: infected (the caller rejects the file), or the file as it now is. */
 export type ScannedFile = { infected: true; signatures: string[] } | { infected: false; file: FileRow };
@@ -21,15 +21,15 @@ export type ScannedFile = { infected: true; signatures: string[] } | { infected:
  * caller's next step.
  */
 export async function scanAndPromoteFile(deps: FileScanDeps, ref: FileRef, actor: FileActor, progress: Progress): Promise<ScannedFile> {
-  const pending = await loadFile(deps, ref);
-  let file: FileRow;
-  if (pending.status === 'pending_scan') {
-    const verdict = await scanStagedObject(deps, pending.stagingKey, progress, pending.sizeBytes);
+  // The row is read once: promotion and thumbnails work from it (and from the row the promotion wrote).
+  const loaded = await loadFile(deps, ref);
+  let etag: string | undefined;
+  if (loaded.status === 'pending_scan') {
+    const verdict = await scanStagedObject(deps, loaded.stagingKey, progress, loaded.sizeBytes);
     if (verdict.infected) return { infected: true, signatures: verdict.signatures };
-    file = await promoteFile(deps, ref, actor, verdict.etag);
-  } else {
-    file = await promoteFile(deps, ref, actor);
+    etag = verdict.etag;
   }
-  if (file.status === 'available' && isImage(file.mimeType)) file = { ...file, thumbnails: await generateThumbnails(deps, ref) };
-  return { infected: false, file };
+  const file = await promoteLoadedFile(deps, loaded, actor, etag);
+  if (file.status !== 'available' || !isImage(file.mimeType)) return { infected: false, file };
+  return { infected: false, file: { ...file, thumbnails: await generateThumbnailsOf(deps, file) } };
 }

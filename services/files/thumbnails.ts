@@ -101,7 +101,13 @@ export class UnreadableImage extends Error {
 export async function generateThumbnails(
   deps: Pick<FileScanDeps, 'appPool' | 'objectStore' | 'logger'>, ref: FileRef, presets: readonly ThumbnailPreset[] = UPLOAD_THUMBNAILS,
 ): Promise<Record<string, string>> {
-  const file = await loadFile(deps, ref);
+  return generateThumbnailsOf(deps, await loadFile(deps, ref), presets);
+}
+
+/** generateThumbnails for a caller that has just read the file's row. */
+export async function generateThumbnailsOf(
+  deps: Pick<FileScanDeps, 'appPool' | 'objectStore' | 'logger'>, file: FileRow, presets: readonly ThumbnailPreset[] = UPLOAD_THUMBNAILS,
+): Promise<Record<string, string>> {
   if (file.status !== 'available' || !file.objectKey) return file.thumbnails;
   const { s3, bucket } = deps.objectStore;
   // Images are at most FILES_MAX_IMAGE_SIZE_MB (10 MB): read once, rendered once per preset.
