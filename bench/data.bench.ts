@@ -87,11 +87,11 @@ async function main(): Promise<void> {
     const listed = await measure(`GET /data/crm/contacts?… (${concurrency} clients)`, concurrency, seconds, max, steps.list, pid);
     printPhases([listed]);
     console.log(`p99 ${listed.p99.toFixed(1)} ms (target < 20 ms at 8 clients)`);
-    const { statement } = benchListStatement(seed.tenantId);
+    const { statement, settings } = benchListStatement(seed.tenantId);
     console.log(`\nthe statement (parameters: ${JSON.stringify(statement.values)}):\n${statement.sql.trim()}\n`);
     const explained = await withTenant(app, seed.tenantId, (tx) => tx.anyFirst({
       ...statement, sql: `EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, parser: z.object({ 'QUERY PLAN': z.string() }),
-    }));
+    }), settings);
     console.log(explained.join('\n'));
     const indexes = [...new Set(explained.flatMap((line) => [...line.matchAll(/Index (?:Only )?Scan (?:Backward )?(?:using|on) "?([\w$]+)"?/g)].map((match) => match[1])))];
     console.log(`indexes used: ${indexes.join(', ') || 'none'}`);

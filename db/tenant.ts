@@ -3,18 +3,25 @@ import { isUuid } from '../common/ids';
 
 /**
  * The settings a tenant transaction starts with, in one statement (one round trip): app.tenant_id
- * and, for a read under a query budget, statement_timeout. Both transaction-local
- * (set_config(..., true), SET LOCAL), so neither can leak to the next user of a pooled connection.
+ * and, when asked, statement_timeout and enable_sort. All transaction-local (set_config(..., true),
+ * SET LOCAL), so none can leak to the next user of a pooled connection.
  */
 export function tenantSettingsStatement(tenantId: string, options: TenantOptions = {}) {
-  return options.statementTimeoutMs === undefined
-    ? sql.unsafe`SELECT set_config('app.tenant_id', ${tenantId}, true)`
-    : sql.unsafe`SELECT set_config('app.tenant_id', ${tenantId}, true), set_config('statement_timeout', ${`${options.statementTimeoutMs}ms`}, true)`;
+  const settings = [sql.fragment`set_config('app.tenant_id', ${tenantId}, true)`];
+  if (options.statementTimeoutMs !== undefined) settings.push(sql.fragment`set_config('statement_timeout', ${`${options.statementTimeoutMs}ms`}, true)`);
+  if (options.discourageSorts) settings.push(sql.fragment`set_config('enable_sort', 'off', true)`);
+  return sql.unsafe`SELECT ${sql.join(settings, sql.fragment`, `)}`;
 }
 
 export interface TenantOptions {
   /** statement_timeout of every statement of the transaction (the data layer's query budget). */
   statementTimeoutMs?: number;
+  /**
+   * enable_sort off for the transaction: the planner then reads an index in the order asked for
+   * wherever one serves it. Only for a caller that knows such an index reads no more rows than any
+   * other plan (the data layer's lists, ReadPlan.readsOrderIndex).
+   */
+  discourageSorts?: boolean;
 }
 
 /**

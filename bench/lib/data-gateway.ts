@@ -28,7 +28,7 @@ const TEMPLATE_TENANT = '00000000-0000-7000-8000-000000000000';
 const RESPONSE_MAX_BYTES = 1_048_576;
 
 function handWrittenList(deps: DataDeps): AnyRoute {
-  const { statement, pageSize } = benchListStatement(TEMPLATE_TENANT);
+  const { statement, pageSize, settings } = benchListStatement(TEMPLATE_TENANT);
   return defineRoute({
     namespace: 'data', method: 'GET', path: '/bench/data/contacts', operationId: 'bench.data.contacts',
     summary: 'The bench list of contacts, hand-written', auth: 'bearer', module: 'crm',
@@ -39,7 +39,7 @@ function handWrittenList(deps: DataDeps): AnyRoute {
         if (!await deps.permissions.allows(auth, key)) throw problems.forbidden(`${key} is required`);
       }
       const values = statement.values.map((value) => (value === TEMPLATE_TENANT ? auth.tenantId : value));
-      const rows = await withTenant(deps.db, auth.tenantId, (tx) => tx.any({ ...statement, values }));
+      const rows = await withTenant(deps.db, auth.tenantId, (tx) => tx.any({ ...statement, values }), settings);
       const data = rows.slice(0, pageSize).map(({ $keyset: _keys, ...fields }) => fields);
       const body = rows.length > pageSize
         ? { data, next_page_token: Buffer.from(JSON.stringify(rows[pageSize - 1].$keyset)).toString('base64url') }

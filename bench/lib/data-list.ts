@@ -19,11 +19,12 @@ export const BENCH_LIST_QUERY = 'age=gte.30&lastName=in.(Smith,Jones,Garcia,Mill
 
 /**
  * The statement our planner makes of BENCH_LIST_QUERY for `tenantId` (parse → plan → SQL, the code
- * GET /data/crm/contacts runs), so the hand-written route and the EXPLAIN run exactly its text.
+ * GET /data/crm/contacts runs), so the hand-written route and the EXPLAIN run exactly its text, in a
+ * transaction with the same settings.
  */
 export function benchListStatement(tenantId: string) {
   const cfg = config();
   const catalogue = new DataCatalogue(loadModuleCatalogue(cfg.modules.dir, { maxModels: cfg.data.maxTablesPerModule }));
   const plan = planList(catalogue.model('crm', 'contacts')!, catalogue, parse(BENCH_LIST_QUERY), tenantId);
-  return { statement: listStatement(plan), pageSize: plan.pageSize };
+  return { statement: listStatement(plan), pageSize: plan.pageSize, settings: { discourageSorts: plan.readsOrderIndex } };
 }

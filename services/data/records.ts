@@ -283,7 +283,9 @@ export async function listRecords(
   const model = await modelFor(deps, auth, target, 'read');
   const plan = planList(model, deps.catalogue, query, auth.tenantId);
   await assertEmbedsReadable(deps, auth, model, plan);
-  const page = await readWithinBudget(deps.db, auth.tenantId, deps.readTimeoutMs, (tx) => selectRecords(tx, plan, options));
+  const page = await readWithinBudget(deps.db, auth.tenantId, deps.readTimeoutMs, (tx) => selectRecords(tx, plan, options), {
+    discourageSorts: plan.readsOrderIndex,
+  });
   const count = page.total === undefined ? {} : { count: page.total };
   if (query.limit !== undefined || query.cursor !== undefined) {
     const cursor = page.nextPageToken ?? null;

@@ -75,4 +75,10 @@ export interface ReadPlan {
    * once per connection. Other selections are not prepared: their texts are unbounded in number.
    */
   prepared?: boolean;
+  /**
+   * The page is best read down the index its order names, stopping after a page (plan.ts
+   * orderIndexServesPage): the transaction runs with sorts discouraged, since PostgreSQL's own
+   * choice goes wrong under row-level security when a filter uses LIKE (README, Data layer).
+   */
+  readsOrderIndex?: boolean;
 }

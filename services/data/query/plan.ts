@@ -45,7 +45,10 @@ export function planList(model: DataModel, catalogue: DataCatalogue, query: RawQ
     throw invalid(parsed.page.sizeParameter, 'OUT_OF_RANGE', `must be between 1 and ${PAGE_SIZE_MAX}`);
   }
   const hash = queryHash([model.schema, model.table, conditions, order, fields, embeds]);
-  const plan: ReadPlan = { schema: model.schema, table: model.table, tenantId, fields, embeds, conditions, order, pageSize, queryHash: hash };
+  const plan: ReadPlan = {
+    schema: model.schema, table: model.table, tenantId, fields, embeds, conditions, order, pageSize, queryHash: hash,
+    readsOrderIndex: orderIndexServesPage(model, conditions, order, embeds),
+  };
   const { token, tokenParameter } = parsed.page;
   return token === undefined ? plan : { ...plan, after: positionOf(model, order, token, tokenParameter, hash) };
 }
@@ -185,6 +188,42 @@ function orderOf(model: DataModel, items: readonly OrderItem[]): PlanOrderKey[] 
   // PostgreSQL would sort every matching row of the tenant first.
   const last = keys.at(-1);
   return [...keys, last ? { ...ID_ORDER, direction: last.direction } : ID_ORDER];
+}
+
+/** The indexes every model's table has for its order (provision.queries.ts): (tenant_id, id) and (tenant_id, created_at, id). */
+const ORDER_INDEXES = [['id'], ['created_at', 'id']];
+
+/**
+ * Whether a list's page is best read down the index of its order, stopping after a page, rather
+ * than by whatever plan PostgreSQL estimates cheaper. Under row-level security the planner may not
+ * use a column's statistics for an operator that is not leakproof (LIKE, ILIKE), so it guesses that
+ * such a filter keeps almost nothing and then prefers to read every row of the tenant and sort them:
+ * 5 ms for a page the index walk finds in 0.3 (README, Data layer). The walk is chosen when
+ * - an index serves the order: (tenant_id, id) or (tenant_id, created_at, id), every key in one
+ *   direction (the index read forwards or backwards);
+ * - no filter names a column with an index of its own (id, a reference), so every other plan reads
+ *   every live row of the tenant as well, and the walk, which stops after a page, never reads more;
+ * - nothing is embedded one-to-many: those arrays are sorted by id, and with sorts discouraged the
+ *   planner would walk the target's id index instead of looking up the parent's rows.
+ */
+function orderIndexServesPage(model: DataModel, conditions: readonly PlanCondition[], order: readonly PlanOrderKey[], embeds: readonly PlanEmbed[]): boolean {
+  const columns = order.map((key) => key.column);
+  const served = ORDER_INDEXES.some((index) => index.length === columns.length && index.every((column, i) => columns[i] === column))
+    && order.every((key) => key.direction === order[0].direction);
+  const indexed = new Set(['id', ...model.fields.filter((field) => field.references !== undefined).map((field) => field.column)]);
+  return served && !conditions.some((condition) => columnsOf(condition).some((column) => indexed.has(column))) && !embedsMany(embeds);
+}
+
+function columnsOf(condition: PlanCondition): string[] {
+  switch (condition.kind) {
+    case 'and': case 'or': return condition.conditions.flatMap(columnsOf);
+    case 'not': return columnsOf(condition.condition);
+    default: return [condition.target.column];
+  }
+}
+
+function embedsMany(embeds: readonly PlanEmbed[]): boolean {
+  return embeds.some((embed) => embed.cardinality === 'many' || embedsMany(embed.embeds));
 }
 
 /** The last row's order-key values of a page token, typed like filter values (a forged value is a 400, not a SQL error). */

@@ -5,7 +5,7 @@ import {
   isStatementTimeout, selectRecordPage, type DataRecord,
 } from '../../../db/queries/data/read.queries';
 import type { ReadPlan } from '../../../db/queries/data/read-plan';
-import { withTenant } from '../../../db/tenant';
+import { withTenant, type TenantOptions } from '../../../db/tenant';
 import { encodeDataPageToken } from './page-token';
 
 /**
@@ -29,10 +29,10 @@ export async function selectRecords(
  * goes back to the pool clean.
  */
 export async function readWithinBudget<T>(
-  db: DatabasePool, tenantId: string, timeoutMs: number, work: (tx: CommonQueryMethods) => Promise<T>,
+  db: DatabasePool, tenantId: string, timeoutMs: number, work: (tx: CommonQueryMethods) => Promise<T>, options: Omit<TenantOptions, 'statementTimeoutMs'> = {},
 ): Promise<T> {
   try {
-    return await withTenant(db, tenantId, work, { statementTimeoutMs: timeoutMs });
+    return await withTenant(db, tenantId, work, { ...options, statementTimeoutMs: timeoutMs });
   } catch (error) {
     if (isStatementTimeout(error)) {
       throw problems.timeout(`The query ran past its ${timeoutMs} ms budget; narrow its filters or ask for fewer records or relations`);

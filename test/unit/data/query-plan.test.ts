@@ -265,6 +265,36 @@ describe('order= ends with id, the tie-breaker', () => {
   });
 });
 
+describe('a page is read down its order\'s index when no other plan reads fewer rows (readsOrderIndex)', () => {
+  it.each([
+    ['no order: id, the (tenant_id, id) index', {}],
+    ['createdAt descending: (tenant_id, created_at, id) read backwards', { order: 'createdAt.desc' }],
+    ['id descending', { order: 'id.desc' }],
+    ['the bench\'s list: LIKE, IN and a range, newest first, a many-to-one embed', {
+      age: 'gte.30', lastName: 'in.(Smith,Jones)', email: 'like.*@example.com', order: 'createdAt.desc', select: 'id,email,companies(name)',
+    }],
+    ['filters inside or= on columns without an index of their own', { or: '(email.ilike.*x*,age.lt.20)', order: 'createdAt' }],
+  ])('%s', (_name, query) => {
+    expect(plan(query, contacts).readsOrderIndex).toBe(true);
+  });
+
+  it.each([
+    ['an order no index serves', { order: 'lastName' }],
+    ['createdAt ascending, id descending (one index, two directions)', { order: 'createdAt.asc,id.desc' }],
+    ['a filter on a reference, which has an index of its own', { companyId: 'eq.0192f0c2-aaaa-7000-8000-00000000000a' }],
+    ['the reference inside or=', { or: '(companyId.is.null,age.lt.20)' }],
+    ['a filter on id', { id: 'in.(0192f0c2-aaaa-7000-8000-00000000000a)', order: 'createdAt.desc' }],
+  ])('not with %s', (_name, query) => {
+    expect(plan(query, contacts).readsOrderIndex).toBe(false);
+  });
+
+  it('not with a one-to-many embed, at any depth: its arrays are sorted by id', () => {
+    expect(plan({ select: 'name,contacts(firstName)' }, companies).readsOrderIndex).toBe(false);
+    expect(plan({ select: 'email,companies(name,contacts(firstName))' }, contacts).readsOrderIndex).toBe(false);
+    expect(plan({ select: 'name' }, companies).readsOrderIndex).toBe(true);
+  });
+});
+
 describe('page size: default 20, at most 100', () => {
   it.each([
     [{}, 20], [{ page_size: '1' }, 1], [{ page_size: '100' }, 100], [{ limit: '7' }, 7],

@@ -255,6 +255,12 @@ describe('the query budget', () => {
     expect(text(tenantSettingsStatement(TENANT))).toBe("SELECT set_config('app.tenant_id', $1, true)");
   });
 
+  it('a list read down its order\'s index discourages sorts in the same statement, transaction-local', () => {
+    expect(text(tenantSettingsStatement(TENANT, { statementTimeoutMs: 250, discourageSorts: true }))).toBe(
+      "SELECT set_config('app.tenant_id', $1, true), set_config('statement_timeout', $2, true), set_config('enable_sort', 'off', true)",
+    );
+  });
+
   it('a statement_timeout cancellation is told from a cancel request', () => {
     const timeout = new StatementTimeoutError(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
     const cancelled = new StatementCancelledError(Object.assign(new Error('canceling statement due to user request'), { code: '57014' }));
