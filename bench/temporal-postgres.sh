@@ -7,7 +7,7 @@
 #      owned by the role temporal_bench), from the schemas that module ships;
 #   3. starts it on 127.0.0.1:7333 (one process, all four services, 4 history shards, the dev server's
 #      tuning: the priority matcher and the history queues' read rate), creates the namespace `default`;
-#   4. runs `npm run bench:money-flows` against it with the flags given here, and stops it.
+#   4. runs `npm run bench:money-flows` against it with the flags given here, stops it and drops the two databases.
 # The platform must be up (`npm run up`): the bench uses its PostgreSQL, Redis and Kafka.
 #
 #   bash bench/temporal-postgres.sh [--concurrency 32] [--seconds 10] ...
@@ -135,6 +135,15 @@ stop() {
   if pid=$(read_pidfile "$PIDFILE"); then kill_and_wait "$pid" 20 temporal-postgres 1; fi
 }
 
+# After the run: the server stopped, its two databases dropped (they hold every bench workflow's
+# history and visibility rows, and the next run sets them up anew anyway).
+finish() {
+  stop
+  log "dropping temporal_bench and temporal_bench_visibility"
+  as_postgres psql -X -q -p "$postgres_port" -d postgres \
+    -c 'DROP DATABASE IF EXISTS temporal_bench WITH (FORCE)' -c 'DROP DATABASE IF EXISTS temporal_bench_visibility WITH (FORCE)' || true
+}
+
 main() {
   postgres_ready || die "PostgreSQL does not answer: bring the platform up first (npm run up)"
   build
@@ -142,7 +151,7 @@ main() {
   databases
   config
   start
-  trap stop EXIT
+  trap finish EXIT
   log "Temporal with PostgreSQL persistence on 127.0.0.1:$GRPC_PORT (pid $(read_pidfile "$PIDFILE")); log $LOGFILE"
   (cd "$REPO_ROOT" && TEMPORAL_ADDRESS=127.0.0.1:$GRPC_PORT npm run -s bench:money-flows -- --temporal-pid "$(read_pidfile "$PIDFILE")" "$@")
 }
