@@ -33,13 +33,20 @@ export function isoOfPgTimestamp(value: string): string {
   return new Date(Date.parse(`${date}T${time}${hours}:${minutes}`) - offsetSeconds * 1000).toISOString();
 }
 
-/** Validates each row against the query's `sql.type(schema)`, as the slonik README advises. */
+/**
+ * Validates each row against the query's `sql.type(schema)`, as the slonik README advises, but in
+ * slonik's synchronous row hook: with an asynchronous one (transformRowAsync) slonik awaits every row
+ * of every query, typed or not, which cost about 40 µs of CPU per 21-row page here (10 % of a
+ * tenant transaction's client side). Every schema of ours is synchronous (zod without async
+ * refinements); one that is not fails loudly instead of being awaited.
+ */
 const resultParser: Interceptor = {
   name: 'result-parser',
-  transformRowAsync: async (context, query, row) => {
+  transformRow: (context, query, row) => {
     const schema = context.resultParser;
     if (!schema) return row;
-    const result = await schema['~standard'].validate(row);
+    const result = schema['~standard'].validate(row);
+    if (result instanceof Promise) throw new Error('A result schema must validate synchronously (no async refinements)');
     if (result.issues) throw new SchemaValidationError(query, row, result.issues);
     return result.value as QueryResultRow;
   },

@@ -102,19 +102,6 @@ export function resolveDeadLetter(
   `);
 }
 
-/** Resolves the group's open dead letters of these events (redeliveries that were forwarded); returns the event ids resolved. */
-export async function resolveDeadLetters(
-  tx: DatabaseTransactionConnection, tenantId: string, consumerGroup: string, eventIds: readonly string[],
-): Promise<Set<string>> {
-  const resolved = await tx.anyFirst(sql.type(z.object({ eventId: z.string() }))`
-    UPDATE event_dead_letters SET status = 'resolved', resolved_at = now(), updated_at = now()
-    WHERE tenant_id = ${tenantId} AND consumer_group = ${consumerGroup} AND event_id = ANY(${sql.array(eventIds, 'uuid')})
-      AND status IN ('pending', 'retrying')
-    RETURNING event_id AS "eventId"
-  `);
-  return new Set(resolved);
-}
-
 /** One dead letter, locked for a retry's decision (FOR UPDATE), or null. */
 export function lockDeadLetter(tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<DeadLetterRow | null> {
   return tx.maybeOne(sql.type(deadLetterRow)`

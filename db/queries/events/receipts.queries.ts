@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
 /**
- * The de-duplication receipts of consumer groups (migration 0033). Statements run inside withTenant
- * and name the tenant as well (tenant scoping twice).
+ * The de-duplication receipts of consumer groups (migration 0033). Statements run inside withTenant,
+ * or enter the tenant themselves (migration 0034), and name the tenant as well (tenant scoping twice).
  */
 
 /**
@@ -25,33 +26,37 @@ export async function claimReceipt(
 }
 
 /**
- * Of `eventIds`, those `group` has a receipt for and those it has a dead letter of, in one statement:
- * what a batch of forwarded deliveries (whose receipt is not committed with an effect) reads first.
+ * Of `eventIds`, those `group` has a receipt for and those it has a dead letter of: what a batch of
+ * forwarded deliveries (whose receipt is not committed with an effect) reads first. One statement,
+ * not a withTenant transaction: events_forwarded_known (migration 0034) enters the tenant itself,
+ * for that statement only, and names it as well.
  */
-export async function receiptsAndDeadLettersOf(
-  tx: DatabaseTransactionConnection, tenantId: string, group: string, eventIds: readonly string[],
+export async function forwardedKnownOf(
+  db: CommonQueryMethods, tenantId: string, group: string, eventIds: readonly string[],
 ): Promise<{ receipts: Set<string>; deadLetters: Set<string> }> {
-  const ids = sql.array(eventIds, 'uuid');
-  const rows = await tx.any(sql.type(z.object({ eventId: z.string(), deadLetter: z.boolean() }))`
-    SELECT event_id AS "eventId", false AS "deadLetter" FROM event_receipts
-    WHERE tenant_id = ${tenantId} AND consumer_group = ${group} AND event_id = ANY(${ids})
-    UNION ALL
-    SELECT event_id, true FROM event_dead_letters
-    WHERE tenant_id = ${tenantId} AND consumer_group = ${group} AND event_id = ANY(${ids})
+  const rows = await db.any(sql.type(z.object({ eventId: z.string(), deadLetter: z.boolean() }))`
+    SELECT event_id AS "eventId", dead_letter AS "deadLetter"
+    FROM events_forwarded_known(${tenantId}, ${group}, ${sql.array(eventIds, 'uuid')})
   `);
   const of = (deadLetter: boolean) => new Set(rows.filter((row) => row.deadLetter === deadLetter).map((row) => row.eventId));
   return { receipts: of(false), deadLetters: of(true) };
 }
 
-/** Records that `group` forwarded the events, in one statement; receipts another member claimed meanwhile stay as they are. */
-export async function claimReceipts(
-  tx: DatabaseTransactionConnection, tenantId: string, group: string,
-  receipts: ReadonlyArray<{ eventId: string; expiresAt: string | null }>,
-): Promise<void> {
-  await tx.query(sql.unsafe`
-    INSERT INTO event_receipts (tenant_id, consumer_group, event_id, expires_at)
-    SELECT ${tenantId}, ${group}, event_id, expires_at
-    FROM unnest(${sql.array(receipts.map((r) => r.eventId), 'uuid')}, ${sql.array(receipts.map((r) => r.expiresAt), 'timestamptz')}) AS r (event_id, expires_at)
-    ON CONFLICT (tenant_id, consumer_group, event_id) DO NOTHING
+/**
+ * Records that `group` forwarded the events (receipts another member claimed meanwhile stay as they
+ * are) and resolves the dead letters of the redeliveries among them, together, in one statement
+ * (events_forwarded_settle, migration 0034, entering the tenant as forwardedKnownOf does). Returns
+ * the redelivered events whose dead letter it resolved.
+ */
+export async function settleForwarded(
+  db: CommonQueryMethods, tenantId: string, group: string,
+  receipts: ReadonlyArray<{ eventId: string; expiresAt: string | null }>, redelivered: readonly string[],
+): Promise<Set<string>> {
+  const resolved = await db.anyFirst(sql.type(z.object({ eventId: z.string() }))`
+    SELECT resolved AS "eventId" FROM events_forwarded_settle(
+      ${tenantId}, ${group}, ${sql.array(receipts.map((r) => r.eventId), 'uuid')},
+      ${sql.array(receipts.map((r) => r.expiresAt), 'timestamptz')}, ${sql.array(redelivered, 'uuid')}
+    ) AS resolved
   `);
+  return new Set(resolved);
 }

@@ -1,8 +1,6 @@
 import type { EventEnvelope } from '../../../common/event-envelope';
 import type { DatabasePool } from '../../../db/pool';
-import { resolveDeadLetters } from '../../../db/queries/events/dead-letters.queries';
-import { claimReceipts, receiptsAndDeadLettersOf } from '../../../db/queries/events/receipts.queries';
-import { withTenant } from '../../../db/tenant';
+import { forwardedKnownOf, settleForwarded } from '../../../db/queries/events/receipts.queries';
 import { receiptExpiry } from './delivery-rules';
 
 /** What a forwarding group's delivery comes to: its outcome now, or forwarded and counted when the batch settles. */
@@ -21,10 +19,10 @@ interface Pending {
 /**
  * The receipts of one fetched batch of a forwarding group (group-consumer.ts; a Subscribe stream).
  * A forwarded event has no transaction of its own to commit its receipt with, so the batch reads the
- * receipts and dead letters of all its events at once (`read`, one transaction per tenant) before the
+ * receipts and dead letters of all its events at once (`read`, one statement per tenant) before the
  * first is forwarded, and claims the receipts of what it forwarded together (`settle`, one more) before
- * the batch's offsets are committed: two tenant transactions per batch where there were two per
- * event. Events forwarded earlier in the batch count as received, so a duplicate publish within one
+ * the batch's offsets are committed: two statements per batch, each entering the tenant itself
+ * (migration 0034), where there were two tenant transactions of four round trips each. Events forwarded earlier in the batch count as received, so a duplicate publish within one
  * batch is dropped as well. A crash between forwarding and settling forwards those events again: at
  * least once, and exactly once outside a crash.
  */
@@ -38,7 +36,7 @@ export class ForwardedBatch {
     const batch = new ForwardedBatch(db, groupId, dedupHours);
     for (const [tenantId, ofTenant] of byTenant(events, (event) => event)) {
       const ids = ofTenant.map((event) => event.id);
-      const { receipts, deadLetters } = await withTenant(db, tenantId, (tx) => receiptsAndDeadLettersOf(tx, tenantId, groupId, ids));
+      const { receipts, deadLetters } = await forwardedKnownOf(db, tenantId, groupId, ids);
       for (const id of deadLetters) batch.known.set(id, 'dead-letter');
       // A receipt decides before a dead letter: the event was forwarded (by a redelivery, or another member).
       for (const id of receipts) batch.known.set(id, 'receipt');
@@ -84,10 +82,7 @@ export class ForwardedBatch {
         eventId: envelope.id, expiresAt: receiptExpiry(envelope.type, now, this.dedupHours),
       }));
       const redelivered = ofTenant.filter((entry) => entry.redelivery).map((entry) => entry.envelope.id);
-      const resolved = await withTenant(this.db, tenantId, async (tx) => {
-        if (claims.length > 0) await claimReceipts(tx, tenantId, this.groupId, claims);
-        return redelivered.length > 0 ? resolveDeadLetters(tx, tenantId, this.groupId, redelivered) : new Set<string>();
-      });
+      const resolved = await settleForwarded(this.db, tenantId, this.groupId, claims, redelivered);
       for (const { envelope, redelivery, forwarded } of ofTenant) {
         if (redelivery && resolved.delete(envelope.id)) outcomes.push('resolved');
         else outcomes.push(forwarded ? 'handled' : 'duplicate');
