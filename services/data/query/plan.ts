@@ -190,7 +190,7 @@ function orderOf(model: DataModel, items: readonly OrderItem[]): PlanOrderKey[] 
   return [...keys, last ? { ...ID_ORDER, direction: last.direction } : ID_ORDER];
 }
 
-/** The indexes every model's table has for its order (provision.queries.ts): (tenant_id, id) and (tenant_id, created_at, id). */
+/** The indexes every model's table has for its order (provision.queries.ts), by their columns after tenant_id. */
 const ORDER_INDEXES = [['id'], ['created_at', 'id']];
 
 /**
@@ -201,17 +201,19 @@ const ORDER_INDEXES = [['id'], ['created_at', 'id']];
  * 5 ms for a page the index walk finds in 0.3 (README, Data layer). The walk is chosen when
  * - an index serves the order: (tenant_id, id) or (tenant_id, created_at, id), every key in one
  *   direction (the index read forwards or backwards);
- * - no filter names a column with an index of its own (id, a reference), so every other plan reads
- *   every live row of the tenant as well, and the walk, which stops after a page, never reads more;
+ * - no filter names a column another index leads with (id, created_at, a reference), so every other
+ *   plan reads every live row of the tenant as well, and the walk, which stops after a page, never
+ *   reads more; a filter on the walked index's own first column only bounds the walk;
  * - nothing is embedded one-to-many: those arrays are sorted by id, and with sorts discouraged the
  *   planner would walk the target's id index instead of looking up the parent's rows.
  */
 function orderIndexServesPage(model: DataModel, conditions: readonly PlanCondition[], order: readonly PlanOrderKey[], embeds: readonly PlanEmbed[]): boolean {
   const columns = order.map((key) => key.column);
-  const served = ORDER_INDEXES.some((index) => index.length === columns.length && index.every((column, i) => columns[i] === column))
-    && order.every((key) => key.direction === order[0].direction);
-  const indexed = new Set(['id', ...model.fields.filter((field) => field.references !== undefined).map((field) => field.column)]);
-  return served && !conditions.some((condition) => columnsOf(condition).some((column) => indexed.has(column))) && !embedsMany(embeds);
+  const walked = ORDER_INDEXES.find((index) => index.length === columns.length && index.every((column, i) => columns[i] === column));
+  if (!walked || !order.every((key) => key.direction === order[0].direction) || embedsMany(embeds)) return false;
+  const otherIndexes = new Set([...ORDER_INDEXES.map(([first]) => first), ...model.fields.filter((field) => field.references !== undefined).map((field) => field.column)]);
+  otherIndexes.delete(walked[0]);
+  return !conditions.some((condition) => columnsOf(condition).some((column) => otherIndexes.has(column)));
 }
 
 function columnsOf(condition: PlanCondition): string[] {

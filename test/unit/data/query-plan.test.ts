@@ -274,6 +274,8 @@ describe('a page is read down its order\'s index when no other plan reads fewer 
       age: 'gte.30', lastName: 'in.(Smith,Jones)', email: 'like.*@example.com', order: 'createdAt.desc', select: 'id,email,companies(name)',
     }],
     ['filters inside or= on columns without an index of their own', { or: '(email.ilike.*x*,age.lt.20)', order: 'createdAt' }],
+    ['createdAt bounding a walk of its own index', { createdAt: 'gte.2026-11-01T00:00:00Z', order: 'createdAt.desc' }],
+    ['id bounding a walk of its own index', { id: 'gt.0192f0c2-aaaa-7000-8000-00000000000a' }],
   ])('%s', (_name, query) => {
     expect(plan(query, contacts).readsOrderIndex).toBe(true);
   });
@@ -283,7 +285,8 @@ describe('a page is read down its order\'s index when no other plan reads fewer 
     ['createdAt ascending, id descending (one index, two directions)', { order: 'createdAt.asc,id.desc' }],
     ['a filter on a reference, which has an index of its own', { companyId: 'eq.0192f0c2-aaaa-7000-8000-00000000000a' }],
     ['the reference inside or=', { or: '(companyId.is.null,age.lt.20)' }],
-    ['a filter on id', { id: 'in.(0192f0c2-aaaa-7000-8000-00000000000a)', order: 'createdAt.desc' }],
+    ['a filter on id, ordered by createdAt', { id: 'in.(0192f0c2-aaaa-7000-8000-00000000000a)', order: 'createdAt.desc' }],
+    ['a filter on createdAt, ordered by id (the newest rows are the last of the id walk)', { createdAt: 'gte.2026-11-01T00:00:00Z' }],
   ])('not with %s', (_name, query) => {
     expect(plan(query, contacts).readsOrderIndex).toBe(false);
   });
