@@ -180,6 +180,9 @@ export interface PartitionMessage {
   heartbeat: () => Promise<void>;
 }
 
+/** What `handle` did with a message (MessageConsumerOptions). */
+export type MessageOutcome = 'handled' | 'skipped' | 'left';
+
 export interface MessageConsumerOptions<B> {
   topic: string;
   /** Where a group without committed offsets starts. */
@@ -187,13 +190,21 @@ export interface MessageConsumerOptions<B> {
   partitionsConcurrently: number;
   /** A partition's offset is committed after this many handled messages, and when its batch ends. */
   commitEvery: number;
+  /**
+   * A batch whose messages were all skipped (none handled since the partition's last commit) commits
+   * its offset only if this many milliseconds passed since that commit, or the member is leaving as
+   * the batch ends; 0 (the default) commits every batch. Skipped messages leave nothing to redo: a
+   * member that takes the partition over reads them again and skips them again.
+   */
+  skippedCommitIntervalMs?: number;
   /** What the handling of one fetched batch shares (what it reads for all its messages at once): made before its first message. */
   openBatch: (messages: readonly PartitionMessage[]) => Promise<B>;
   /**
-   * Handles one message and resolves once its outcome is durable or pending in the batch (true);
-   * false leaves it, and the rest of its batch, unhandled and uncommitted (the caller is stopping).
+   * Handles one message and resolves once its outcome is durable or pending in the batch ('handled'),
+   * or at once when it is not the consumer's to handle ('skipped'); 'left' leaves it, and the rest of
+   * its batch, unhandled and uncommitted (the caller is stopping).
    */
-  handle: (message: PartitionMessage, batch: B) => Promise<boolean>;
+  handle: (message: PartitionMessage, batch: B) => Promise<MessageOutcome>;
   /** Makes durable what `handle` left pending in the batch; runs before each commit of its offsets and when the batch ends. */
   settleBatch: (batch: B) => Promise<void>;
 }
@@ -207,7 +218,9 @@ export interface MessageConsumerOptions<B> {
  * event id). Resolves once the consumer runs.
  */
 export async function runMessageConsumer<B>(consumer: Consumer, options: MessageConsumerOptions<B>): Promise<void> {
-  const { topic, fromBeginning, partitionsConcurrently, commitEvery, openBatch, handle, settleBatch } = options;
+  const { topic, fromBeginning, partitionsConcurrently, commitEvery, openBatch, handle, settleBatch, skippedCommitIntervalMs = 0 } = options;
+  /** When each partition's offset was last committed (ms since the epoch). */
+  const committedAt = new Map<number, number>();
   await consumer.subscribe({ topics: [topic], fromBeginning });
   await consumer.run({
     autoCommit: false,
@@ -218,15 +231,17 @@ export async function runMessageConsumer<B>(consumer: Consumer, options: Message
       const heartbeat = () => run.heartbeat();
       const messages = batch.messages.map((message): PartitionMessage => ({ topic: batch.topic, partition: batch.partition, message, heartbeat }));
       const shared = await openBatch(messages);
-      let handled: string | null = null;
+      // The last offset resolved and not committed yet, and how many messages were handled since the last commit.
+      let resolved: string | null = null;
       let sinceCommit = 0;
       // The committed offset is the next one to read.
       const commit = async () => {
-        if (handled === null) return;
+        if (resolved === null) return;
         await settleBatch(shared);
-        const offset = (BigInt(handled) + 1n).toString();
-        handled = null;
+        const offset = (BigInt(resolved) + 1n).toString();
+        resolved = null;
         sinceCommit = 0;
+        committedAt.set(batch.partition, Date.now());
         // Through the batch, not the consumer: the consumer drops commits once it is stopping, and a
         // member that leaves should hand over what it has handled.
         await run.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] });
@@ -234,9 +249,11 @@ export async function runMessageConsumer<B>(consumer: Consumer, options: Message
       for (const message of messages) {
         // After a rebalance the partition may belong to another member: leave the rest to it.
         if (!run.isRunning() || run.isStale()) break;
-        if (!await handle(message, shared)) break;
+        const outcome = await handle(message, shared);
+        if (outcome === 'left') break;
         run.resolveOffset(message.message.offset);
-        handled = message.message.offset;
+        resolved = message.message.offset;
+        if (outcome === 'skipped') continue;
         sinceCommit += 1;
         if (sinceCommit >= commitEvery) await commit();
         await heartbeat();
@@ -244,7 +261,7 @@ export async function runMessageConsumer<B>(consumer: Consumer, options: Message
       // A stale partition's commit would be refused; its next owner reads from the last commit (what
       // was handled is still settled, so the owner recognises it).
       if (run.isStale()) await settleBatch(shared);
-      else await commit();
+      else if (sinceCommit > 0 || !run.isRunning() || Date.now() - (committedAt.get(batch.partition) ?? 0) >= skippedCommitIntervalMs) await commit();
     },
   });
 }

@@ -15,6 +15,9 @@ import type { StartDelivery } from './subscription-stream';
  * uncommitted for the group's next member. The group's start offsets were committed before
  * (group-offsets.ts prepareGroup), so `fromBeginning` only matters to a group deleted meanwhile.
  */
+/** How stale a stream's committed offset may be while it only skips other tenants' events (GetConsumerPosition, lag). */
+const SKIPPED_COMMIT_INTERVAL_MS = 1000;
+
 export function startSubscriptionDelivery(
   kafka: Kafka, db: DatabasePool, settings: Readonly<Config['consumers']>, logger: Logger,
 ): StartDelivery {
@@ -28,6 +31,9 @@ export function startSubscriptionDelivery(
       accepts: (type) => types.has(type),
       handler: { kind: 'forwarding', handle: ({ event }) => deliver(event.envelope) },
       fromBeginning: false,
+      // A stream keeps one tenant's events of its topic and skips the rest: committing every fetched
+      // batch of skipped messages cost one offset commit to the broker per partition batch per stream.
+      skippedCommitIntervalMs: SKIPPED_COMMIT_INTERVAL_MS,
     });
     try {
       await consumer.start();

@@ -1,4 +1,5 @@
 import { newId } from '../../common/ids';
+import { committedOffsets } from '../../common/kafka-groups';
 import { DeliveryAborted } from '../../services/events/consumers/delivery-rules';
 import {
   GroupConsumer, type Delivery, type DeliveryHandler, type ForwardingHandler, type GroupConsumerOptions,
@@ -244,6 +245,47 @@ describe('dead letters', () => {
     expect(consumer.status()).toMatchObject({ handled: 1, resolved: 1, duplicate: 3, 'dead-lettered': 1 });
     expect(await deadLettersOf(db.owner, groupId)).toEqual([expect.objectContaining({ eventId: second.envelope.id, status: 'resolved' })]);
     expect(await receiptCount(db.owner, groupId)).toBe(2);
+  });
+});
+
+describe('committing', () => {
+  it('commits batches of only skipped messages at most once per skippedCommitIntervalMs, and handled ones at once', async () => {
+    const topic = await topicOf(1);
+    const [tenantId, other] = [newId(), newId()];
+    const groupId = kafkaGroupId('crm.feed', tenantId);
+    const stream = collector();
+    const member = await started(topic, { groupId, tenantId, handler: stream, skippedCommitIntervalMs: 600_000 });
+    const admin = topic.kafka.admin();
+    await admin.connect();
+    try {
+      const committed = async () => (await committedOffsets(admin, groupId, topic.name)).map(({ offset }) => Number(offset));
+
+      // The first batch commits (nothing was committed before); later batches of other tenants' events do not.
+      await publish(topic.kafka, testEvents([other], 1, 3).map((event) => recordOf(topic.name, event)));
+      await eventually(async () => member.status().skipped >= 3 && (await committed()).length > 0, 'the first batch skipped and committed');
+      const first = (await committed())[0];
+      await publish(topic.kafka, testEvents([other], 1, 4).map((event) => recordOf(topic.name, event)));
+      await eventually(async () => member.status().skipped >= 7, 'four more skipped');
+      expect(await committed()).toEqual([first]);
+
+      // An event of the stream's tenant is handled and committed with everything before it.
+      await publish(topic.kafka, [recordOf(topic.name, testEvent(tenantId, 'k', 1))]);
+      await eventually(async () => (await committed())[0] === 8, 'the handled event committed');
+      expect(stream.received).toHaveLength(1);
+
+      // Skipped again and not committed, not even by a member that leaves between batches: the next
+      // member reads them again and skips them again, and receives nothing twice.
+      await publish(topic.kafka, testEvents([other], 1, 2).map((event) => recordOf(topic.name, event)));
+      await eventually(async () => member.status().skipped >= 9, 'two more skipped');
+      expect(await committed()).toEqual([8]);
+      await member.stop();
+      expect(await committed()).toEqual([8]);
+      const next = await started(topic, { groupId, tenantId, handler: stream });
+      await eventually(async () => next.status().skipped >= 2 && (await committed())[0] === 10, 'the next member skipped them and committed');
+      expect(stream.received).toHaveLength(1);
+    } finally {
+      await admin.disconnect();
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import type { Config } from '../../../common/config';
 import { runWithRequestContext } from '../../../common/context';
 import { newId } from '../../../common/ids';
 import {
-  createConsumer, onCrash, onGroupJoin, runMessageConsumer, type Consumer, type Kafka, type PartitionMessage,
+  createConsumer, onCrash, onGroupJoin, runMessageConsumer, type Consumer, type Kafka, type MessageOutcome, type PartitionMessage,
 } from '../../../common/kafka';
 import type { Logger } from '../../../common/logger';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../../db/pool';
@@ -96,6 +96,12 @@ export interface GroupConsumerOptions {
   /** How long a fetch waits for messages; 100 ms unless given. */
   maxWaitTimeInMs?: number;
   /**
+   * How often a partition whose messages were all skipped (other tenants', other types) commits its
+   * offset: at most once per this many milliseconds (common/kafka.ts runMessageConsumer); every batch
+   * unless given. A tenant's stream skips nearly every message of its topic.
+   */
+  skippedCommitIntervalMs?: number;
+  /**
    * How long the group waits for a silent member (one that crashed) before handing its partitions to
    * the others; Kafka's 30 s unless given (the broker accepts 6 s to 5 min).
    */
@@ -153,6 +159,7 @@ export class GroupConsumer {
         fromBeginning: this.options.fromBeginning,
         partitionsConcurrently: this.options.partitionsConcurrently ?? 1,
         commitEvery: this.options.commitEvery ?? 100,
+        skippedCommitIntervalMs: this.options.skippedCommitIntervalMs,
         openBatch: (messages) => this.openBatch(messages),
         handle: (message, batch) => this.deliver(message, batch),
         settleBatch: (batch) => this.settleBatch(batch),
@@ -200,16 +207,16 @@ export class GroupConsumer {
     for (const outcome of await batch.forwarded?.settle() ?? []) this.counts[outcome] += 1;
   }
 
-  /** One message: true once its outcome is durable (or pending in its batch), false when it is left to the group's next member. */
-  private async deliver(message: PartitionMessage, batch: GroupBatch): Promise<boolean> {
-    if (this.stopping) return false;
+  /** One message: handled once its outcome is durable (or pending in its batch), skipped, or left to the group's next member. */
+  private async deliver(message: PartitionMessage, batch: GroupBatch): Promise<MessageOutcome> {
+    if (this.stopping) return 'left';
     const screening = batch.screenings.get(message)!;
     if (screening.kind === 'skip') {
       this.counts.skipped += 1;
       if (screening.reason === 'not-an-event') {
         this.options.logger.warn({ groupId: this.options.groupId, topic: message.topic, partition: message.partition, offset: message.message.offset, reason: screening.detail }, 'not an event; skipped');
       }
-      return true;
+      return 'skipped';
     }
     const delivery: Delivery = {
       event: screening.event, topic: message.topic, partition: message.partition, offset: message.message.offset,
@@ -224,12 +231,12 @@ export class GroupConsumer {
       // What the handler writes (events, audit records) continues the trace of the event it handles.
       const outcome = traceId ? await runWithRequestContext({ traceId, tenantId }, run) : await run();
       if (outcome !== 'settle-later') this.counts[outcome] += 1;
-      return true;
+      return 'handled';
     } catch (error) {
       if (!(error instanceof DeliveryAborted)) throw error;
       // Not awaited: stopping waits for this batch to end.
       this.stop().catch((err: unknown) => this.options.logger.error({ err, groupId: this.options.groupId }, 'consumer group member did not stop cleanly'));
-      return false;
+      return 'left';
     }
   }
 
