@@ -224,7 +224,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       admission: new MoneyAdmission(connections.redis, config.moneyFlows, logger, () => metrics.rateLimited('money-in-flight')),
     }),
     data: {
-      db: connections.db, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data,
+      db: connections.db, reads: connections.tenantReads, catalogue: new DataCatalogue(catalogue), permissions: access.resolver, limits: config.data,
       hooks: dataHooks, enforcePlanLimits: config.billingLimits.enabled,
       // A read is cancelled by PostgreSQL no later than the gateway gives up on it (its 504).
       readTimeoutMs: Math.min(config.data.statementTimeoutMs, config.api.downstreamTimeoutMs),

@@ -1,6 +1,6 @@
 import {
   createPool, createTypeParserPreset, sql, SchemaValidationError,
-  type DatabasePool, type DatabaseTransactionConnection, type DriverTypeParser, type Interceptor, type QueryResultRow,
+  type DatabasePool, type DatabaseTransactionConnection, type DriverTypeParser, type Interceptor, type QueryResultRow, type QuerySqlToken,
 } from 'slonik';
 
 export { sql };
@@ -10,7 +10,7 @@ export type { DatabasePool, DatabaseTransactionConnection };
  * Rows come back in the shapes the API speaks: int8 as a JS number (counts and amounts in minor
  * units stay far below 2^53), timestamps as ISO 8601 strings.
  */
-const typeParsers: readonly DriverTypeParser[] = [
+export const typeParsers: readonly DriverTypeParser[] = [
   ...createTypeParserPreset().filter((p) => !['int8', 'timestamp', 'timestamptz'].includes(p.name)),
   { name: 'int8', parse: (value: string) => Number(value) },
   { name: 'timestamptz', parse: (value: string) => isoOfPgTimestamp(value) },
@@ -42,15 +42,16 @@ export function isoOfPgTimestamp(value: string): string {
  */
 const resultParser: Interceptor = {
   name: 'result-parser',
-  transformRow: (context, query, row) => {
-    const schema = context.resultParser;
-    if (!schema) return row;
-    const result = schema['~standard'].validate(row);
-    if (result instanceof Promise) throw new Error('A result schema must validate synchronously (no async refinements)');
-    if (result.issues) throw new SchemaValidationError(query, row, result.issues);
-    return result.value as QueryResultRow;
-  },
+  transformRow: (context, query, row) => (context.resultParser ? validatedRow(context.resultParser, query, row) : row),
 };
+
+/** A row of `query` validated by its schema (sql.type), synchronously: the parsed row, or SchemaValidationError. */
+export function validatedRow(schema: QuerySqlToken['parser'], query: Pick<QuerySqlToken, 'sql' | 'values'>, row: Record<string, unknown>): QueryResultRow {
+  const result = schema['~standard'].validate(row);
+  if (result instanceof Promise) throw new Error('A result schema must validate synchronously (no async refinements)');
+  if (result.issues) throw new SchemaValidationError({ sql: query.sql, values: query.values }, row as QueryResultRow, result.issues);
+  return result.value as QueryResultRow;
+}
 
 export interface PoolOptions {
   maxPoolSize?: number;

@@ -29,6 +29,8 @@ const checkViolations: Record<string, () => Problem> = {
  * refuse these first (api/http/ids.ts); this keeps one they miss a 400 for the caller, not a 500.
  */
 const dataExceptions: Record<string, string> = {
+  // slonik reports it as InvalidInputError (below); the pipelined reads (db/tenant-reads.ts) as pg's error.
+  '22P02': 'A value is not in the form its field takes', // invalid_text_representation
   '22007': 'A date or time is not valid', // invalid_datetime_format
   '22008': 'A date or time is out of range', // datetime_field_overflow
 };

@@ -4,10 +4,13 @@ import type { Config } from '../../common/config';
 import { createKafka, type Admin } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import { createDbPool, type DatabasePool } from '../../db/pool';
+import { TenantReader } from '../../db/tenant-reads';
 
 /** The clients of the core services, created without waiting for any of them to answer. */
 export interface Connections {
   db: DatabasePool;
+  /** The same database for tenant reads in one round trip. */
+  tenantReads: TenantReader;
   /** The reporting connection for audit queries and usage history; every transaction is read-only. */
   analyticsDb: DatabasePool;
   redis: Redis;
@@ -29,6 +32,7 @@ export function readOnlyDsn(url: string): string {
 
 export async function openConnections(config: Readonly<Config>, logger: Logger): Promise<Connections> {
   const db = await createDbPool(config.db.url, { maxPoolSize: config.db.poolSize, name: 'app' });
+  const tenantReads = await TenantReader.open(config.db.url, db, config.db.poolSize);
   const analyticsDb = await createDbPool(readOnlyDsn(config.db.analyticsUrl), { maxPoolSize: 5, name: 'analytics' });
 
   // Commands fail at once while Redis is unreachable instead of queueing: callers (rate limits,
@@ -64,11 +68,11 @@ export async function openConnections(config: Readonly<Config>, logger: Logger):
     region: config.s3.region,
   });
 
-  return { db, analyticsDb, redis, kafkaAdmin, s3 };
+  return { db, tenantReads, analyticsDb, redis, kafkaAdmin, s3 };
 }
 
 export async function closeConnections(connections: Connections): Promise<void> {
-  const { db, analyticsDb, redis, kafkaAdmin } = connections;
+  const { db, tenantReads, analyticsDb, redis, kafkaAdmin } = connections;
   redis.disconnect();
-  await Promise.allSettled([db.end(), analyticsDb.end(), kafkaAdmin.disconnect()]);
+  await Promise.allSettled([db.end(), tenantReads.end(), analyticsDb.end(), kafkaAdmin.disconnect()]);
 }

@@ -9,7 +9,6 @@ import { recordList } from '../../api/routes/data/records.schemas';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { problems } from '../../common/problems';
-import { withTenant } from '../../db/tenant';
 import type { DataDeps } from '../../services/data/records';
 import { benchListStatement } from './data-list';
 
@@ -18,7 +17,7 @@ import { benchListStatement } from './data-list';
  * and middleware) plus one hand-written route, GET /v1/bench/data/contacts, the reference the query
  * language's own cost is measured against (issue 16). It answers the bench's list as a route written
  * for it would: the same authentication, installed-module check, permissions (the model's and the
- * embedded model's read), transaction under row-level security, response-size check and envelope,
+ * embedded model's read), transaction under row-level security (the same one-round-trip TenantReader), response-size check and envelope,
  * and the SQL text our planner makes of the list, built once at start: what it does not do per
  * request is parse, check and plan the query string, build the SQL and sign its page token.
  */
@@ -39,7 +38,7 @@ function handWrittenList(deps: DataDeps): AnyRoute {
         if (!await deps.permissions.allows(auth, key)) throw problems.forbidden(`${key} is required`);
       }
       const values = statement.values.map((value) => (value === TEMPLATE_TENANT ? auth.tenantId : value));
-      const rows = await withTenant(deps.db, auth.tenantId, (tx) => tx.any({ ...statement, values }), settings);
+      const rows = await deps.reads.rows(auth.tenantId, { ...statement, values }, settings);
       const data = rows.slice(0, pageSize).map(({ $keyset: _keys, ...fields }) => fields);
       const body = rows.length > pageSize
         ? { data, next_page_token: Buffer.from(JSON.stringify(rows[pageSize - 1].$keyset)).toString('base64url') }

@@ -10,6 +10,7 @@ import {
 } from '../../db/queries/data/records.queries';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { withTenant } from '../../db/tenant';
+import { rowsIn, type TenantReader } from '../../db/tenant-reads';
 import type { PermissionCheck } from '../access/permissions';
 import type { Actor } from '../access/role-changes';
 import { countCreationIn } from '../billing/limits';
@@ -20,7 +21,7 @@ import {
   addressedAt, createNestedRecords, fieldAt, nestedModels, recordCountOf, splitCreateBody, validateCreate, type RecordToCreate,
 } from './nested-writes';
 import { embeddedModels, planList, planOne } from './query/plan';
-import { readWithinBudget, selectRecords } from './query/select';
+import { readsWithinBudget, selectRecords } from './query/select';
 import { recordFileReferences } from './file-references';
 import { recordChange, type RecordActor } from './record-changes';
 import { checkRecordSize, validateRecord, type RecordLimits, type RecordValues } from './record-validation';
@@ -32,6 +33,8 @@ import { checkRecordSize, validateRecord, type RecordLimits, type RecordValues }
  */
 export interface DataDeps {
   db: DatabasePool;
+  /** The same database for reads in one round trip (db/tenant-reads.ts). */
+  reads: TenantReader;
   catalogue: DataCatalogue;
   /** The gateway's permission resolver: the caller's roles now, not the token's. */
   permissions: PermissionCheck;
@@ -40,7 +43,7 @@ export interface DataDeps {
   hooks: DataHooks;
   /** Billing is deployed (BILLING_ENABLED): the plan's `records` limit is enforced; the count is kept either way. */
   enforcePlanLimits: boolean;
-  /** The statement_timeout of a read (readWithinBudget): DATA_STATEMENT_TIMEOUT_MS, within the gateway's deadline. */
+  /** The statement_timeout of a read (readsWithinBudget): DATA_STATEMENT_TIMEOUT_MS, within the gateway's deadline. */
   readTimeoutMs: number;
 }
 
@@ -156,7 +159,7 @@ async function readBack(
   deps: Pick<DataDeps, 'catalogue'>, model: DataModel, tx: DatabaseTransactionConnection, tenantId: string, id: string, deleted = false,
 ): Promise<DataRecord> {
   const plan = planOne(model, deps.catalogue, {}, tenantId);
-  const record = await selectRecord(tx, deleted ? { ...plan, conditions: [] } : plan, id);
+  const record = await selectRecord(rowsIn(tx), deleted ? { ...plan, conditions: [] } : plan, id);
   if (!record) throw problems.notFound(`${model.name} record`);
   return record;
 }
@@ -266,7 +269,7 @@ export async function readRecord(deps: DataDeps, auth: AuthState, target: Record
   const model = await modelFor(deps, auth, target, 'read');
   const plan = planOne(model, deps.catalogue, query, auth.tenantId);
   await assertEmbedsReadable(deps, auth, model, plan);
-  const record = await readWithinBudget(deps.db, auth.tenantId, deps.readTimeoutMs, (tx) => selectRecord(tx, plan, id));
+  const record = await selectRecord(readsWithinBudget(deps.reads, auth.tenantId, deps.readTimeoutMs), plan, id);
   if (!record) throw problems.notFound(`${model.name} record`);
   return measured(record);
 }
@@ -283,9 +286,8 @@ export async function listRecords(
   const model = await modelFor(deps, auth, target, 'read');
   const plan = planList(model, deps.catalogue, query, auth.tenantId);
   await assertEmbedsReadable(deps, auth, model, plan);
-  const page = await readWithinBudget(deps.db, auth.tenantId, deps.readTimeoutMs, (tx) => selectRecords(tx, plan, options), {
-    discourageSorts: plan.readsOrderIndex,
-  });
+  const read = readsWithinBudget(deps.reads, auth.tenantId, deps.readTimeoutMs, { discourageSorts: plan.readsOrderIndex });
+  const page = await selectRecords(read, plan, options);
   const count = page.total === undefined ? {} : { count: page.total };
   if (query.limit !== undefined || query.cursor !== undefined) {
     const cursor = page.nextPageToken ?? null;

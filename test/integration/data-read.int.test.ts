@@ -3,6 +3,7 @@ import { newId } from '../../common/ids';
 import { isProblem } from '../../common/problems';
 import { createDbPool, sql, type DatabasePool, type DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
+import { rowsIn } from '../../db/tenant-reads';
 import { listStatement, selectRecord, type DataRecord } from '../../db/queries/data/read.queries';
 import { provisionModules } from '../../services/data/provision';
 import type { RawQuery } from '../../services/data/query/parse';
@@ -77,7 +78,7 @@ const companies = dataModel('crm', 'companies');
 
 async function list(tenant: string, query: RawQuery, model = contacts) {
   const plan = planList(model, dataCatalogue, query, tenant);
-  return withTenant(app, tenant, (tx) => selectRecords(tx, plan));
+  return withTenant(app, tenant, (tx) => selectRecords(rowsIn(tx), plan));
 }
 
 const names = (rows: DataRecord[], field = 'firstName') => rows.map((row) => row[field]);
@@ -142,9 +143,9 @@ describe('embeds', () => {
 
   it('one record by id with select, null when deleted, unknown, malformed or another tenant\'s', async () => {
     const plan = (tenant: string) => planOne(contacts, dataCatalogue, { select: 'firstName,companies(name)' }, tenant);
-    expect(await withTenant(app, A, (tx) => selectRecord(tx, plan(A), ids.ada))).toEqual({ firstName: 'Ada', companies: { name: 'Acme' } });
+    expect(await withTenant(app, A, (tx) => selectRecord(rowsIn(tx), plan(A), ids.ada))).toEqual({ firstName: 'Ada', companies: { name: 'Acme' } });
     for (const id of [ids.dead, newId(), 'not-a-uuid', ids.bob]) {
-      expect(await withTenant(app, A, (tx) => selectRecord(tx, plan(A), id))).toBeNull();
+      expect(await withTenant(app, A, (tx) => selectRecord(rowsIn(tx), plan(A), id))).toBeNull();
     }
   });
 });
@@ -168,7 +169,7 @@ describe('tenant isolation', () => {
 
   it('a plan of tenant A run under tenant B\'s setting reads nothing (tenant named in SQL and by RLS)', async () => {
     const plan = planList(contacts, dataCatalogue, {}, A);
-    expect((await withTenant(app, B, (tx) => selectRecords(tx, plan))).rows).toEqual([]);
+    expect((await withTenant(app, B, (tx) => selectRecords(rowsIn(tx), plan))).rows).toEqual([]);
   });
 });
 

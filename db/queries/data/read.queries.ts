@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { DatabaseError } from 'pg';
 import { z } from 'zod';
-import { StatementTimeoutError, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { StatementTimeoutError, type FragmentSqlToken } from 'slonik';
 import { sql } from '../../pool';
+import type { StatementRows } from '../../tenant-reads';
 import type { DataFieldType } from './model';
 import type { ComparisonOperator, PlanColumn, PlanCondition, PlanEmbed, PlanField, PlanValue, ReadPlan } from './read-plan';
 
@@ -49,7 +51,7 @@ const ROOT = 't';
 
 /** A statement cancelled by statement_timeout (SQLSTATE 57014, not a cancel request). */
 export function isStatementTimeout(error: unknown): boolean {
-  return error instanceof StatementTimeoutError;
+  return error instanceof StatementTimeoutError || (error instanceof DatabaseError && error.code === '57014' && !error.message.includes('user request'));
 }
 
 /** Every record of the plan's table the filters match (no page position): `count(*)` as a subquery. */
@@ -92,33 +94,54 @@ export function listStatement(plan: ReadPlan, options: { count?: boolean } = {})
   `;
 }
 
-/** The statement of one record of the plan's table by id. */
+/**
+ * The statement of one record of the plan's table by id. A model's default selection (plan.prepared)
+ * is built once and named: PostgreSQL then parses and plans it once per connection, and the gateway
+ * skips building the same text for every request (about 45 µs of a 0.5 ms read by id, measured).
+ */
 export function recordStatement(plan: ReadPlan, id: string) {
+  if (!plan.prepared) return recordStatementOf(plan, id);
+  const key = `${plan.schema}.${plan.table}(${plan.fields.map((field) => `${field.name}:${field.column}:${field.type}`).join()})`
+    + JSON.stringify(plan.conditions);
+  let prepared = preparedRecordStatements.get(key);
+  if (prepared === undefined) {
+    prepared = preparedRecordStatement(plan);
+    preparedRecordStatements.set(key, prepared);
+  }
+  return { ...prepared, values: [plan.tenantId, id] };
+}
+
+function recordStatementOf(plan: ReadPlan, id: string) {
   const conditions = [
     sql.fragment`${column(ROOT, 'tenant_id')} = ${plan.tenantId}`,
     sql.fragment`${column(ROOT, 'id')} = ${id}::uuid`,
     ...plan.conditions.map((c) => conditionSql(ROOT, c)),
   ];
-  const statement = sql.type(record)`
+  return sql.type(record)`
     SELECT ${sql.join(selectList(ROOT, plan.fields, plan.embeds, plan.tenantId), sql.fragment`, `)}
     FROM ${sql.identifier([plan.schema, plan.table])} AS ${sql.identifier([ROOT])}
     WHERE ${sql.join(conditions, sql.fragment` AND `)}
   `;
-  // Named by its text, so a name always means the same statement on every connection, whatever
-  // manifest version's columns it reads; PostgreSQL then parses and plans it once per connection.
-  return plan.prepared ? { ...statement, name: preparedNameOf(statement.sql) } : statement;
 }
 
-/** One name per prepared text; at most one text per model and manifest version, so the map stays small. */
-const preparedNames = new Map<string, string>();
+/** At most two texts per model and manifest version (its fields; live or deleted records), so the map stays small. */
+const preparedRecordStatements = new Map<string, ReturnType<typeof recordStatementOf> & { name: string }>();
 
-function preparedNameOf(text: string): string {
-  let name = preparedNames.get(text);
-  if (name === undefined) {
-    name = `data_one_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
-    preparedNames.set(text, name);
+const TEMPLATE_TENANT = '00000000-0000-7000-8000-000000000000';
+const TEMPLATE_ID = '00000000-0000-7000-8000-000000000001';
+
+/**
+ * A default selection's statement, whose only parameters are the tenant and the id, in that order
+ * (no embeds; its conditions, live records only or none, take no values): checked here, so a change of the builder that breaks
+ * it fails on the first read instead of reading with the wrong parameters. Named by its text, so a
+ * name always means the same statement on every connection, whatever manifest version's columns it reads.
+ */
+function preparedRecordStatement(plan: ReadPlan) {
+  const statement = recordStatementOf({ ...plan, tenantId: TEMPLATE_TENANT }, TEMPLATE_ID);
+  if (statement.values.length !== 2 || statement.values[0] !== TEMPLATE_TENANT || statement.values[1] !== TEMPLATE_ID) {
+    throw new Error('a prepared record statement takes exactly the tenant and the id');
   }
-  return name;
+  return { ...statement, name: `data_one_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 32)}` };
 }
 
 export interface RecordPage {
@@ -136,11 +159,11 @@ export interface RecordPage {
  * page (its records deleted since the previous one) has no row to carry the total, which a second
  * statement then counts.
  */
-export async function selectRecordPage(tx: CommonQueryMethods, plan: ReadPlan, options: { count?: boolean } = {}): Promise<RecordPage> {
-  const fetched = await tx.any(listStatement(plan, options));
+export async function selectRecordPage(read: StatementRows, plan: ReadPlan, options: { count?: boolean } = {}): Promise<RecordPage> {
+  const fetched = await read(listStatement(plan, options));
   const rows = fetched.slice(0, plan.pageSize).map(({ [KEYSET]: _keys, [COUNT]: _count, ...fields }) => fields);
   const total = !options.count ? {}
-    : { total: fetched.length > 0 ? fetched[0][COUNT] as number : plan.after ? await tx.oneFirst(countStatement(plan)) : 0 };
+    : { total: fetched.length > 0 ? fetched[0][COUNT] as number : plan.after ? (await read(countStatement(plan)))[0].count as number : 0 };
   if (fetched.length <= plan.pageSize) return { rows, ...total };
   return { rows, nextKeys: fetched[plan.pageSize - 1][KEYSET] as (string | null)[], ...total };
 }
@@ -148,10 +171,11 @@ export async function selectRecordPage(tx: CommonQueryMethods, plan: ReadPlan, o
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The record `id` of the plan's table (with the plan's select), or null: unknown, soft-deleted, or another tenant's. */
-export async function selectRecord(tx: CommonQueryMethods, plan: ReadPlan, id: string): Promise<DataRecord | null> {
+export async function selectRecord(read: StatementRows, plan: ReadPlan, id: string): Promise<DataRecord | null> {
   // Not an id at all: no record, rather than a cast error from the database.
   if (!UUID.test(id)) return null;
-  return tx.maybeOne(recordStatement(plan, id));
+  const [found] = await read(recordStatement(plan, id));
+  return found ?? null;
 }
 
 function column(alias: string, name: string) {

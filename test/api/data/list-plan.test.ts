@@ -72,7 +72,8 @@ it('its pages through the route are the matching contacts, newest first, page af
 
 it('enable_sort is back on every pooled connection after the lists (it is transaction-local)', async () => {
   await Promise.all(Array.from({ length: 8 }, () => list(QUERY)));
-  const { db } = stack.gateway.runtime.data;
-  const settings = await Promise.all(Array.from({ length: 8 }, () => db.oneFirst(sql.unsafe`SHOW enable_sort`)));
-  expect(settings.every((value) => value === 'on')).toBe(true);
+  const { reads } = stack.gateway.runtime.data;
+  const setting = sql.type(z.object({ value: z.string() }))`SELECT current_setting('enable_sort') AS value`;
+  const settings = await Promise.all(Array.from({ length: 8 }, () => reads.rows(tenantId, setting)));
+  expect(settings.flat().map((row) => row.value)).toEqual(Array.from({ length: 8 }, () => 'on'));
 });

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { newId } from '../../common/ids';
+import { createDbPool, sql, type DatabasePool } from '../../db/pool';
+import { isStatementTimeout } from '../../db/queries/data/read.queries';
+import { TenantReader } from '../../db/tenant-reads';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
+
+/**
+ * The one-round-trip tenant reads (db/tenant-reads.ts) as platform_app on the real PostgreSQL: row
+ * level security sees the tenant, the settings end with each read, a failed read leaves its
+ * connection clean, and rows come back in the shapes slonik gives. One connection, so every read
+ * runs on the session the one before it used: a setting or an aborted transaction left behind would show.
+ */
+
+const tenantA = newId();
+const tenantB = newId();
+
+let owner: DatabasePool;
+let app: DatabasePool;
+let reader: TenantReader;
+
+beforeAll(async () => {
+  await migrateSharedDatabase();
+  owner = await createDbPool(ownerUrl(), { maxPoolSize: 1, name: 'tenant-reads-owner' });
+  app = await createDbPool(appUrl(), { maxPoolSize: 1, name: 'tenant-reads-app' });
+  reader = await TenantReader.open(appUrl(), app, 1);
+  for (const tenantId of [tenantA, tenantA, tenantB]) {
+    await owner.query(sql.unsafe`
+      INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash, expires_at)
+      VALUES (${tenantId}, 'tenant-reads-test', ${newId()}, 'hash', now() + interval '1 hour')`);
+  }
+});
+
+afterAll(async () => {
+  await owner?.query(sql.unsafe`DELETE FROM idempotency_keys WHERE scope = 'tenant-reads-test'`);
+  await Promise.all([reader?.end(), app?.end(), owner?.end()]);
+});
+
+const keysOfBoth = sql.type(z.object({ tenantId: z.string() }))`
+  SELECT tenant_id AS "tenantId" FROM idempotency_keys WHERE scope = 'tenant-reads-test' AND tenant_id = ANY(${sql.array([tenantA, tenantB], 'uuid')})`;
+
+const settings = sql.type(z.object({ tenant: z.string().nullable(), timeout: z.string(), sort: z.string() }))`
+  SELECT current_setting('app.tenant_id', true) AS tenant, current_setting('statement_timeout') AS timeout,
+         current_setting('enable_sort') AS sort`;
+
+it('row-level security sees the tenant of the read, whatever the statement asks for', async () => {
+  expect((await reader.rows(tenantA, keysOfBoth)).map((row) => row.tenantId)).toEqual([tenantA, tenantA]);
+  expect((await reader.rows(tenantB, keysOfBoth)).map((row) => row.tenantId)).toEqual([tenantB]);
+});
+
+it('the settings hold for the read and end with it', async () => {
+  const [during] = await reader.rows(tenantA, settings, { statementTimeoutMs: 1234, discourageSorts: true });
+  expect(during).toMatchObject({ tenant: tenantA, timeout: '1234ms', sort: 'off' });
+  const [after] = await reader.rows(tenantB, settings);
+  expect(after).toMatchObject({ tenant: tenantB, sort: 'on' });
+  expect(after.timeout).not.toBe('1234ms');
+});
+
+it('a read past its statement_timeout fails as a timeout and the next read on the connection works', async () => {
+  const slow = sql.unsafe`SELECT pg_sleep(2)`;
+  const failure = await reader.rows(tenantA, slow, { statementTimeoutMs: 50 }).catch((error: unknown) => error);
+  expect(isStatementTimeout(failure)).toBe(true);
+  // The aborted transaction was rolled back by its own COMMIT: no "current transaction is aborted".
+  const [after] = await reader.rows(tenantB, settings);
+  expect(after.tenant).toBe(tenantB);
+});
+
+it('a failing statement rejects with its error and leaves the connection clean', async () => {
+  await expect(reader.rows(tenantA, sql.unsafe`SELECT 1 / 0`)).rejects.toMatchObject({ code: '22012' });
+  await expect(reader.rows(tenantA, sql.unsafe`SELECT 'x'::uuid`)).rejects.toMatchObject({ code: '22P02' });
+  expect((await reader.rows(tenantA, keysOfBoth))).toHaveLength(2);
+});
+
+it('rows come back in slonik\'s shapes: int8 as a number, timestamps as ISO 8601, arrays of them too, validated by the row schema', async () => {
+  const shapes = sql.type(z.object({ big: z.number(), at: z.string(), ats: z.array(z.string()), data: z.object({ a: z.number() }) }))`
+    SELECT 9007199254740991::int8 AS big, '2024-05-01 10:00:00.5+02'::timestamptz AS at,
+           ARRAY['0013-10-06 00:00:00+00'::timestamptz] AS ats, '{"a": 1}'::jsonb AS data`;
+  expect(await reader.rows(tenantA, shapes)).toEqual([{
+    big: 9_007_199_254_740_991, at: '2024-05-01T08:00:00.500Z', ats: ['0013-10-06T00:00:00.000Z'], data: { a: 1 },
+  }]);
+  const mistyped = sql.type(z.object({ big: z.string() }))`SELECT 1::int8 AS big`;
+  await expect(reader.rows(tenantA, mistyped)).rejects.toThrow(/schema/);
+});
+
+it('refuses a tenant that is not an id', async () => {
+  await expect(reader.rows('tenant-a\' OR true', keysOfBoth)).rejects.toThrow(/verified token/);
+});
