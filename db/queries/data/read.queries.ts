@@ -29,7 +29,12 @@ import type { ComparisonOperator, PlanColumn, PlanCondition, PlanEmbed, PlanFiel
 /** A record as the API answers it: camelCase field names, timestamps as ISO 8601 strings, embeds as objects/arrays. */
 export type DataRecord = Record<string, unknown>;
 
-const record = z.record(z.string(), z.unknown());
+/**
+ * The row type of the statements, without a check: a row's columns are the plan's fields, named and
+ * cast by the statement itself, so there is nothing left to validate, and z.record would copy every
+ * row of every page once more (30 µs of a 21-row page, measured).
+ */
+const record = z.custom<DataRecord>();
 
 /** The key values of the last row of a page, as PostgreSQL writes them in JSON (exact: timestamps keep their microseconds). */
 const KEYSET = '$keyset';
