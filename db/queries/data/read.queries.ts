@@ -137,9 +137,10 @@ const TEMPLATE_ID = '00000000-0000-7000-8000-000000000001';
 
 /**
  * A default selection's statement, whose only parameters are the tenant and the id, in that order
- * (no embeds; its conditions, live records only or none, take no values): checked here, so a change of the builder that breaks
- * it fails on the first read instead of reading with the wrong parameters. Named by its text, so a
- * name always means the same statement on every connection, whatever manifest version's columns it reads.
+ * (no embeds; its conditions, live records only or none, take no values): checked here, so a change
+ * of the builder that breaks it fails on the first read instead of reading with the wrong
+ * parameters. Named by its text, so a name always means the same statement on every connection,
+ * whatever manifest version's columns it reads.
  */
 function preparedRecordStatement(plan: ReadPlan) {
   const statement = recordStatementOf({ ...plan, tenantId: TEMPLATE_TENANT }, TEMPLATE_ID);

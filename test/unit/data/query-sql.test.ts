@@ -164,6 +164,21 @@ describe('one record by id', () => {
     expect(second.name).toBe(first.name);
     expect(recordStatement(planOne(companies, dataCatalogue, {}, TENANT), '0192f0c2-aaaa-7000-8000-00000000000a').name).not.toBe(first.name);
   });
+
+  it('builds the default read once per model, then reads each tenant and id with the same text', () => {
+    const OTHER = '0192f0c2-cccc-7000-8000-00000000000c';
+    const mine = recordStatement(planOne(contacts, dataCatalogue, {}, TENANT), '0192f0c2-aaaa-7000-8000-00000000000a');
+    const theirs = recordStatement(planOne(contacts, dataCatalogue, {}, OTHER), '0192f0c2-bbbb-7000-8000-00000000000b');
+    expect(theirs.sql).toBe(mine.sql);
+    expect([mine.values, theirs.values]).toEqual([
+      [TENANT, '0192f0c2-aaaa-7000-8000-00000000000a'], [OTHER, '0192f0c2-bbbb-7000-8000-00000000000b'],
+    ]);
+    expect(text(mine)).toMatch(/WHERE "t"\."tenant_id" = \$1 AND "t"\."id" = \$2::uuid AND "t"\."deleted_at" IS NULL$/);
+    // A write's read-back of a record it has just deleted: the same fields, no live-only condition, another text.
+    const deleted = recordStatement({ ...planOne(contacts, dataCatalogue, {}, TENANT), conditions: [] }, '0192f0c2-aaaa-7000-8000-00000000000a');
+    expect(text(deleted)).toMatch(/WHERE "t"\."tenant_id" = \$1 AND "t"\."id" = \$2::uuid$/);
+    expect(deleted.name).not.toBe(mine.name);
+  });
 });
 
 describe('SQL injection in every position: refused, or a parameter', () => {
