@@ -17,8 +17,9 @@ import { benchListStatement } from './data-list';
  * and middleware) plus one hand-written route, GET /v1/bench/data/contacts, the reference the query
  * language's own cost is measured against (issue 16). It answers the bench's list as a route written
  * for it would: the same authentication, installed-module check, permissions (the model's and the
- * embedded model's read), transaction under row-level security (the same one-round-trip TenantReader), response-size check and envelope,
- * and the SQL text our planner makes of the list, built once at start: what it does not do per
+ * embedded model's read), transaction under row-level security (the same one-round-trip
+ * TenantReader), response-size check and envelope, and the SQL text our planner makes of the list,
+ * built once at start: what it does not do per
  * request is parse, check and plan the query string, build the SQL and sign its page token.
  */
 const TEMPLATE_TENANT = '00000000-0000-7000-8000-000000000000';
