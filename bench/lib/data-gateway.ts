@@ -19,8 +19,8 @@ import { benchListStatement } from './data-list';
  * for it would: the same authentication, installed-module check, permissions (the model's and the
  * embedded model's read), transaction under row-level security (the same one-round-trip
  * TenantReader), response-size check and envelope, and the SQL text our planner makes of the list,
- * built once at start: what it does not do per
- * request is parse, check and plan the query string, build the SQL and sign its page token.
+ * built once at start: what it does not do per request is parse, check and plan the query string,
+ * build the SQL and sign its page token.
  */
 const TEMPLATE_TENANT = '00000000-0000-7000-8000-000000000000';
 
