@@ -11,7 +11,7 @@ import { unaryCall } from '../common/proto';
 import { encodeEvent } from '../services/events/envelope';
 import { eventServiceClass } from '../services/events/event-service';
 import { topics } from '../services/events/topics';
-import { measureDelivery } from './lib/events-delivery';
+import { measureDelivery, STREAMED_TYPES } from './lib/events-delivery';
 import { alternate, apiClient, cpuOf, cpuSecondsOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway, type Phase } from './lib/load';
 
 /**
@@ -24,16 +24,18 @@ import { alternate, apiClient, cpuOf, cpuSecondsOf, interleave, measure, percent
  * 3. Publish → delivered to a Subscribe stream: `--tenants` tenants each subscribed to the same topic,
  *    `--rate` events per second spread over them for `--delivery-seconds` (bench/lib/events-delivery.ts).
  *    Target: p99 under 100 ms at 1 000 events/s with 50 tenants. The streams' module is `feed`
- *    (`--stream-module`), which declares auth.user.created and ships no subscriber, so the phase
- *    measures delivery alone; with `crm` every event also makes the worker create a contact (crm's
- *    subscriber), the data event that follows and its audit record.
+ *    (`--stream-module`), which declares auth.user.created and its own feed.item.posted and ships no
+ *    subscriber; with `crm` every event also makes the worker create a contact (crm's subscriber), the
+ *    data event that follows and its audit record. The streamed type (`--stream-type`) is
+ *    auth.user.created, which crm's group in the worker also handles for every tenant, or
+ *    feed.item.posted on the data topic, which no platform group reads (the phase measures delivery alone).
  * Both sides of a phase alternate in `--rounds` rounds, so a change of load hits both alike, after
  * one unmeasured round of each. The gateway runs as a child process (billing off: a bench tenant's
  * plan would stop it at eventsPerDay); its CPU per request is reported.
  *
  *   npm run bench:events -- [--concurrency 32] [--seconds 6] [--batch 500] [--batch-concurrency 2] [--rounds 2]
  *     [--tenants 50] [--rate 1000] [--delivery-seconds 10] [--phases 1,2,3] [--stream-module feed|crm]
- *     [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof'] (to profile the gateway)
+ *     [--stream-type auth.user.created|feed.item.posted] [--gateway-node-options='--cpu-prof --cpu-prof-dir=/tmp/prof'] (to profile the gateway)
  */
 /** The bench gateway's EventService port: the platform's own gateway holds 50051. */
 const BENCH_GRPC_PORT = 50151;
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
       'gateway-node-options': { type: 'string', default: '' },
       tenants: { type: 'string', default: '50' }, rate: { type: 'string', default: '1000' }, 'delivery-seconds': { type: 'string', default: '10' },
       phases: { type: 'string', default: '1,2,3' }, 'stream-module': { type: 'string', default: 'feed' },
+      'stream-type': { type: 'string', default: 'auth.user.created' },
     },
   });
   const phases = new Set(values.phases.split(','));
@@ -122,10 +125,12 @@ async function main(): Promise<void> {
     }
     if (!phases.has('3')) return;
     const module = values['stream-module'];
-    heading(`3. publish → delivered to a Subscribe stream: ${values.tenants} tenants (module ${module}) on ${topics.auth.name}, ${values.rate} events/s`);
+    const type = values['stream-type'];
+    if (!STREAMED_TYPES[type]) throw new Error(`--stream-type is one of ${Object.keys(STREAMED_TYPES).join(', ')}`);
+    heading(`3. publish → delivered to a Subscribe stream: ${values.tenants} tenants (module ${module}) on ${STREAMED_TYPES[type].topic}, ${type}, ${values.rate} events/s`);
     const tokens = await subscribers(call, Number(values.tenants), module);
     const gatewayCpu = cpuSecondsOf(pid);
-    const run = await measureDelivery(kafka, grpc, tokens, module, { rate: Number(values.rate), seconds: Number(values['delivery-seconds']) });
+    const run = await measureDelivery(kafka, grpc, tokens, module, { rate: Number(values.rate), seconds: Number(values['delivery-seconds']), type });
     console.log(`| sent | delivered | events/s | p50 ms | p99 ms | max ms | gateway CPU ms/event |\n|---|---|---|---|---|---|---|`);
     console.log(`| ${run.sent} | ${run.delivered} | ${(run.sent / run.seconds).toFixed(0)} | ${run.p50.toFixed(1)} | ${run.p99.toFixed(1)} | ${run.max.toFixed(1)} | `
       + `${(((cpuSecondsOf(pid) - gatewayCpu) * 1000) / Math.max(1, run.delivered)).toFixed(3)} |`);
@@ -143,8 +148,9 @@ async function main(): Promise<void> {
 }
 
 /**
- * The bench gateway's modules: the shipped ones, and `feed`, which subscribes to auth.user.created
- * and ships no subscriber code (the worker, which reads the shipped modules only, runs nothing for it).
+ * The bench gateway's modules: the shipped ones, and `feed`, which publishes feed.item.posted, subscribes
+ * to it and to auth.user.created, and ships no subscriber code (the worker, which reads the shipped
+ * modules only, runs nothing for it).
  */
 function benchModules(shipped: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'bench-modules-'));
@@ -154,7 +160,7 @@ function benchModules(shipped: string): string {
   mkdirSync(join(dir, 'feed'));
   writeFileSync(join(dir, 'feed', 'manifest.json'), JSON.stringify({
     slug: 'feed', name: 'Feed', version: '1.0.0', description: 'Bench: streams new users to its clients, with no subscriber of its own.',
-    permissions: [], models: {}, hooks: [], events: { publishes: [], subscribes: ['auth.user.created'] },
+    permissions: [], models: {}, hooks: [], events: { publishes: ['feed.item.posted'], subscribes: ['auth.user.created', 'feed.item.posted'] },
   }));
   return dir;
 }

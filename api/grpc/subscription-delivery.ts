@@ -4,6 +4,7 @@ import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import type { DatabasePool } from '../../db/pool';
 import { GroupConsumer } from '../../services/events/consumers/group-consumer';
+import type { TopicTails } from '../../services/events/consumers/topic-tail';
 import type { StartDelivery } from './subscription-stream';
 
 /**
@@ -14,12 +15,14 @@ import type { StartDelivery } from './subscription-stream';
  * and then dead-letters it; a stream that is gone aborts the delivery, which leaves the event
  * uncommitted for the group's next member. The group's start offsets were committed before
  * (group-offsets.ts prepareGroup), so `fromBeginning` only matters to a group deleted meanwhile.
+ * Once a partition has caught up, the stream reads it from the gateway's tail of the topic
+ * (topic-tail.ts) instead of fetching the whole topic itself.
  */
 /** How stale a stream's committed offset may be while it only skips other tenants' events (GetConsumerPosition, lag). */
 const SKIPPED_COMMIT_INTERVAL_MS = 1000;
 
 export function startSubscriptionDelivery(
-  kafka: Kafka, db: DatabasePool, settings: Readonly<Config['consumers']>, logger: Logger,
+  kafka: Kafka, tails: TopicTails, db: DatabasePool, settings: Readonly<Config['consumers']>, logger: Logger,
 ): StartDelivery {
   return async (subscription, deliver, failed) => {
     const types = new Set(subscription.types);
@@ -34,6 +37,7 @@ export function startSubscriptionDelivery(
       // A stream keeps one tenant's events of its topic and skips the rest: committing every fetched
       // batch of skipped messages cost one offset commit to the broker per partition batch per stream.
       skippedCommitIntervalMs: SKIPPED_COMMIT_INTERVAL_MS,
+      tail: tails.tailOf(subscription.topic),
     });
     try {
       await consumer.start();

@@ -4,6 +4,7 @@ import type { Logger } from '../../common/logger';
 import { ConsumerLag } from '../../services/events/consumer-lag';
 import { kafkaGroupId } from '../../services/events/consumers/group-names';
 import { loadModuleSubscribers } from '../../services/events/consumers/module-subscribers';
+import { TopicTails } from '../../services/events/consumers/topic-tail';
 import type { GatewayRuntime } from '../gateway-runtime';
 import { registerConsumerLagMetrics } from '../metrics/consumer-lag-metrics';
 import { OpenStreams } from './open-streams';
@@ -19,12 +20,14 @@ export interface SubscriptionService {
 /**
  * What the consumer-group RPCs need in the gateway process: a Kafka client of their own (the
  * gateway's admin answers health checks and has no retries; these calls may wait a little), the
- * registry of open streams, and the lag sampler whose gauges join the gateway's /metrics.
+ * registry of open streams, the topic tails its streams follow, and the lag sampler whose gauges
+ * join the gateway's /metrics.
  */
 export function createSubscriptionService(runtime: GatewayRuntime, config: Readonly<Config>, logger: Logger): SubscriptionService {
   const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-subscribe` }, logger);
   const admin = kafka.admin();
   const streams = new OpenStreams();
+  const tails = new TopicTails(kafka, logger);
   // The worker runs these for every tenant (services/events/consumers/platform-groups.ts); their offsets are read from here.
   const platformGroups = loadModuleSubscribers(runtime.events.catalogue)
     .map(({ group, topic }) => ({ groupId: kafkaGroupId(group), group, tenantId: null, topic }));
@@ -36,7 +39,7 @@ export function createSubscriptionService(runtime: GatewayRuntime, config: Reado
       rules: runtime.events,
       groups: { admin, kafka },
       streams,
-      start: startSubscriptionDelivery(kafka, runtime.connections.db, config.consumers, logger),
+      start: startSubscriptionDelivery(kafka, tails, runtime.connections.db, config.consumers, logger),
       lag,
       permissions: runtime.access.resolver,
       retention: { standardHours: config.kafka.retentionHours, auditHours: config.kafka.auditRetentionHours },
@@ -46,6 +49,7 @@ export function createSubscriptionService(runtime: GatewayRuntime, config: Reado
     },
     async close() {
       await streams.endAll();
+      await tails.stop();
       await lag.stop();
       await admin.disconnect().catch(() => undefined);
     },

@@ -3,16 +3,15 @@ import { newId } from '../../common/ids';
 import { createOrderedProducer, sendInOrder, type Kafka } from '../../common/kafka';
 import { unaryCall } from '../../common/proto';
 import { encodeEvent } from '../../services/events/envelope';
-import { topics } from '../../services/events/topics';
+import { topics, type TopicName } from '../../services/events/topics';
 import { percentile } from './load';
 
 /**
  * Publish → delivered to a Subscribe stream (issue 18): `tenants` tenants each hold a Subscribe
- * stream of their own group of `module` on platform.auth.events (it subscribes to auth.user.created), and
- * auth.user.created events are produced at `rate` per second spread over the tenants, as the
- * identity service's relay produces them (acks -1; a module may not publish auth.* through the
- * gateway, and crm subscribes to nothing else). Latency is from just before the send to the moment
- * the bench's client reads the event from its stream, on one clock.
+ * stream of their own group of `module` on the streamed type's topic, and events of that type are
+ * produced at `rate` per second spread over the tenants, as a relay produces them (acks -1; a module
+ * may not publish auth.* through the gateway). Latency is from just before the send to the moment the
+ * bench's client reads the event from its stream, on one clock.
  */
 export interface DeliveryRun {
   sent: number;
@@ -25,9 +24,30 @@ export interface DeliveryRun {
 
 interface StreamedEvent { id: string; tenant_id: string }
 
+/** A type the streams receive: its topic, its source and a payload for it. */
+interface StreamedType {
+  topic: TopicName;
+  source: string;
+  data: (tenantId: string, key: string) => Record<string, unknown>;
+}
+
+/**
+ * The types the phase can stream: identity's auth.user.created, which crm's group in the worker
+ * also handles for every tenant (a transaction per event, whether the tenant has crm or not), or the
+ * bench module's own feed.item.posted on the data topic, which no platform group reads.
+ */
+export const STREAMED_TYPES: Readonly<Record<string, StreamedType>> = {
+  'auth.user.created': {
+    topic: topics.auth.name, source: 'identity',
+    data: (tenantId, key) => ({ user_id: key, email: `${key}@example.test`, display_name: 'Bench', role: 'member', tenant_id: tenantId }),
+  },
+  'feed.item.posted': { topic: topics.data.name, source: 'feed', data: (_tenantId, key) => ({ item_id: key, title: 'Bench' }) },
+};
+
 export async function measureDelivery(
-  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, module: string, options: { rate: number; seconds: number },
+  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, module: string, options: { rate: number; seconds: number; type: string },
 ): Promise<DeliveryRun> {
+  const streamed = STREAMED_TYPES[options.type];
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
   const streams: Array<ClientReadableStream<{ event: StreamedEvent }>> = [];
@@ -36,7 +56,7 @@ export async function measureDelivery(
     const metadata = new Metadata();
     metadata.set('authorization', `Bearer ${token}`);
     const stream = (grpc as unknown as { Subscribe(request: object, metadata: Metadata): ClientReadableStream<{ event: StreamedEvent }> })
-      .Subscribe({ topic: topics.auth.name, group_id: group }, metadata);
+      .Subscribe({ topic: streamed.topic, group_id: group }, metadata);
     stream.on('data', ({ event }: { event: StreamedEvent }) => {
       const started = sentAt.get(event.id);
       if (started !== undefined && event.tenant_id === tenantId) latencies.push(performance.now() - started);
@@ -45,7 +65,7 @@ export async function measureDelivery(
       if (error.code !== status.CANCELLED) console.error(`stream of ${tenantId}: ${error.code} ${error.details}`);
     });
     streams.push(stream);
-    await waitUntilGroupExists(grpc, group, metadata);
+    await waitUntilGroupExists(grpc, streamed.topic, group, metadata);
   }
 
   const producer = createOrderedProducer(kafka);
@@ -60,14 +80,14 @@ export async function measureDelivery(
       const due = Math.floor((tick + 1) * perTick) - Math.floor(tick * perTick);
       const records = Array.from({ length: due }, () => {
         const tenantId = tenantIds[(sent += 1) % tenantIds.length];
-        const userId = newId();
+        const key = newId();
         const id = newId();
         sentAt.set(id, performance.now());
         return encodeEvent({
-          topic: topics.auth.name, key: userId, correlationId: null,
+          topic: streamed.topic, key, correlationId: null,
           envelope: {
-            id, type: 'auth.user.created', source: 'identity', tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: null,
-            data: { user_id: userId, email: `${userId}@example.test`, display_name: 'Bench', role: 'member', tenant_id: tenantId },
+            id, type: options.type, source: streamed.source, tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: null,
+            data: streamed.data(tenantId, key),
           },
         });
       });
@@ -91,9 +111,9 @@ export async function measureDelivery(
   }
 }
 
-async function waitUntilGroupExists(grpc: Client, group: string, metadata: Metadata): Promise<void> {
+async function waitUntilGroupExists(grpc: Client, topic: string, group: string, metadata: Metadata): Promise<void> {
   for (let attempt = 0; attempt < 150; attempt += 1) {
-    const found = await unaryCall(grpc, 'GetConsumerPosition', { topic: topics.auth.name, group_id: group }, metadata).then(() => true, () => false);
+    const found = await unaryCall(grpc, 'GetConsumerPosition', { topic, group_id: group }, metadata).then(() => true, () => false);
     if (found) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -1,10 +1,9 @@
 import type { Config } from '../../../common/config';
 import { runWithRequestContext } from '../../../common/context';
 import { newId } from '../../../common/ids';
-import {
-  createConsumer, onCrash, onGroupJoin, runMessageConsumer, type Consumer, type Kafka, type MessageOutcome, type PartitionMessage,
-} from '../../../common/kafka';
+import { createConsumer, onCrash, onGroupJoin, type Consumer, type Kafka } from '../../../common/kafka';
 import type { Logger } from '../../../common/logger';
+import { PartitionBatches, runMessageConsumer, type MessageOutcome, type PartitionMessage } from '../../../common/message-consumer';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../../db/pool';
 import { hasDeadLetter, resolveDeadLetter, upsertDeadLetter } from '../../../db/queries/events/dead-letters.queries';
 import { claimReceipt } from '../../../db/queries/events/receipts.queries';
@@ -14,6 +13,8 @@ import {
   attemptUpTo, DeliveryAborted, errorText, receiptExpiry, screenMessage, type AttemptSettings, type GroupFilter, type Screening,
 } from './delivery-rules';
 import { ForwardedBatch } from './forwarded-batch';
+import { TailFollower } from './tail-follower';
+import type { FollowedTail } from './topic-tail';
 
 /**
  * One consumer group's delivery pipeline (document 3, Events; docs/decisions/events.md, Consumer
@@ -97,7 +98,7 @@ export interface GroupConsumerOptions {
   maxWaitTimeInMs?: number;
   /**
    * How often a partition whose messages were all skipped (other tenants', other types) commits its
-   * offset: at most once per this many milliseconds (common/kafka.ts runMessageConsumer); every batch
+   * offset: at most once per this many milliseconds (common/message-consumer.ts PartitionBatches); every batch
    * unless given. A tenant's stream skips nearly every message of its topic.
    */
   skippedCommitIntervalMs?: number;
@@ -106,6 +107,13 @@ export interface GroupConsumerOptions {
    * the others; Kafka's 30 s unless given (the broker accepts 6 s to 5 min).
    */
   sessionTimeoutMs?: number;
+  /**
+   * A tenant stream's topic tail (topic-tail.ts): a partition whose fetched batch was handled to its
+   * end follows the tail from there when the tail can serve it, and stops fetching it itself.
+   */
+  tail?: FollowedTail;
+  /** How many of the tail's messages a followed partition may have waiting before it lets go (tail-follower.ts); 2 000 unless given. */
+  tailMaxWaiting?: number;
   /** Tests replace the pause between attempts. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -132,10 +140,19 @@ export class GroupConsumer {
   private readonly filter: GroupFilter;
   private settle: (error: Error | null) => void = () => undefined;
   private readonly stopped: Promise<Error | null>;
+  private readonly followers = new Map<number, TailFollower<GroupBatch>>();
+  private readonly batches: PartitionBatches<GroupBatch>;
 
   constructor(private readonly options: GroupConsumerOptions) {
     this.filter = { groupId: options.groupId, tenantId: options.tenantId, accepts: options.accepts };
     this.stopped = new Promise((resolve) => { this.settle = resolve; });
+    this.batches = new PartitionBatches({
+      commitEvery: options.commitEvery ?? 100,
+      skippedCommitIntervalMs: options.skippedCommitIntervalMs,
+      openBatch: (messages) => this.openBatch(messages),
+      handle: (message, batch) => this.deliver(message, batch),
+      settleBatch: (batch) => this.settleBatch(batch),
+    });
   }
 
   /** Joins the group and starts consuming; resolves once the consumer runs. */
@@ -145,7 +162,11 @@ export class GroupConsumer {
       groupId, maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? 100, allowAutoTopicCreation: false,
       ...(this.options.sessionTimeoutMs !== undefined && { sessionTimeout: this.options.sessionTimeoutMs }),
     });
-    onGroupJoin(consumer, (assignment) => logger.info({ groupId, assignment }, GROUP_CONSUMER_JOINED));
+    onGroupJoin(consumer, (assignment) => {
+      logger.info({ groupId, assignment }, GROUP_CONSUMER_JOINED);
+      // The partitions may have moved: each fetches for itself again from the member's offsets.
+      void this.unfollowAll();
+    });
     onCrash(consumer, (err, restart) => {
       logger.error({ err, groupId, restart }, restart ? 'consumer group member crashed; restarting' : 'consumer group member crashed for good');
       if (!restart) this.settle(err);
@@ -158,11 +179,8 @@ export class GroupConsumer {
         topic,
         fromBeginning: this.options.fromBeginning,
         partitionsConcurrently: this.options.partitionsConcurrently ?? 1,
-        commitEvery: this.options.commitEvery ?? 100,
-        skippedCommitIntervalMs: this.options.skippedCommitIntervalMs,
-        openBatch: (messages) => this.openBatch(messages),
-        handle: (message, batch) => this.deliver(message, batch),
-        settleBatch: (batch) => this.settleBatch(batch),
+        batches: this.batches,
+        afterBatch: (partition, next, pause) => this.follow(partition, next, pause),
       });
       // Stopped while joining (a Subscribe cancelled at once): the stop's disconnect came before the run.
       if (this.stopping) await consumer.disconnect();
@@ -179,6 +197,8 @@ export class GroupConsumer {
     const consumer = this.consumer;
     this.consumer = null;
     try {
+      // The followers' batches in hand are finished and committed while the member is still in its group.
+      await this.unfollowAll();
       await consumer?.disconnect();
     } finally {
       this.settle(null);
@@ -192,6 +212,32 @@ export class GroupConsumer {
 
   status(): Readonly<GroupConsumerStatus> {
     return { ...this.counts };
+  }
+
+  /** The partitions read from the topic tail now, not fetched by the member itself. */
+  followedPartitions(): number[] {
+    return [...this.followers.keys()].sort((a, b) => a - b);
+  }
+
+  /** After a batch handled to its end: the partition follows the topic tail from `next` if the tail can serve it. */
+  private follow(partition: number, next: string, pause: () => void): void {
+    const { tail, tenantId, topic, logger } = this.options;
+    const consumer = this.consumer;
+    if (!tail || tenantId === null || !consumer || this.stopping || this.followers.has(partition)) return;
+    const follower = TailFollower.start({
+      tail, consumer, batches: this.batches, topic, partition, tenantId, from: next, logger, running: () => !this.stopping,
+      maxWaiting: this.options.tailMaxWaiting,
+    });
+    if (!follower) return;
+    pause();
+    this.followers.set(partition, follower);
+    void follower.ended.then(() => {
+      if (this.followers.get(partition) === follower) this.followers.delete(partition);
+    });
+  }
+
+  private async unfollowAll(): Promise<void> {
+    await Promise.all([...this.followers.values()].map((follower) => follower.end()));
   }
 
   private async openBatch(messages: readonly PartitionMessage[]): Promise<GroupBatch> {
