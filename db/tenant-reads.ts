@@ -32,6 +32,9 @@ export function rowsIn(tx: CommonQueryMethods): StatementRows {
  * Only for single statements that read: nothing here retries or runs work between the statements.
  */
 export class TenantReader {
+  /** The statements asked for `together` in this turn of the event loop, written when it ends. */
+  private turn: Array<{ statement: QuerySqlToken; resolve: (rows: readonly Row[]) => void; reject: (error: Error) => void }> | null = null;
+
   private constructor(private readonly pool: pg.Pool) {}
 
   /**
@@ -78,8 +81,53 @@ export class TenantReader {
     return read.rows.map((row) => validatedRow(statement.parser, statement, row));
   }
 
+  /**
+   * The rows of a statement that enters its tenant by itself and is a transaction of its own (the
+   * consumer groups' receipt functions, migration 0034, which take the tenant and set it for their
+   * statement only): the statements asked for in one turn of the event loop are written together on
+   * one pipelined connection, in one write, each with its own Sync, so one that fails leaves the others
+   * alone. Fifty Subscribe streams reading their receipts for one fetched batch of their topic make one
+   * write where they made fifty.
+   */
+  together(statement: QuerySqlToken): Promise<readonly Row[]> {
+    return new Promise((resolve, reject) => {
+      if (this.turn === null) {
+        this.turn = [];
+        setImmediate(() => { void this.writeTurn(); });
+      }
+      this.turn.push({ statement, resolve, reject });
+    });
+  }
+
   end(): Promise<void> {
     return this.pool.end();
+  }
+
+  private async writeTurn(): Promise<void> {
+    const waiting = this.turn ?? [];
+    this.turn = null;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      for (const { reject } of waiting) reject(error as Error);
+      return;
+    }
+    const settled = await Promise.allSettled(pipelined(client, waiting.map(({ statement }) => ({
+      text: pgText(statement.sql), values: [...statement.values],
+    }))));
+    // As in rows(): an error PostgreSQL answered leaves the session usable, any other does not.
+    const broken = settled.find((answer) => answer.status === 'rejected' && !(answer.reason instanceof pg.DatabaseError));
+    client.release(broken ? (broken as PromiseRejectedResult).reason as Error : undefined);
+    settled.forEach((answer, i) => {
+      const { statement, resolve, reject } = waiting[i];
+      if (answer.status === 'rejected') return reject(answer.reason as Error);
+      try {
+        resolve(answer.value.rows.map((row) => validatedRow(statement.parser, statement, row)));
+      } catch (error) {
+        reject(error as Error);
+      }
+    });
   }
 }
 

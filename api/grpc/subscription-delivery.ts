@@ -3,6 +3,7 @@ import type { Kafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import type { DatabasePool } from '../../db/pool';
+import type { TenantReader } from '../../db/tenant-reads';
 import { GroupConsumer } from '../../services/events/consumers/group-consumer';
 import type { TopicTails } from '../../services/events/consumers/topic-tail';
 import type { StartDelivery } from './subscription-stream';
@@ -22,7 +23,7 @@ import type { StartDelivery } from './subscription-stream';
 const SKIPPED_COMMIT_INTERVAL_MS = 1000;
 
 export function startSubscriptionDelivery(
-  kafka: Kafka, tails: TopicTails, db: DatabasePool, settings: Readonly<Config['consumers']>, logger: Logger,
+  kafka: Kafka, tails: TopicTails, db: DatabasePool, reads: TenantReader, settings: Readonly<Config['consumers']>, logger: Logger,
 ): StartDelivery {
   return async (subscription, deliver, failed) => {
     const types = new Set(subscription.types);
@@ -38,6 +39,7 @@ export function startSubscriptionDelivery(
       // batch of skipped messages cost one offset commit to the broker per partition batch per stream.
       skippedCommitIntervalMs: SKIPPED_COMMIT_INTERVAL_MS,
       tail: tails.tailOf(subscription.topic),
+      forwardedStatements: (statement) => reads.together(statement),
     });
     try {
       await consumer.start();

@@ -39,7 +39,7 @@ export function createSubscriptionService(runtime: GatewayRuntime, config: Reado
       rules: runtime.events,
       groups: { admin, kafka },
       streams,
-      start: startSubscriptionDelivery(kafka, tails, runtime.connections.db, config.consumers, logger),
+      start: startSubscriptionDelivery(kafka, tails, runtime.connections.db, runtime.connections.tenantReads, config.consumers, logger),
       lag,
       permissions: runtime.access.resolver,
       retention: { standardHours: config.kafka.retentionHours, auditHours: config.kafka.auditRetentionHours },

@@ -11,10 +11,15 @@ import { percentile } from './load';
  * stream of their own group of `module` on the streamed type's topic, and events of that type are
  * produced at `rate` per second spread over the tenants, as a relay produces them (acks -1; a module
  * may not publish auth.* through the gateway). Latency is from just before the send to the moment the
- * bench's client reads the event from its stream, on one clock.
+ * bench's client reads the event from its stream, on one clock. The first `warmupSeconds` of sending
+ * are not counted: the streams subscribed a moment before, all at once, and move from fetching the
+ * topic themselves to the gateway's tail of it (services/events/consumers/topic-tail.ts) once they
+ * have caught up with it.
  */
 export interface DeliveryRun {
+  /** Events sent after the warm-up (those measured), and with it. */
   sent: number;
+  sentWithWarmup: number;
   delivered: number;
   seconds: number;
   p50: number;
@@ -45,7 +50,8 @@ export const STREAMED_TYPES: Readonly<Record<string, StreamedType>> = {
 };
 
 export async function measureDelivery(
-  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, module: string, options: { rate: number; seconds: number; type: string },
+  kafka: Kafka, grpc: Client, tokens: ReadonlyMap<string, string>, module: string,
+  options: { rate: number; seconds: number; warmupSeconds: number; type: string },
 ): Promise<DeliveryRun> {
   const streamed = STREAMED_TYPES[options.type];
   const sentAt = new Map<string, number>();
@@ -73,16 +79,23 @@ export async function measureDelivery(
   const tenantIds = [...tokens.keys()];
   const tickMs = 10;
   const perTick = options.rate / (1000 / tickMs);
+  const warmupEnds = performance.now() + options.warmupSeconds * 1000;
   const started = performance.now();
   let sent = 0;
+  let counter = 0;
   try {
-    for (let tick = 0; performance.now() - started < options.seconds * 1000; tick += 1) {
+    for (let tick = 0; performance.now() - started < (options.warmupSeconds + options.seconds) * 1000; tick += 1) {
       const due = Math.floor((tick + 1) * perTick) - Math.floor(tick * perTick);
+      const measured = performance.now() >= warmupEnds;
       const records = Array.from({ length: due }, () => {
-        const tenantId = tenantIds[(sent += 1) % tenantIds.length];
+        const tenantId = tenantIds[(counter += 1) % tenantIds.length];
         const key = newId();
         const id = newId();
-        sentAt.set(id, performance.now());
+        // Events of the warm-up are delivered like the others but not counted.
+        if (measured) {
+          sentAt.set(id, performance.now());
+          sent += 1;
+        }
         return encodeEvent({
           topic: streamed.topic, key, correlationId: null,
           envelope: {
@@ -96,13 +109,13 @@ export async function measureDelivery(
       const next = started + (tick + 1) * tickMs;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
     }
-    const seconds = (performance.now() - started) / 1000;
+    const seconds = (performance.now() - Math.max(started, warmupEnds)) / 1000;
     // The last events' way through: a bounded wait for what is still on its way.
     const deadline = performance.now() + 10_000;
     while (latencies.length < sent && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     latencies.sort((a, b) => a - b);
     return {
-      sent, delivered: latencies.length, seconds,
+      sent, sentWithWarmup: counter, delivered: latencies.length, seconds,
       p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN,
     };
   } finally {

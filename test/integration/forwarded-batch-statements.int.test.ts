@@ -3,6 +3,7 @@ import { newId } from '../../common/ids';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { forwardedKnownOf, settleForwarded } from '../../db/queries/events/receipts.queries';
 import { withTenant } from '../../db/tenant';
+import { rowsIn } from '../../db/tenant-reads';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 
 /**
@@ -49,7 +50,7 @@ it('settles receipts and resolves dead letters of the tenant only; known answers
   await deadLetter(a, redelivered);
   await deadLetter(b, other);
 
-  const resolved = await settleForwarded(app, a, GROUP, [
+  const resolved = await settleForwarded(rowsIn(app), a, GROUP, [
     { eventId: forwarded, expiresAt: null }, { eventId: redelivered, expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
   ], [redelivered, other]);
   expect([...resolved]).toEqual([redelivered]);
@@ -57,14 +58,14 @@ it('settles receipts and resolves dead letters of the tenant only; known answers
   // Tenant b's dead letter of `other` is untouched, though its id was passed for tenant a.
   expect([await status(a, redelivered), await status(b, other)]).toEqual(['resolved', 'pending']);
 
-  const ofA = await forwardedKnownOf(app, a, GROUP, [forwarded, redelivered, other]);
+  const ofA = await forwardedKnownOf(rowsIn(app), a, GROUP, [forwarded, redelivered, other]);
   expect({ receipts: [...ofA.receipts].sort(), deadLetters: [...ofA.deadLetters] }).toEqual({ receipts: [forwarded, redelivered].sort(), deadLetters: [redelivered] });
-  const ofB = await forwardedKnownOf(app, b, GROUP, [forwarded, redelivered, other]);
+  const ofB = await forwardedKnownOf(rowsIn(app), b, GROUP, [forwarded, redelivered, other]);
   expect({ receipts: [...ofB.receipts], deadLetters: [...ofB.deadLetters] }).toEqual({ receipts: [], deadLetters: [other] });
   expect(await tenantSetting()).toBeFalsy();
 
   // A receipt claimed again stays as it was (another member of the group claimed it meanwhile).
-  expect(await settleForwarded(app, a, GROUP, [{ eventId: forwarded, expiresAt: new Date().toISOString() }], [])).toEqual(new Set());
+  expect(await settleForwarded(rowsIn(app), a, GROUP, [{ eventId: forwarded, expiresAt: new Date().toISOString() }], [])).toEqual(new Set());
   const expiry = await owner.oneFirst(sql.type(z.object({ expiresAt: z.string().nullable() }))`
     SELECT expires_at AS "expiresAt" FROM event_receipts WHERE tenant_id = ${a} AND consumer_group = ${GROUP} AND event_id = ${forwarded}`);
   expect(expiry).toBeNull();
@@ -72,6 +73,6 @@ it('settles receipts and resolves dead letters of the tenant only; known answers
 
 it("is refused inside another tenant's transaction, so it cannot move that transaction's tenant", async () => {
   const [a, b] = [newId(), newId()];
-  await expect(withTenant(app, b, (tx) => forwardedKnownOf(tx, a, GROUP, [newId()]))).rejects.toThrow(/another tenant/);
-  await expect(withTenant(app, b, (tx) => settleForwarded(tx, a, GROUP, [{ eventId: newId(), expiresAt: null }], []))).rejects.toThrow(/another tenant/);
+  await expect(withTenant(app, b, (tx) => forwardedKnownOf(rowsIn(tx), a, GROUP, [newId()]))).rejects.toThrow(/another tenant/);
+  await expect(withTenant(app, b, (tx) => settleForwarded(rowsIn(tx), a, GROUP, [{ eventId: newId(), expiresAt: null }], []))).rejects.toThrow(/another tenant/);
 });

@@ -85,3 +85,28 @@ it('rows come back in slonik\'s shapes: int8 as a number, timestamps as ISO 8601
 it('refuses a tenant that is not an id', async () => {
   await expect(reader.rows('tenant-a\' OR true', keysOfBoth)).rejects.toThrow(/verified token/);
 });
+
+describe('together', () => {
+  const backend = sql.type(z.object({ pid: z.number(), n: z.number() }))`SELECT pg_backend_pid() AS pid, 1 AS n`;
+
+  it('writes the statements of one turn together, each its own transaction answered with its own rows', async () => {
+    const numbered = (n: number) => sql.type(z.object({ n: z.number() }))`SELECT ${n}::int AS n`;
+    const answers = await Promise.all([reader.together(numbered(1)), reader.together(numbered(2)), reader.together(backend), reader.together(backend)]);
+    expect(answers.slice(0, 2)).toEqual([[{ n: 1 }], [{ n: 2 }]]);
+    const [[third], [fourth]] = answers.slice(2) as Array<Array<{ pid: number }>>;
+    expect(third.pid).toBe(fourth.pid);
+    // No transaction is left open, and no tenant setting is made for them.
+    const [after] = await reader.together(settings);
+    expect(after.tenant === null || after.tenant === '').toBe(true);
+  });
+
+  it('rejects a failing statement alone: the others of its turn are answered and the connection stays usable', async () => {
+    const [before, failed, after] = await Promise.allSettled([
+      reader.together(backend), reader.together(sql.unsafe`SELECT 1 / 0`), reader.together(backend),
+    ]);
+    expect(before.status).toBe('fulfilled');
+    expect(failed).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
+    expect(after.status).toBe('fulfilled');
+    expect(await reader.together(backend)).toHaveLength(1);
+  });
+});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
+import type { StatementRows } from '../../tenant-reads';
 
 /**
  * The de-duplication receipts of consumer groups (migration 0033). Statements run inside withTenant,
@@ -25,6 +25,9 @@ export async function claimReceipt(
   return claimed !== null;
 }
 
+const knownRow = z.object({ eventId: z.string(), deadLetter: z.boolean() });
+const resolvedRow = z.object({ eventId: z.string() });
+
 /**
  * Of `eventIds`, those `group` has a receipt for and those it has a dead letter of: what a batch of
  * forwarded deliveries (whose receipt is not committed with an effect) reads first. One statement,
@@ -32,12 +35,12 @@ export async function claimReceipt(
  * for that statement only, and names it as well.
  */
 export async function forwardedKnownOf(
-  db: CommonQueryMethods, tenantId: string, group: string, eventIds: readonly string[],
+  statementRows: StatementRows, tenantId: string, group: string, eventIds: readonly string[],
 ): Promise<{ receipts: Set<string>; deadLetters: Set<string> }> {
-  const rows = await db.any(sql.type(z.object({ eventId: z.string(), deadLetter: z.boolean() }))`
+  const rows = await statementRows(sql.type(knownRow)`
     SELECT event_id AS "eventId", dead_letter AS "deadLetter"
     FROM events_forwarded_known(${tenantId}, ${group}, ${sql.array(eventIds, 'uuid')})
-  `);
+  `) as ReadonlyArray<z.infer<typeof knownRow>>;
   const of = (deadLetter: boolean) => new Set(rows.filter((row) => row.deadLetter === deadLetter).map((row) => row.eventId));
   return { receipts: of(false), deadLetters: of(true) };
 }
@@ -49,14 +52,14 @@ export async function forwardedKnownOf(
  * the redelivered events whose dead letter it resolved.
  */
 export async function settleForwarded(
-  db: CommonQueryMethods, tenantId: string, group: string,
+  statementRows: StatementRows, tenantId: string, group: string,
   receipts: ReadonlyArray<{ eventId: string; expiresAt: string | null }>, redelivered: readonly string[],
 ): Promise<Set<string>> {
-  const resolved = await db.anyFirst(sql.type(z.object({ eventId: z.string() }))`
+  const resolved = await statementRows(sql.type(resolvedRow)`
     SELECT resolved AS "eventId" FROM events_forwarded_settle(
       ${tenantId}, ${group}, ${sql.array(receipts.map((r) => r.eventId), 'uuid')},
       ${sql.array(receipts.map((r) => r.expiresAt), 'timestamptz')}, ${sql.array(redelivered, 'uuid')}
     ) AS resolved
-  `);
-  return new Set(resolved);
+  `) as ReadonlyArray<z.infer<typeof resolvedRow>>;
+  return new Set(resolved.map((row) => row.eventId));
 }

@@ -1,6 +1,6 @@
 import type { EventEnvelope } from '../../../common/event-envelope';
-import type { DatabasePool } from '../../../db/pool';
 import { forwardedKnownOf, settleForwarded } from '../../../db/queries/events/receipts.queries';
+import type { StatementRows } from '../../../db/tenant-reads';
 import { receiptExpiry } from './delivery-rules';
 
 /** What a forwarding group's delivery comes to: its outcome now, or forwarded and counted when the batch settles. */
@@ -30,13 +30,13 @@ export class ForwardedBatch {
   private readonly known = new Map<string, 'receipt' | 'dead-letter'>();
   private pending: Pending[] = [];
 
-  private constructor(private readonly db: DatabasePool, private readonly groupId: string, private readonly dedupHours: number) {}
+  private constructor(private readonly statements: StatementRows, private readonly groupId: string, private readonly dedupHours: number) {}
 
-  static async read(db: DatabasePool, groupId: string, dedupHours: number, events: readonly EventEnvelope[]): Promise<ForwardedBatch> {
-    const batch = new ForwardedBatch(db, groupId, dedupHours);
+  static async read(statements: StatementRows, groupId: string, dedupHours: number, events: readonly EventEnvelope[]): Promise<ForwardedBatch> {
+    const batch = new ForwardedBatch(statements, groupId, dedupHours);
     for (const [tenantId, ofTenant] of byTenant(events, (event) => event)) {
       const ids = ofTenant.map((event) => event.id);
-      const { receipts, deadLetters } = await forwardedKnownOf(db, tenantId, groupId, ids);
+      const { receipts, deadLetters } = await forwardedKnownOf(statements, tenantId, groupId, ids);
       for (const id of deadLetters) batch.known.set(id, 'dead-letter');
       // A receipt decides before a dead letter: the event was forwarded (by a redelivery, or another member).
       for (const id of receipts) batch.known.set(id, 'receipt');
@@ -82,7 +82,7 @@ export class ForwardedBatch {
         eventId: envelope.id, expiresAt: receiptExpiry(envelope.type, now, this.dedupHours),
       }));
       const redelivered = ofTenant.filter((entry) => entry.redelivery).map((entry) => entry.envelope.id);
-      const resolved = await settleForwarded(this.db, tenantId, this.groupId, claims, redelivered);
+      const resolved = await settleForwarded(this.statements, tenantId, this.groupId, claims, redelivered);
       for (const { envelope, redelivery, forwarded } of ofTenant) {
         if (redelivery && resolved.delete(envelope.id)) outcomes.push('resolved');
         else outcomes.push(forwarded ? 'handled' : 'duplicate');

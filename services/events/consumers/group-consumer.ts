@@ -8,6 +8,7 @@ import type { DatabasePool, DatabaseTransactionConnection } from '../../../db/po
 import { hasDeadLetter, resolveDeadLetter, upsertDeadLetter } from '../../../db/queries/events/dead-letters.queries';
 import { claimReceipt } from '../../../db/queries/events/receipts.queries';
 import { withTenant } from '../../../db/tenant';
+import { rowsIn, type StatementRows } from '../../../db/tenant-reads';
 import type { DecodedEvent } from '../envelope';
 import {
   attemptUpTo, DeliveryAborted, errorText, receiptExpiry, screenMessage, type AttemptSettings, type GroupFilter, type Screening,
@@ -114,6 +115,11 @@ export interface GroupConsumerOptions {
   tail?: FollowedTail;
   /** How many of the tail's messages a followed partition may have waiting before it lets go (tail-follower.ts); 2 000 unless given. */
   tailMaxWaiting?: number;
+  /**
+   * How a forwarding group's receipt statements run (forwarded-batch.ts): through `db` unless given.
+   * A gateway writes its streams' statements of one turn together (TenantReader.together).
+   */
+  forwardedStatements?: StatementRows;
   /** Tests replace the pause between attempts. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -244,8 +250,8 @@ export class GroupConsumer {
     const screenings = new Map(messages.map((message) => [message, screenMessage(message.message, this.filter)]));
     if (this.options.handler.kind !== 'forwarding') return { screenings, forwarded: null };
     const events = [...screenings.values()].flatMap((screening) => (screening.kind === 'deliver' ? [screening.event.envelope] : []));
-    const { db, groupId, settings } = this.options;
-    return { screenings, forwarded: await ForwardedBatch.read(db, groupId, settings.dedupHours, events) };
+    const { db, groupId, settings, forwardedStatements } = this.options;
+    return { screenings, forwarded: await ForwardedBatch.read(forwardedStatements ?? rowsIn(db), groupId, settings.dedupHours, events) };
   }
 
   /** Before the batch's offsets are committed: the receipts of what it forwarded. */
