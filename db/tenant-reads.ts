@@ -19,6 +19,15 @@ export function rowsIn(tx: CommonQueryMethods): StatementRows {
   return (statement) => tx.any(statement) as Promise<readonly Row[]>;
 }
 
+/** One caller's statements of a turn, and which of them answers it. */
+interface TurnUnit {
+  queries: pg.QueryConfig[];
+  answer: number;
+  statement: QuerySqlToken;
+  resolve: (rows: readonly Row[]) => void;
+  reject: (error: Error) => void;
+}
+
 /**
  * Reads in the tenant's transaction in ONE round trip: BEGIN, the tenant's settings, the statement
  * and COMMIT are written together on a pipelined connection (node-postgres `pipeline`), where a
@@ -32,8 +41,8 @@ export function rowsIn(tx: CommonQueryMethods): StatementRows {
  * Only for single statements that read: nothing here retries or runs work between the statements.
  */
 export class TenantReader {
-  /** The statements asked for `together` in this turn of the event loop, written when it ends. */
-  private turn: Array<{ statement: QuerySqlToken; resolve: (rows: readonly Row[]) => void; reject: (error: Error) => void }> | null = null;
+  /** What was asked for in this turn of the event loop, written when it ends (writeTurn). */
+  private turn: TurnUnit[] | null = null;
 
   private constructor(private readonly pool: pg.Pool) {}
 
@@ -63,14 +72,8 @@ export class TenantReader {
   /** The rows of `statement`, each validated by the statement's row schema (sql.type) as slonik would. */
   async rows(tenantId: string, statement: QuerySqlToken, options: TenantOptions = {}): Promise<readonly Row[]> {
     if (!isUuid(tenantId)) throw new Error('a tenant read needs the tenant id of a verified token');
-    const settings = tenantSettingsStatement(tenantId, options);
     const client = await this.pool.connect();
-    const answers = pipelined(client, [
-      { text: 'BEGIN' },
-      { text: pgText(settings.sql), values: [...settings.values] },
-      { text: pgText(statement.sql), values: [...statement.values], ...(statement.name ? { name: statement.name } : {}) },
-      { text: 'COMMIT' },
-    ]);
+    const answers = pipelined(client, inTransaction(tenantId, statement, options));
     const settled = await Promise.allSettled(answers);
     // An error PostgreSQL answered leaves the session usable (COMMIT rolled the transaction back);
     // any other (the connection ended) does not, and the pool must not hand it out again.
@@ -84,50 +87,72 @@ export class TenantReader {
   /**
    * The rows of a statement that enters its tenant by itself and is a transaction of its own (the
    * consumer groups' receipt functions, migration 0034, which take the tenant and set it for their
-   * statement only): the statements asked for in one turn of the event loop are written together on
-   * one pipelined connection, in one write, each with its own Sync, so one that fails leaves the others
-   * alone. Fifty Subscribe streams reading their receipts for one fetched batch of their topic make one
-   * write where they made fifty.
+   * statement only), written with the other statements asked for `together` in this turn of the
+   * event loop (writeTurn). Fifty Subscribe streams reading their receipts for one fetched batch of
+   * their topic make one write where they made fifty.
    */
   together(statement: QuerySqlToken): Promise<readonly Row[]> {
-    return new Promise((resolve, reject) => {
-      if (this.turn === null) {
-        this.turn = [];
-        setImmediate(() => { void this.writeTurn(); });
-      }
-      this.turn.push({ statement, resolve, reject });
-    });
+    return this.inTurn({ queries: [pgQuery(statement)], answer: 0, statement });
+  }
+
+  /**
+   * What `rows` reads, in the tenant's transaction as there, written with the other statements asked
+   * for in this turn: a consumer group asking which of a batch's tenants have a module installed
+   * makes one write for all of them.
+   */
+  rowsTogether(tenantId: string, statement: QuerySqlToken, options: TenantOptions = {}): Promise<readonly Row[]> {
+    if (!isUuid(tenantId)) return Promise.reject(new Error('a tenant read needs the tenant id of a verified token'));
+    return this.inTurn({ queries: inTransaction(tenantId, statement, options), answer: 2, statement });
   }
 
   end(): Promise<void> {
     return this.pool.end();
   }
 
+  private inTurn(unit: Omit<TurnUnit, 'resolve' | 'reject'>): Promise<readonly Row[]> {
+    return new Promise((resolve, reject) => {
+      if (this.turn === null) {
+        this.turn = [];
+        setImmediate(() => { void this.writeTurn(); });
+      }
+      this.turn.push({ ...unit, resolve, reject });
+    });
+  }
+
+  /**
+   * The turn's statements on one pipelined connection, in one write, each with its own Sync: a unit
+   * that fails (its transaction, if it has one, is rolled back by its COMMIT) leaves the others alone.
+   */
   private async writeTurn(): Promise<void> {
-    const waiting = this.turn ?? [];
+    const units = this.turn ?? [];
     this.turn = null;
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {
-      for (const { reject } of waiting) reject(error as Error);
+      for (const { reject } of units) reject(error as Error);
       return;
     }
-    const settled = await Promise.allSettled(pipelined(client, waiting.map(({ statement }) => ({
-      text: pgText(statement.sql), values: [...statement.values],
-    }))));
+    const answers = pipelined(client, units.flatMap((unit) => unit.queries));
+    const settled = await Promise.allSettled(answers);
     // As in rows(): an error PostgreSQL answered leaves the session usable, any other does not.
     const broken = settled.find((answer) => answer.status === 'rejected' && !(answer.reason instanceof pg.DatabaseError));
     client.release(broken ? (broken as PromiseRejectedResult).reason as Error : undefined);
-    settled.forEach((answer, i) => {
-      const { statement, resolve, reject } = waiting[i];
-      if (answer.status === 'rejected') return reject(answer.reason as Error);
+    let first = 0;
+    for (const { queries, answer, statement, resolve, reject } of units) {
+      const own = settled.slice(first, first + queries.length);
+      first += queries.length;
+      const failure = own.find((result) => result.status === 'rejected');
+      if (failure) {
+        reject((failure).reason as Error);
+        continue;
+      }
       try {
-        resolve(answer.value.rows.map((row) => validatedRow(statement.parser, statement, row)));
+        resolve((own[answer] as PromiseFulfilledResult<pg.QueryResult<Row>>).value.rows.map((row) => validatedRow(statement.parser, statement, row)));
       } catch (error) {
         reject(error as Error);
       }
-    });
+    }
   }
 }
 
@@ -144,6 +169,17 @@ function pipelined(client: pg.PoolClient, queries: readonly pg.QueryConfig[]): P
   } finally {
     stream.uncork();
   }
+}
+
+/** A statement for node-postgres, named if slonik's token is (a prepared statement). */
+function pgQuery(statement: QuerySqlToken): pg.QueryConfig {
+  return { text: pgText(statement.sql), values: [...statement.values], ...(statement.name ? { name: statement.name } : {}) };
+}
+
+/** The statement in the tenant's transaction: BEGIN, the tenant's settings, the statement (its rows are answer 2), COMMIT. */
+function inTransaction(tenantId: string, statement: QuerySqlToken, options: TenantOptions): pg.QueryConfig[] {
+  const settings = tenantSettingsStatement(tenantId, options);
+  return [{ text: 'BEGIN' }, { text: pgText(settings.sql), values: [...settings.values] }, pgQuery(statement), { text: 'COMMIT' }];
 }
 
 /** slonik writes its parameters `$slonik_1`…; PostgreSQL's are `$1`… (slonik's executeQuery does the same). */

@@ -12,6 +12,7 @@ import { contextBoundLogger } from '../common/temporal/activity-context';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
+import { TenantReader } from '../db/tenant-reads';
 import { ensureSchedules } from './schedules';
 import { installRuntimeLogger } from './temporal/runtime-logger';
 import { bundleWorkflows, createDomainWorker } from './temporal/worker';
@@ -60,7 +61,9 @@ async function main(): Promise<void> {
   }) : undefined;
 
   // The platform's own consumer groups (the modules' event subscribers, services/events/consumers/).
-  const platformGroups = createPlatformGroups(cfg, { kafka: createKafka(cfg.kafka, logger), db: appPool, logger });
+  // Which tenants of a batch have a subscriber's module: one pipelined round trip for all (db/tenant-reads.ts).
+  const reads = await TenantReader.open(cfg.db.url, appPool, 2);
+  const platformGroups = createPlatformGroups(cfg, { kafka: createKafka(cfg.kafka, logger), db: appPool, reads, logger });
 
   // One failed Worker stops the others too: a process that serves only some of its task queues
   // looks healthy while work piles up, so it exits and its supervisor restarts it whole.
@@ -98,7 +101,7 @@ async function main(): Promise<void> {
   await eventsProducer.reset();
   await connection.close();
   smtp.close();
-  await Promise.all([appPool.end(), fleetPool.end()]);
+  await Promise.all([appPool.end(), fleetPool.end(), reads.end()]);
   logger.info('worker stopped');
   if (runs.some((run) => run.status === 'rejected')) process.exitCode = 1;
 }

@@ -123,6 +123,30 @@ describe('tenants on one topic', () => {
     expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), [event, last]);
     expect(consumer.status()).toMatchObject({ handled: 2, duplicate: 1, skipped: 1 });
   });
+
+  it('skips the events of tenants a group does not serve, without a transaction or a receipt, asking once per batch; their redeliveries are handled', async () => {
+    const topic = await topicOf(1);
+    const [served, unserved] = [newId(), newId()];
+    const events = testEvents([served, unserved], 2, 5);
+    const groupId = `test.served-${newId().slice(-8)}`;
+    const handler = effects(groupId);
+    const asked: string[][] = [];
+    const consumer = await started(topic, {
+      groupId, handler, tenantsServed: async (tenantIds) => {
+        asked.push([...tenantIds]);
+        return new Set(tenantIds.filter((tenantId) => tenantId === served));
+      },
+    });
+    const redelivered = testEvent(unserved, newId(), 1);
+    await publish(topic.kafka, [...events.map((event) => recordOf(topic.name, event)), redeliveryOf(topic.name, redelivered, groupId)]);
+    await eventually(async () => (await effectsOf(db.owner, groupId)).length >= 11, 'the served tenant\'s events and the redelivery');
+    expectExactlyOnceInOrder(await effectsOf(db.owner, groupId), [...events.filter((event) => event.envelope.tenantId === served), redelivered]);
+    expect(await receiptCount(db.owner, groupId)).toBe(11);
+    expect(consumer.status()).toMatchObject({ handled: 11, skipped: 10 });
+    // Each batch asks once, for its tenants (the redelivery's is not asked about).
+    expect(asked.every((tenantIds) => new Set(tenantIds).size === tenantIds.length)).toBe(true);
+    expect(asked.flat().length).toBeLessThan(events.length);
+  });
 });
 
 describe('dead letters', () => {

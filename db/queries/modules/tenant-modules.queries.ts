@@ -38,6 +38,17 @@ export function lockTenantModule(tx: DatabaseTransactionConnection, tenantId: st
   `);
 }
 
+/**
+ * Whether the tenant has the module installed and active: one row or none. A statement for
+ * TenantReader (db/tenant-reads.ts), which runs it in the tenant's transaction like withTenant.
+ */
+export function moduleActiveStatement(tenantId: string, slug: string) {
+  return sql.type(z.object({ active: z.boolean() }))`
+    SELECT true AS active FROM tenant_modules
+    WHERE tenant_id = ${tenantId} AND slug = ${slug} AND status = 'active' AND deleted_at IS NULL
+  `;
+}
+
 /** The slugs of the modules installed and active for the tenant: what the gateway's module step admits. */
 export async function selectActiveModuleSlugs(tx: DatabaseTransactionConnection, tenantId: string): Promise<string[]> {
   const row = await tx.one(sql.type(z.object({ slugs: z.array(z.string()) }))`

@@ -24,7 +24,9 @@ export type SkipReason =
   /** A type the group does not receive. */
   | 'type-not-received'
   /** Not an event envelope of ours, or headers that contradict its envelope. */
-  | 'not-an-event';
+  | 'not-an-event'
+  /** A tenant the group's handler does nothing for (GroupConsumerOptions.tenantsServed: a module it has not installed). */
+  | 'tenant-not-served';
 
 export type Screening =
   | { kind: 'skip'; reason: SkipReason; detail?: string }

@@ -116,6 +116,14 @@ export interface GroupConsumerOptions {
   /** How many of the tail's messages a followed partition may have waiting before it lets go (tail-follower.ts); 2 000 unless given. */
   tailMaxWaiting?: number;
   /**
+   * A platform group whose handler acts for some tenants only (a module's subscriber: tenants with the
+   * module installed): of a batch's tenants, those it serves. Asked once per fetched batch, after the
+   * batch's events happened, so an event of a tenant left out is one the handler would do nothing with
+   * (module-subscribers.ts); it is skipped without a transaction or a receipt. A dead letter's
+   * redelivery is always handled (it resolves its dead letter).
+   */
+  tenantsServed?: (tenantIds: readonly string[]) => Promise<ReadonlySet<string>>;
+  /**
    * How a forwarding group's receipt statements run (forwarded-batch.ts): through `db` unless given.
    * A gateway writes its streams' statements of one turn together (TenantReader.together).
    */
@@ -248,10 +256,24 @@ export class GroupConsumer {
 
   private async openBatch(messages: readonly PartitionMessage[]): Promise<GroupBatch> {
     const screenings = new Map(messages.map((message) => [message, screenMessage(message.message, this.filter)]));
+    await this.screenTenants(screenings);
     if (this.options.handler.kind !== 'forwarding') return { screenings, forwarded: null };
     const events = [...screenings.values()].flatMap((screening) => (screening.kind === 'deliver' ? [screening.event.envelope] : []));
     const { db, groupId, settings, forwardedStatements } = this.options;
     return { screenings, forwarded: await ForwardedBatch.read(forwardedStatements ?? rowsIn(db), groupId, settings.dedupHours, events) };
+  }
+
+  /** Events of tenants the group does not serve (tenantsServed) are skipped; redeliveries are not. */
+  private async screenTenants(screenings: Map<PartitionMessage, Screening>): Promise<void> {
+    const { tenantsServed } = this.options;
+    if (!tenantsServed) return;
+    const screened = [...screenings].filter(([, screening]) => screening.kind === 'deliver' && !screening.redelivery);
+    if (screened.length === 0) return;
+    const tenantOf = (screening: Screening) => (screening.kind === 'deliver' ? screening.event.envelope.tenantId : '');
+    const served = await tenantsServed([...new Set(screened.map(([, screening]) => tenantOf(screening)))]);
+    for (const [message, screening] of screened) {
+      if (!served.has(tenantOf(screening))) screenings.set(message, { kind: 'skip', reason: 'tenant-not-served' });
+    }
   }
 
   /** Before the batch's offsets are committed: the receipts of what it forwarded. */

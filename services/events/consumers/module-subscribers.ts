@@ -1,6 +1,7 @@
 import type { ModuleSubscriber, SubscribedEvent, SubscriberContext } from '../../../common/event-subscribers';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
-import { selectTenantModules } from '../../../db/queries/modules/tenant-modules.queries';
+import { moduleActiveStatement, selectTenantModules } from '../../../db/queries/modules/tenant-modules.queries';
+import type { TenantReader } from '../../../db/tenant-reads';
 import * as crmSubscribers from '../../../modules/crm/subscribers';
 import { createRecordIn, type RecordWriteDeps } from '../../data/records';
 import { ManifestError, type ModuleCatalogue } from '../../modules/catalogue';
@@ -78,10 +79,26 @@ function subscribedEventOf({ envelope, correlationId }: DecodedEvent): Subscribe
 }
 
 /**
+ * Of a batch's tenants, those with the module installed and active now (GroupConsumerOptions
+ * tenantsServed): one read per tenant, all of a batch's written together (TenantReader.rowsTogether).
+ * A module's subscriber sees one topic's events of every tenant (crm's, every auth.user.created), and
+ * a tenant without the module cost a transaction per event to find that out; those events are now
+ * skipped without one. Exact: the batch's events happened before this read, and a module installed
+ * after it was installed after them, which installedWhen refuses as well.
+ */
+export function tenantsWithModule(reads: TenantReader, slug: string): (tenantIds: readonly string[]) => Promise<ReadonlySet<string>> {
+  return async (tenantIds) => {
+    const active = await Promise.all(tenantIds.map(async (tenantId) => (await reads.rowsTogether(tenantId, moduleActiveStatement(tenantId, slug))).length > 0));
+    return new Set(tenantIds.filter((_, i) => active[i]));
+  };
+}
+
+/**
  * The group's handler: in the delivery's tenant transaction, the module's installation is checked
  * and the subscriber runs with a context whose writes go through the data layer in that same
- * transaction. An event of a tenant without the module is handled by doing nothing (its receipt is
- * still claimed).
+ * transaction. An event of a tenant without the module is skipped before it comes here
+ * (tenantsWithModule), or, when the module was installed after the event happened, handled by doing
+ * nothing (its receipt is still claimed).
  */
 export function moduleSubscriberHandler(data: RecordWriteDeps, group: ModuleGroup): TransactionalHandler {
   return {

@@ -2,12 +2,13 @@ import type { Config } from '../../../common/config';
 import type { Kafka } from '../../../common/kafka';
 import type { Logger } from '../../../common/logger';
 import type { DatabasePool } from '../../../db/pool';
+import type { TenantReader } from '../../../db/tenant-reads';
 import { DataCatalogue } from '../../data/catalogue';
 import { loadDataHooks } from '../../data/hooks';
 import type { RecordWriteDeps } from '../../data/records';
 import { loadModuleCatalogue } from '../../modules/catalogue';
 import { GroupConsumer, type ConsumerSettings } from './group-consumer';
-import { loadModuleSubscribers, moduleSubscriberHandler, type ModuleGroup } from './module-subscribers';
+import { loadModuleSubscribers, moduleSubscriberHandler, tenantsWithModule, type ModuleGroup } from './module-subscribers';
 
 /**
  * The platform's own consumer groups, run by the worker process for every tenant: today the modules'
@@ -17,6 +18,8 @@ export interface PlatformGroupDeps {
   kafka: Kafka;
   /** The application role: each delivery runs in its own tenant's transaction. */
   db: DatabasePool;
+  /** The same role's reads in one round trip: which tenants of a batch have a group's module. */
+  reads: TenantReader;
   logger: Logger;
   settings: ConsumerSettings;
   /** The data layer the subscribers write through. */
@@ -41,6 +44,7 @@ export class PlatformGroups {
       tenantId: null,
       accepts: (type) => group.events.has(type),
       handler: moduleSubscriberHandler(deps.data, group),
+      tenantsServed: tenantsWithModule(deps.reads, group.module),
       // A group's first start reads what the topic retains: events published before it existed count too.
       fromBeginning: true,
       partitionsConcurrently: deps.partitionsConcurrently,
@@ -82,7 +86,7 @@ const PARTITIONS_CONCURRENTLY = 3;
  * (a broken one stops the start, as it stops the gateway), and the data layer they write through.
  */
 export function createPlatformGroups(
-  cfg: Readonly<Config>, deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings'>>,
+  cfg: Readonly<Config>, deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'reads' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings'>>,
 ): PlatformGroups {
   const modules = loadModuleCatalogue(cfg.modules.dir, { maxModels: cfg.data.maxTablesPerModule });
   return new PlatformGroups({
