@@ -7,6 +7,7 @@ import { loadModuleSubscribers } from '../../services/events/consumers/module-su
 import { TopicTails } from '../../services/events/consumers/topic-tail';
 import type { GatewayRuntime } from '../gateway-runtime';
 import { registerConsumerLagMetrics } from '../metrics/consumer-lag-metrics';
+import { registerTopicTailMetrics } from '../metrics/topic-tail-metrics';
 import { OpenStreams } from './open-streams';
 import type { SubscriptionServiceDeps } from './subscription-handlers';
 import { startSubscriptionDelivery } from './subscription-delivery';
@@ -33,6 +34,7 @@ export function createSubscriptionService(runtime: GatewayRuntime, config: Reado
     .map(({ group, topic }) => ({ groupId: kafkaGroupId(group), group, tenantId: null, topic }));
   const lag = new ConsumerLag({ admin, platformGroups: () => platformGroups, openGroups: () => streams.groups() }, config.consumerLag, logger);
   registerConsumerLagMetrics(runtime.gateway.metrics.registry, () => lag.snapshot());
+  registerTopicTailMetrics(runtime.gateway.metrics.registry, () => tails.followersByTopic());
   lag.start();
   return {
     deps: {

@@ -197,6 +197,11 @@ export class TopicTails {
     return tail;
   }
 
+  /** How many stream partitions follow each running tail (/metrics). */
+  followersByTopic(): Array<{ topic: string; followers: number }> {
+    return [...this.tails].map(([topic, tail]) => ({ topic, followers: tail.followers() }));
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const tails = [...this.tails.values()];

@@ -310,4 +310,14 @@ describe('/metrics', () => {
     // crm's subscriber, run by the worker for every tenant: the platform group crm.user-created.
     expect(metrics).toMatch(new RegExp(`^event_consumer_lag_messages\\{group="crm.user-created",tenant="",topic="${AUTH}"\\} \\d+$`, 'm'));
   });
+  it('shows how many partitions of streams follow the gateway\'s one fetch of their topic', async () => {
+    const stream = await subscribed(groupName());
+    const followers = async () => Number(/^event_topic_tail_followers\{topic="platform.auth.events"\} (\d+)$/m.exec((await call<string>(`${gateway.baseUrl}/metrics`)).body)?.[1] ?? 0);
+    // A partition follows once the stream has handled a batch of it that the tail holds too: traffic brings both.
+    await waitFor('a partition of the stream following the tail', async () => {
+      await publishAuth(alice.tenant.id);
+      return (await followers()) > 0;
+    }, 30_000, 200);
+    expect(stream.events.length).toBeGreaterThan(0);
+  });
 });
