@@ -1,6 +1,6 @@
 import {
   ConfigResourceTypes, Kafka, logLevel, Partitioners,
-  type Admin, type Producer, type Consumer, type ConsumerConfig, type KafkaMessage, type Message,
+  type Admin, type Producer, type Consumer, type ConsumerConfig, type EachBatchPayload, type KafkaMessage, type Message,
 } from 'kafkajs';
 import type { Logger } from './logger';
 
@@ -133,14 +133,28 @@ export interface MessageChunk {
   messages: readonly KafkaMessage[];
 }
 
-export interface CommittingConsumerOptions {
-  topic: string;
-  /** Where a group without committed offsets starts. */
-  fromBeginning: boolean;
-  partitionsConcurrently: number;
+export interface CommittingConsumerOptions extends BatchConsumerPlacement {
   /** The most messages handed to `handle` at once; a fetched batch is cut into chunks of this size. */
   chunkSize: number;
   handle: (chunk: MessageChunk) => Promise<void>;
+}
+
+/** Where a consumer reads: its topic, where a group without committed offsets starts, and how many partitions at once. */
+export interface BatchConsumerPlacement {
+  topic: string;
+  fromBeginning: boolean;
+  partitionsConcurrently: number;
+}
+
+/**
+ * Subscribes the consumer to its topic and runs `eachBatch` for every fetched batch, with offsets
+ * resolved and committed by `eachBatch` alone (nothing automatic). Resolves once the consumer runs.
+ */
+export async function runBatchConsumer(
+  consumer: Consumer, { topic, fromBeginning, partitionsConcurrently }: BatchConsumerPlacement, eachBatch: (run: EachBatchPayload) => Promise<void>,
+): Promise<void> {
+  await consumer.subscribe({ topics: [topic], fromBeginning });
+  await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: partitionsConcurrently, eachBatch });
 }
 
 /**
@@ -149,26 +163,20 @@ export interface CommittingConsumerOptions {
  * messages over again. `handle` must therefore be idempotent. Resolves once the consumer runs.
  */
 export async function runCommittingConsumer(consumer: Consumer, options: CommittingConsumerOptions): Promise<void> {
-  const { topic, fromBeginning, partitionsConcurrently, chunkSize, handle } = options;
-  await consumer.subscribe({ topics: [topic], fromBeginning });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: partitionsConcurrently,
-    eachBatch: async (run) => {
-      const { batch } = run;
-      for (let start = 0; start < batch.messages.length; start += chunkSize) {
-        // After a rebalance the partition may belong to another member: leave the rest to it.
-        if (!run.isRunning() || run.isStale()) return;
-        const messages = batch.messages.slice(start, start + chunkSize);
-        await handle({ topic: batch.topic, partition: batch.partition, messages });
-        const last = messages.at(-1)!.offset;
-        run.resolveOffset(last);
-        // The committed offset is the next one to read.
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
-        await run.heartbeat();
-      }
-    },
+  const { chunkSize, handle } = options;
+  await runBatchConsumer(consumer, options, async (run) => {
+    const { batch } = run;
+    for (let start = 0; start < batch.messages.length; start += chunkSize) {
+      // After a rebalance the partition may belong to another member: leave the rest to it.
+      if (!run.isRunning() || run.isStale()) return;
+      const messages = batch.messages.slice(start, start + chunkSize);
+      await handle({ topic: batch.topic, partition: batch.partition, messages });
+      const last = messages.at(-1)!.offset;
+      run.resolveOffset(last);
+      // The committed offset is the next one to read.
+      await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+      await run.heartbeat();
+    }
   });
 }
 

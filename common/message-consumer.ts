@@ -1,4 +1,4 @@
-import type { Consumer, KafkaMessage } from './kafka';
+import { runBatchConsumer, type BatchConsumerPlacement, type Consumer, type KafkaMessage } from './kafka';
 
 /** One message of a partition, with the means to tell the group the member is alive during long work. */
 export interface PartitionMessage {
@@ -120,11 +120,7 @@ export class PartitionBatches<B> {
   }
 }
 
-export interface MessageConsumerOptions<B> {
-  topic: string;
-  /** Where a group without committed offsets starts. */
-  fromBeginning: boolean;
-  partitionsConcurrently: number;
+export interface MessageConsumerOptions<B> extends BatchConsumerPlacement {
   batches: PartitionBatches<B>;
   /**
    * Called after a batch was handled to its end, before the partition's next fetch, with the offset
@@ -138,30 +134,24 @@ export interface MessageConsumerOptions<B> {
  * partition, committed after handling). Resolves once the consumer runs.
  */
 export async function runMessageConsumer<B>(consumer: Consumer, options: MessageConsumerOptions<B>): Promise<void> {
-  const { topic, fromBeginning, partitionsConcurrently, batches, afterBatch } = options;
-  await consumer.subscribe({ topics: [topic], fromBeginning });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: partitionsConcurrently,
-    eachBatch: async (run) => {
-      const { batch } = run;
-      const last = batch.messages.at(-1);
-      if (!last) return;
-      const whole = await batches.handle({
-        topic: batch.topic,
-        partition: batch.partition,
-        messages: batch.messages,
-        lastOffset: last.offset,
-        isRunning: () => run.isRunning(),
-        isStale: () => run.isStale(),
-        heartbeat: () => run.heartbeat(),
-        resolveOffset: (offset) => run.resolveOffset(offset),
-        // Through the batch, not the consumer: the consumer drops commits once it is stopping, and a
-        // member that leaves should hand over what it has handled.
-        commitOffset: (offset) => run.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] }),
-      });
-      if (whole) afterBatch?.(batch.partition, nextOffset(last.offset), () => { run.pause(); });
-    },
+  const { batches, afterBatch } = options;
+  await runBatchConsumer(consumer, options, async (run) => {
+    const { batch } = run;
+    const last = batch.messages.at(-1);
+    if (!last) return;
+    const whole = await batches.handle({
+      topic: batch.topic,
+      partition: batch.partition,
+      messages: batch.messages,
+      lastOffset: last.offset,
+      isRunning: () => run.isRunning(),
+      isStale: () => run.isStale(),
+      heartbeat: () => run.heartbeat(),
+      resolveOffset: (offset) => run.resolveOffset(offset),
+      // Through the batch, not the consumer: the consumer drops commits once it is stopping, and a
+      // member that leaves should hand over what it has handled.
+      commitOffset: (offset) => run.commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] }),
+    });
+    if (whole) afterBatch?.(batch.partition, nextOffset(last.offset), () => { run.pause(); });
   });
 }
