@@ -52,12 +52,16 @@ export class TailFollower<B> {
   /** Follows the tail from the member's next offset; null when the tail cannot serve it from there (yet). */
   static start<B>(options: TailFollowerOptions<B>): TailFollower<B> | null {
     const follower = new TailFollower(options);
-    follower.unfollow = options.tail.follow(options.partition, options.from, {
+    const unfollow = options.tail.follow(options.partition, options.from, {
       tenantId: options.tenantId,
       receive: (batch) => follower.received(batch),
       lost: () => { void follower.end(); },
     });
-    return follower.unfollow ? follower : null;
+    if (!unfollow) return null;
+    // What the tail handed over at once may have ended it already (more than maxWaiting): leave the tail now.
+    if (follower.following) follower.unfollow = unfollow;
+    else unfollow();
+    return follower;
   }
 
   /** Stops following: the batch in hand is finished, the rest dropped, and the member fetches the partition from the next offset. */
