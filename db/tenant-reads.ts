@@ -19,8 +19,8 @@ export function rowsIn(tx: CommonQueryMethods): StatementRows {
   return (statement) => tx.any(statement) as Promise<readonly Row[]>;
 }
 
-/** One caller's statements of a turn, and which of them answers it. */
-interface TurnUnit {
+/** One caller's statements, written together with others' on one connection, and which of them answers it. */
+interface PipelinedUnit {
   queries: pg.QueryConfig[];
   answer: number;
   statement: QuerySqlToken;
@@ -38,11 +38,12 @@ interface TurnUnit {
  * The statement runs exactly as inside withTenant: row-level security sees app.tenant_id, the
  * settings are transaction-local, and a statement that fails (statement_timeout) aborts the
  * transaction, whose COMMIT then rolls it back, so the connection goes back to the pool clean.
- * Only for single statements that read: nothing here retries or runs work between the statements.
+ * Nothing here retries or runs work between the statements: `rows` and `rowsTogether` are for single
+ * statements that read, `together` for single statements that are a transaction of their own.
  */
 export class TenantReader {
-  /** What was asked for in this turn of the event loop, written when it ends (writeTurn). */
-  private turn: TurnUnit[] | null = null;
+  /** What was asked for in this turn of the event loop, written when it ends. */
+  private turn: PipelinedUnit[] | null = null;
 
   private constructor(private readonly pool: pg.Pool) {}
 
@@ -70,25 +71,18 @@ export class TenantReader {
   }
 
   /** The rows of `statement`, each validated by the statement's row schema (sql.type) as slonik would. */
-  async rows(tenantId: string, statement: QuerySqlToken, options: TenantOptions = {}): Promise<readonly Row[]> {
-    if (!isUuid(tenantId)) throw new Error('a tenant read needs the tenant id of a verified token');
-    const client = await this.pool.connect();
-    const answers = pipelined(client, inTransaction(tenantId, statement, options));
-    const settled = await Promise.allSettled(answers);
-    // An error PostgreSQL answered leaves the session usable (COMMIT rolled the transaction back);
-    // any other (the connection ended) does not, and the pool must not hand it out again.
-    const failure = settled.find((answer) => answer.status === 'rejected');
-    client.release(failure && !(failure.reason instanceof pg.DatabaseError) ? failure.reason as Error : undefined);
-    if (failure) throw failure.reason;
-    const read = (settled[2] as PromiseFulfilledResult<pg.QueryResult<Row>>).value;
-    return read.rows.map((row) => validatedRow(statement.parser, statement, row));
+  rows(tenantId: string, statement: QuerySqlToken, options: TenantOptions = {}): Promise<readonly Row[]> {
+    if (!isUuid(tenantId)) return Promise.reject(new Error('a tenant read needs the tenant id of a verified token'));
+    return new Promise((resolve, reject) => {
+      void this.write([{ queries: inTransaction(tenantId, statement, options), answer: 2, statement, resolve, reject }]);
+    });
   }
 
   /**
    * The rows of a statement that enters its tenant by itself and is a transaction of its own (the
    * consumer groups' receipt functions, migration 0034, which take the tenant and set it for their
    * statement only), written with the other statements asked for `together` in this turn of the
-   * event loop (writeTurn). Fifty Subscribe streams reading their receipts for one fetched batch of
+   * event loop. Fifty Subscribe streams reading their receipts for one fetched batch of
    * their topic make one write where they made fifty.
    */
   together(statement: QuerySqlToken): Promise<readonly Row[]> {
@@ -109,23 +103,25 @@ export class TenantReader {
     return this.pool.end();
   }
 
-  private inTurn(unit: Omit<TurnUnit, 'resolve' | 'reject'>): Promise<readonly Row[]> {
+  private inTurn(unit: Omit<PipelinedUnit, 'resolve' | 'reject'>): Promise<readonly Row[]> {
     return new Promise((resolve, reject) => {
       if (this.turn === null) {
         this.turn = [];
-        setImmediate(() => { void this.writeTurn(); });
+        setImmediate(() => {
+          const units = this.turn ?? [];
+          this.turn = null;
+          void this.write(units);
+        });
       }
       this.turn.push({ ...unit, resolve, reject });
     });
   }
 
   /**
-   * The turn's statements on one pipelined connection, in one write, each with its own Sync: a unit
+   * The units' statements on one pipelined connection, in one write, each with its own Sync: a unit
    * that fails (its transaction, if it has one, is rolled back by its COMMIT) leaves the others alone.
    */
-  private async writeTurn(): Promise<void> {
-    const units = this.turn ?? [];
-    this.turn = null;
+  private async write(units: readonly PipelinedUnit[]): Promise<void> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -133,9 +129,9 @@ export class TenantReader {
       for (const { reject } of units) reject(error as Error);
       return;
     }
-    const answers = pipelined(client, units.flatMap((unit) => unit.queries));
-    const settled = await Promise.allSettled(answers);
-    // As in rows(): an error PostgreSQL answered leaves the session usable, any other does not.
+    const settled = await Promise.allSettled(pipelined(client, units.flatMap((unit) => unit.queries)));
+    // An error PostgreSQL answered leaves the session usable (a COMMIT rolled its transaction back);
+    // any other (the connection ended) does not, and the pool must not hand it out again.
     const broken = settled.find((answer) => answer.status === 'rejected' && !(answer.reason instanceof pg.DatabaseError));
     client.release(broken ? (broken as PromiseRejectedResult).reason as Error : undefined);
     let first = 0;
@@ -144,7 +140,7 @@ export class TenantReader {
       first += queries.length;
       const failure = own.find((result) => result.status === 'rejected');
       if (failure) {
-        reject((failure).reason as Error);
+        reject(failure.reason as Error);
         continue;
       }
       try {

@@ -99,8 +99,11 @@ export class TailFollower<B> {
         this.finish(true);
         return;
       }
-      this.waiting.splice(0, batch.batches);
-      this.waitingMessages -= batch.messages.length;
+      // Ended meanwhile: stopFollowing has emptied the queue already.
+      if (this.following) {
+        this.waiting.splice(0, batch.batches);
+        this.waitingMessages -= batch.messages.length;
+      }
       if (!whole) {
         // The member is stopping: its leaving commits and hands the partition over.
         this.finish(false);
