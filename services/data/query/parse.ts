@@ -44,8 +44,8 @@ export interface ListQuery {
   filters: FilterNode[];
   order?: OrderItem[];
   select?: SelectItem[];
-  /** The parameter the page size and token came in: `page_size`/`page_token`, or `limit`/`cursor`. */
-  page: { sizeParameter: 'page_size' | 'limit'; size?: number; tokenParameter: 'page_token' | 'cursor'; token?: string };
+  /** The parameter the page size and token came in: `page_size`/`page_token`, or `limit`/`cursor` (the token itself: pageTokenOf). */
+  page: { sizeParameter: 'page_size' | 'limit'; size?: number; tokenParameter: 'page_token' | 'cursor' };
 }
 
 const COMPARISONS: ReadonlySet<string> = new Set<ComparisonOperator>(['eq', 'neq', 'gt', 'lt', 'gte', 'lte', 'like', 'ilike']);
@@ -211,13 +211,18 @@ function parsePage(single: (parameter: string) => string | undefined): ListQuery
   const sizeParameter = limit !== undefined ? 'limit' : 'page_size';
   const sizeText = pageSize ?? limit;
   if (sizeText !== undefined && !PAGE_SIZE.test(sizeText)) syntax(sizeParameter, 'is a whole number of records', 'INVALID_TYPE');
-  const token = pageToken ?? cursor;
   return {
     sizeParameter,
     ...(sizeText !== undefined ? { size: Number(sizeText) } : {}),
     tokenParameter: cursor !== undefined ? 'cursor' : 'page_token',
-    ...(token !== undefined && token !== '' ? { token } : {}),
   };
+}
+
+/** The page token of a list query, sent in `parameter` (parsePage's tokenParameter); an empty one is none. */
+export function pageTokenOf(query: RawQuery, parameter: ListQuery['page']['tokenParameter']): string | undefined {
+  const raw = query[parameter];
+  const token = typeof raw === 'string' ? raw : raw?.[0];
+  return token === '' ? undefined : token;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 import { problems } from '../../../common/problems';
 import type { DataField, DataModel } from '../../../db/queries/data/model';
@@ -7,7 +8,7 @@ import type {
 import type { DataCatalogue } from '../catalogue';
 import { converters } from '../record-validation';
 import { decodeDataPageToken, queryHash } from './page-token';
-import { parseListQuery, type FilterNode, type OrderItem, type RawQuery, type SelectItem } from './parse';
+import { pageTokenOf, parseListQuery, type FilterNode, type ListQuery, type OrderItem, type RawQuery, type SelectItem } from './parse';
 
 /**
  * The query language's syntax tree checked against the model (issue 16; PostgREST's ReadPlan):
@@ -33,6 +34,55 @@ export const MAX_FILTERS = 10;
 
 /** A list request (GET /data/{module}/{model}): the query string as Koa gives it (`ctx.query`). */
 export function planList(model: DataModel, catalogue: DataCatalogue, query: RawQuery, tenantId: string): ReadPlan {
+  let plans = listPlans.get(model);
+  if (!plans) {
+    plans = new LRUCache({ max: LIST_PLANS_PER_MODEL });
+    listPlans.set(model, plans);
+  }
+  const key = listPlanKey(query);
+  let planned = plans.get(key);
+  if (!planned) {
+    planned = deepFreeze(planListQuery(model, catalogue, query));
+    plans.set(key, planned);
+  }
+  const plan = { ...planned.plan, tenantId };
+  const token = pageTokenOf(query, planned.tokenParameter);
+  return token === undefined ? plan : { ...plan, after: positionOf(model, plan.order, token, planned.tokenParameter, plan.queryHash) };
+}
+
+/**
+ * The list plans already made, by model and query string, the page token left out (Hasura's query
+ * plan cache): a client asks for the same list again and again, often only its page token changing,
+ * and parsing, checking and planning it was a third of the query language's own cost (issue 16,
+ * README Data layer). Only a query that passed is kept, shared by every tenant (the tenant and the
+ * page position are filled in per request), and never changed once made (frozen). A model belongs
+ * to one catalogue, built once at start, so a plan never outlives the fields it names. Bounded per
+ * model (LRU): the query strings are the clients'.
+ */
+const listPlans = new WeakMap<DataModel, LRUCache<string, PlannedList>>();
+
+const LIST_PLANS_PER_MODEL = 256;
+
+/** A list's plan as every tenant shares it, and where its page token comes from. */
+interface PlannedList {
+  plan: Omit<ReadPlan, 'tenantId' | 'after'>;
+  tokenParameter: ListQuery['page']['tokenParameter'];
+}
+
+/** The query string as a key: every parameter in order, the page token's value left out (its presence kept). */
+function listPlanKey(query: RawQuery): string {
+  let key = '';
+  for (const [parameter, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    const shown = PAGE_TOKEN_PARAMETERS.has(parameter) && typeof value === 'string' ? '*' : JSON.stringify(value);
+    key += `${JSON.stringify(parameter)}=${shown}&`;
+  }
+  return key;
+}
+
+const PAGE_TOKEN_PARAMETERS: ReadonlySet<string> = new Set(['page_token', 'cursor']);
+
+function planListQuery(model: DataModel, catalogue: DataCatalogue, query: RawQuery): PlannedList {
   const parsed = parseListQuery(query);
   const given = parsed.filters.reduce((sum, node) => sum + leaves(node), 0);
   if (given > MAX_FILTERS) throw problems.filterLimitExceeded(MAX_FILTERS, given);
@@ -45,12 +95,21 @@ export function planList(model: DataModel, catalogue: DataCatalogue, query: RawQ
     throw invalid(parsed.page.sizeParameter, 'OUT_OF_RANGE', `must be between 1 and ${PAGE_SIZE_MAX}`);
   }
   const hash = queryHash([model.schema, model.table, conditions, order, fields, embeds]);
-  const plan: ReadPlan = {
-    schema: model.schema, table: model.table, tenantId, fields, embeds, conditions, order, pageSize, queryHash: hash,
-    readsOrderIndex: orderIndexServesPage(model, conditions, order, embeds),
+  return {
+    plan: {
+      schema: model.schema, table: model.table, fields, embeds, conditions, order, pageSize, queryHash: hash,
+      readsOrderIndex: orderIndexServesPage(model, conditions, order, embeds),
+    },
+    tokenParameter: parsed.page.tokenParameter,
   };
-  const { token, tokenParameter } = parsed.page;
-  return token === undefined ? plan : { ...plan, after: positionOf(model, order, token, tokenParameter, hash) };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
 }
 
 /** A one-record request (GET /data/{module}/{model}/:id): only `select=` is accepted. */

@@ -1,5 +1,5 @@
 import { isProblem } from '../../../common/problems';
-import { parseListQuery, type RawQuery } from '../../../services/data/query/parse';
+import { pageTokenOf, parseListQuery, type RawQuery } from '../../../services/data/query/parse';
 
 /**
  * The grammar of the query language (services/data/query/parse.ts), one table per rule: the query
@@ -233,12 +233,14 @@ describe('select=', () => {
 
 describe('page_size / page_token and limit / cursor', () => {
   it.each([
-    [{}, page],
-    [{ page_size: '50', page_token: 'abc' }, { ...page, size: 50, token: 'abc' }],
-    [{ limit: '5', cursor: 'xyz' }, { sizeParameter: 'limit', size: 5, tokenParameter: 'cursor', token: 'xyz' }],
-    [{ page_token: '' }, page],
-  ])('%j → %j', (query, expected) => {
-    expect(parseListQuery(query).page).toEqual(expected);
+    [{}, page, undefined],
+    [{ page_size: '50', page_token: 'abc' }, { ...page, size: 50 }, 'abc'],
+    [{ limit: '5', cursor: 'xyz' }, { sizeParameter: 'limit', size: 5, tokenParameter: 'cursor' }, 'xyz'],
+    [{ page_token: '' }, page, undefined],
+  ])('%j → %j, token %s', (query, expected, token) => {
+    const parsed = parseListQuery(query);
+    expect(parsed.page).toEqual(expected);
+    expect(pageTokenOf(query, parsed.page.tokenParameter)).toBe(token);
   });
 
   it.each([

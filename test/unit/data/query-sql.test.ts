@@ -148,6 +148,54 @@ describe('keyset pagination: after the last row, for every mix of directions and
   });
 });
 
+describe('a list\'s plan and statement are made once and shared by every tenant and page', () => {
+  const OTHER = '0192f0c2-cccc-7000-8000-00000000000c';
+  const ID = '0192f0c2-aaaa-7000-8000-00000000000a';
+
+  it('the same query of another tenant: the same text, its own tenant in every tenant position, the filters\' values kept', () => {
+    // A filter whose value is a tenant id must stay the filter's value, not be taken for the tenant.
+    const query = { companyId: `eq.${OTHER}`, select: 'firstName,companies(name)' };
+    const mine = listStatement(planList(contacts, dataCatalogue, query, TENANT));
+    const theirs = listStatement(planList(contacts, dataCatalogue, query, OTHER));
+    expect(theirs.sql).toBe(mine.sql);
+    expect(mine.values).toEqual([TENANT, TENANT, OTHER, 21]);
+    expect(theirs.values).toEqual([OTHER, OTHER, OTHER, 21]);
+    expect(where(mine)).toBe('"t"."tenant_id" = $2 AND "t"."companyId" = $3::"uuid" AND "t"."deleted_at" IS NULL');
+  });
+
+  it('page positions: each request\'s own values, and the text of its own NULLs', () => {
+    const query = { order: 'count.desc,rank' };
+    const hash = plan(query, things).queryHash;
+    const page = (keys: (string | null)[]) => listStatement(plan({ ...query, page_token: encodeDataPageToken(hash, keys) }, things));
+    const [first, second, withNull] = [page(['5', '7', ID]), page(['6', '8', OTHER]), page([null, '9', ID])];
+    expect(second.sql).toBe(first.sql);
+    expect(first.values.slice(1, -1)).toEqual([5, 5, 7, 5, 7, ID]);
+    expect(second.values.slice(1, -1)).toEqual([6, 6, 8, 6, 8, OTHER]);
+    expect(withNull.sql).not.toBe(first.sql);
+    expect(withNull.values.slice(1, -1)).toEqual([9, 9, ID]);
+    expect(text(page(['5', '7', ID]))).toBe(text(first));
+  });
+
+  it('the plan is the same object\'s parts for every tenant, frozen, with the request\'s tenant and position', () => {
+    const query = { age: 'gt.1', order: 'createdAt.desc', select: 'age' };
+    const [mine, theirs] = [planList(contacts, dataCatalogue, query, TENANT), planList(contacts, dataCatalogue, { ...query }, OTHER)];
+    expect([mine.tenantId, theirs.tenantId]).toEqual([TENANT, OTHER]);
+    expect(theirs.conditions).toBe(mine.conditions);
+    expect(Object.isFrozen(mine.conditions[0])).toBe(true);
+    expect(mine.after).toBeUndefined();
+    const paged = (keys: string[]) => planList(contacts, dataCatalogue, { ...query, page_token: encodeDataPageToken(mine.queryHash, keys) }, OTHER);
+    const [second, third] = [paged(['2026-01-01T00:00:00Z', ID]), paged(['2025-12-31T00:00:00Z', OTHER])];
+    expect(third.conditions).toBe(second.conditions);
+    expect([second.after, third.after]).toEqual([['2026-01-01T00:00:00Z', ID], ['2025-12-31T00:00:00Z', OTHER]]);
+  });
+
+  it('a query that failed is not kept: the same query fails again, with the same problem', () => {
+    const failing = () => planList(contacts, dataCatalogue, { age: 'gt.x' }, TENANT);
+    expect(failing).toThrow(expect.objectContaining({ type: 'validation-error' }));
+    expect(failing).toThrow(expect.objectContaining({ type: 'validation-error' }));
+  });
+});
+
 describe('one record by id', () => {
   it('names the tenant and the id, and only live records', () => {
     const statement = recordStatement(planOne(contacts, dataCatalogue, { select: 'firstName' }, TENANT), '0192f0c2-aaaa-7000-8000-00000000000a');
