@@ -21,4 +21,4 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app /app
 USER node
 EXPOSE 8080 50051
-CMD ["node", "--max-semi-space-size=4", "dist/api/server.js"]
+CMD ["node", "--max-semi-space-size=4", "--expose-gc", "dist/api/server.js"]

@@ -42,8 +42,9 @@ async function main(): Promise<void> {
   const photos = Number(values.photos);
 
   const cfg = config();
-  // The young generation the platform's gateway runs with (scripts/infra/app-up.sh), which bounds its garbage.
-  const gateway = await startBenchGateway({ BILLING_ENABLED: 'false', NODE_OPTIONS: '--max-semi-space-size=4' });
+  // The flags the platform's gateway runs with (scripts/infra/app-up.sh): its young generation, and the
+  // collection a streamed upload asks for per part (common/object-parts.ts).
+  const gateway = await startBenchGateway({ BILLING_ENABLED: 'false', NODE_OPTIONS: '--max-semi-space-size=4 --expose-gc' });
   const owner = await createDbPool(cfg.db.ownerUrl, { maxPoolSize: 2, name: 'bench-files-owner' });
   const store = createObjectStore(cfg.s3);
   const scanner = createClamdScanner(cfg.clamav);

@@ -70,7 +70,8 @@ start_app relay outbox-relay.log '"msg":"\(relay is the leader\|another relay is
 start_app audit-consumer audit-consumer.log '"msg":"audit consumer joined its group"' node dist/workers/audit-consumer.js
 # A young generation of 4 MiB semi-spaces: the gateway allocates small short-lived objects, and V8's
 # default lets them grow the resident set by ~50 MB before a scavenge (docs/decisions/audit.md, export memory).
-start_app api api.log '"msg":"' node --max-semi-space-size=4 dist/api/server.js
+# --expose-gc: a streamed upload asks for a young collection per 5 MiB part (common/object-parts.ts).
+start_app api api.log '"msg":"' node --max-semi-space-size=4 --expose-gc dist/api/server.js
 WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
   http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"
 # The gateway serves the gRPC EventService beside HTTP (api/grpc/server.ts).
