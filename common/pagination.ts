@@ -18,7 +18,9 @@ export function encodePageToken(position: Readonly<Record<string, unknown>>): st
   return Buffer.from(JSON.stringify(position)).toString('base64url');
 }
 
-export function decodePageToken<T>(token: string | undefined, shape: Joi.ObjectSchema<T>, field = 'page_token'): T | null {
+export function decodePageToken<T>(
+  token: string | undefined, shape: Joi.ObjectSchema<T>, field = 'page_token', context?: Record<string, unknown>,
+): T | null {
   if (token === undefined || token === '') return null;
   let position: unknown;
   try {
@@ -26,7 +28,7 @@ export function decodePageToken<T>(token: string | undefined, shape: Joi.ObjectS
   } catch {
     position = undefined;
   }
-  const checked = shape.validate(position, { presence: 'required', allowUnknown: false });
+  const checked = shape.validate(position, { presence: 'required', allowUnknown: false, context });
   if (position === undefined || checked.error) {
     throw problems.validation([{ field, message: 'is not a page token of this list', code: 'INVALID_FORMAT' }]);
   }
