@@ -56,6 +56,9 @@ export interface AppDeps {
   health: Probes['health'];
 }
 
+/** The versioned API's base and its alias, both serving every route (the OpenAPI documents' two servers). */
+const API_PREFIXES = ['/v1', '/api/v1'];
+
 /**
  * The gateway as a Koa application, without listening (server.ts listens; tests call its
  * callback). The route registry, the router and the OpenAPI documents are built here, in that
@@ -68,7 +71,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const registry = new RouteRegistry(deps.routes);
   const documents = buildOpenApiDocuments(registry, config.version);
   const bearer = authenticate(new VerifiedTokens(deps.tokens, config.api.verifiedTokenCacheSize));
-  const api = buildApiRouter(registry, {
+  const api = buildApiRouter(registry, API_PREFIXES, {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,
     authenticate: bearer,
@@ -99,7 +102,6 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ctx.body = await deps.metrics.render();
   });
   mountJwks(root, deps.tokens);
-  root.use(['/v1', '/api/v1'], api.routes());
 
   const app = new Koa<AppState>();
   app.use(requestContext(logger));
@@ -107,7 +109,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(deps.requestAudit.middleware());
   app.use(problemHandler(config.api.problemBase));
   app.use(root.routes());
-  app.use(routeFallback(root));
+  app.use(api.routes);
+  app.use(routeFallback((path) => [...root.match(path, 'GET').path, ...api.matching(path)]));
   // Errors are answered by problemHandler; what reaches Koa's own handler broke after the headers left.
   app.on('error', (error: unknown) => logger.error({ err: error }, 'response failed after headers were sent'));
 

@@ -157,6 +157,8 @@ export class RouteRegistry {
       const where = `${route.method} ${route.path}`;
       if (!NAMESPACES.includes(route.namespace)) throw new RouteConfigurationError(`${where}: unknown namespace ${route.namespace}`);
       if (!route.path.startsWith('/')) throw new RouteConfigurationError(`${where}: path must start with /`);
+      // The API router finds a request's routes by their first segment (api/routes/router.ts).
+      if (!/^\/[^/:]/.test(route.path)) throw new RouteConfigurationError(`${where}: the first path segment must be literal`);
       if (seen.has(where)) throw new RouteConfigurationError(`${where}: declared twice`);
       if (operationIds.has(route.operationId)) throw new RouteConfigurationError(`${where}: operationId ${route.operationId} reused`);
       if (route.permission !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a permission needs auth: 'bearer'`);

@@ -1,4 +1,4 @@
-import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
 import { problems } from '../../common/problems';
 import type { AppMiddleware, AppState } from '../context';
 import { mostSpecific } from '../http/route-patterns';
@@ -10,9 +10,9 @@ import { mostSpecific } from '../http/route-patterns';
  * the pattern that applies to the path, the most specific of those matching it (api/http/route-patterns.ts):
  * `/wallets/transfer` is POST only, although `/wallets/:id` (GET) matches it too.
  */
-export function routeFallback(router: Router<AppState>): AppMiddleware {
+export function routeFallback(matching: (path: string) => Layer<AppState>[]): AppMiddleware {
   return (ctx) => {
-    const routes = router.match(ctx.path, ctx.method).path.filter((layer) => layer.methods.length > 0);
+    const routes = matching(ctx.path).filter((layer) => layer.methods.length > 0);
     const allowed = [...new Set(mostSpecific(routes, (layer) => String(layer.path)).flatMap((layer) => layer.methods))];
     if (allowed.length === 0) throw problems.routeNotFound(ctx.path);
     if (ctx.method === 'OPTIONS') {

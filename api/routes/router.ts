@@ -1,4 +1,4 @@
-import Router from '@koa/router';
+import Router, { type Layer } from '@koa/router';
 import type { Middleware } from 'koa';
 import { problems } from '../../common/problems';
 import type { AppState } from '../context';
@@ -67,24 +67,83 @@ function shadowStepOf(route: AnyRoute, routes: readonly AnyRoute[]): Middleware<
   }];
 }
 
-export function buildApiRouter(registry: RouteRegistry, options: ApiRouterOptions): Router<AppState> {
-  const router = new Router<AppState>();
-  const parseBody = bodyGuard(options.bodyLimitBytes);
-  const readRawBody = rawBodyGuard(options.bodyLimitBytes);
+/** The versioned API's routes: the middleware serving them, and which of them a path matches. */
+export interface ApiRoutes {
+  routes: Middleware<AppState>;
+  /** Every route whose pattern matches `path`, whatever its method (the fallback's 404 and 405). */
+  matching(path: string): Layer<AppState>[];
+}
+
+/**
+ * The API's routes under each of `prefixes` (/v1 and its alias /api/v1), as one router per prefix
+ * and first path segment (`/v1/events`, `/api/v1/wallets`); a request goes to the router its path
+ * names. @koa/router tests every route's pattern in turn, and one router of every route under both
+ * prefixes was about 250 regular expressions per request (about 25 µs of a REST publish, profiled).
+ * No route's first segment is a parameter (RouteRegistry refuses one), so every path has one router
+ * whose routes are all that could match it, and a route's shadows (shadowStepOf) share its first segment.
+ */
+export function buildApiRouter(registry: RouteRegistry, prefixes: readonly string[], options: ApiRouterOptions): ApiRoutes {
+  const bySegment = new Map<string, AnyRoute[]>();
   for (const route of registry.routes) {
-    const stack: Middleware<AppState>[] = [
-      ...shadowStepOf(route, registry.routes),
-      ...(route.auth === 'bearer' ? [options.authenticate] : []),
-      ...(route.module ? [options.requireModule(route.module)] : []),
-      ...(route.permission ? [options.authorize(route.permission)] : []),
-      ...billingStepOf(route, options),
-      ...rateLimitsOf(route, options),
-      ...(BODY_METHODS.has(route.method) && !route.streamedBody
-        ? [route.rawBody ? readRawBody : route.bodyLimitBytes ? bodyGuard(route.bodyLimitBytes) : parseBody] : []),
-      validationGuard(route, options.validateResponses),
-      options.call(route),
-    ];
-    router.register(route.path, [route.method], stack, { name: route.operationId });
+    const segment = firstSegmentOf(route.path);
+    bySegment.set(segment, [...bySegment.get(segment) ?? [], route]);
   }
-  return router;
+  const bodies: BodyGuards = { json: bodyGuard(options.bodyLimitBytes), raw: rawBodyGuard(options.bodyLimitBytes) };
+  const routers = new Map<string, Router<AppState>>();
+  for (const [segment, routes] of bySegment) {
+    const stacks = routes.map((route) => [route, routeStack(route, routes, options, bodies)] as const);
+    for (const prefix of prefixes) {
+      const router = new Router<AppState>({ prefix });
+      for (const [route, stack] of stacks) router.register(route.path, [route.method], stack, { name: route.operationId });
+      routers.set(`${prefix}/${segment}`, router);
+    }
+  }
+  const middlewares = new Map([...routers].map(([key, router]) => [key, router.routes()]));
+  // The router matches paths regardless of case (its default), so the key is found the same way.
+  const routerOf = (path: string) => {
+    const lower = path.toLowerCase();
+    const prefix = prefixes.find((candidate) => lower.startsWith(`${candidate}/`));
+    return prefix === undefined ? undefined : `${prefix}/${firstSegmentOf(lower.slice(prefix.length))}`;
+  };
+  return {
+    routes: async (ctx, next) => {
+      const key = routerOf(ctx.path);
+      const routes = key === undefined ? undefined : middlewares.get(key);
+      // A router's middleware takes the context its routes will see (params added by the router itself).
+      if (routes) await routes(ctx as Parameters<typeof routes>[0], next);
+      else await next();
+    },
+    matching: (path) => {
+      const key = routerOf(path);
+      const router = key === undefined ? undefined : routers.get(key);
+      return router ? router.match(path, 'GET').path : [];
+    },
+  };
+}
+
+/** `events` of `/events/publish`. */
+function firstSegmentOf(path: string): string {
+  return path.split('/')[1];
+}
+
+/** The body guards every route with the default limit shares. */
+interface BodyGuards {
+  json: Middleware<AppState>;
+  raw: Middleware<AppState>;
+}
+
+/** A route's middleware, in the order of document 1 (above). */
+function routeStack(route: AnyRoute, neighbours: readonly AnyRoute[], options: ApiRouterOptions, bodies: BodyGuards): Middleware<AppState>[] {
+  return [
+    ...shadowStepOf(route, neighbours),
+    ...(route.auth === 'bearer' ? [options.authenticate] : []),
+    ...(route.module ? [options.requireModule(route.module)] : []),
+    ...(route.permission ? [options.authorize(route.permission)] : []),
+    ...billingStepOf(route, options),
+    ...rateLimitsOf(route, options),
+    ...(BODY_METHODS.has(route.method) && !route.streamedBody
+      ? [route.rawBody ? bodies.raw : route.bodyLimitBytes ? bodyGuard(route.bodyLimitBytes) : bodies.json] : []),
+    validationGuard(route, options.validateResponses),
+    options.call(route),
+  ];
 }

@@ -125,6 +125,14 @@ describe('routing errors', () => {
     expect(alias).toMatchObject({ status: 200, body: v1.body });
     expectProblem(await call(url('/api/v1/gateway/nope')), 404, 'not-found', '/api/v1/gateway/nope');
   });
+
+  it('matches a path regardless of case and of a trailing slash, under both prefixes', async () => {
+    for (const path of ['/V1/Gateway/Hello', '/v1/gateway/hello/', '/API/v1/gateway/HELLO']) {
+      expect(await call(url(path))).toMatchObject({ status: 200, body: { message: expect.any(String) } });
+    }
+    expect(await call(url('/v1/TEST/items/Other'))).toMatchObject({ status: 200, body: { id: 'Other' } });
+    expectProblem(await call(url('/v2/gateway/hello')), 404, 'not-found', '/v2/gateway/hello');
+  });
 });
 
 describe('request bodies', () => {

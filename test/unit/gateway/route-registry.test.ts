@@ -28,6 +28,8 @@ describe('route registry', () => {
   it.each([
     ['the same method and path twice', [route(), route()], /declared twice/],
     ['a reused operationId', [route({ operationId: 'x' }), route({ operationId: 'x', method: 'DELETE' })], /operationId x reused/],
+    ['a parameter as the first segment', [route({ path: '/:thingId' })], /first path segment must be literal/],
+    ['no first segment', [route({ path: '/', schemas: { response: { 200: ok } } })], /first path segment must be literal/],
     ['a path parameter without a schema', [route({ schemas: { response: { 200: ok } } })], /path parameters \[thingId\] differ/],
     ['a params schema key not in the path', [route({ path: '/things' })], /differ from the params schema \[thingId\]/],
     ['an unknown namespace', [route({ namespace: 'nope' as AnyRoute['namespace'] })], /unknown namespace/],
