@@ -18,6 +18,7 @@ import { resilienceSettings } from './resilience';
 import { platformData, runtimeSettings } from './runtime';
 import { compileSettings, type Resolved } from './setting';
 import { temporalSettings } from './temporal';
+import { deepFreeze } from '../deep-freeze';
 
 export type { AuthProviderSettings } from './auth-providers';
 export { ConfigError } from './setting';
@@ -70,13 +71,6 @@ function readDotEnv(): Record<string, string> {
 
 export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...process.env }): Readonly<Config> {
   return deepFreeze(compiled.load(env));
-}
-
-function deepFreeze<T>(value: T): Readonly<T> {
-  for (const child of Object.values(value as object)) {
-    if (child && typeof child === 'object') deepFreeze(child);
-  }
-  return Object.freeze(value);
 }
 
 let cached: Readonly<Config> | undefined;

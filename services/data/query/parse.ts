@@ -99,10 +99,7 @@ export function parseListQuery(query: RawQuery): ListQuery {
       if (filter) filters.push(filter);
     }
   }
-  const single = (parameter: string): string | undefined => {
-    const raw = query[parameter];
-    return typeof raw === 'string' ? raw : raw?.[0];
-  };
+  const single = (parameter: string): string | undefined => firstValueOf(query, parameter);
   for (const kind of ['or', 'and'] as const) {
     const text = single(kind);
     if (text === undefined) continue;
@@ -220,9 +217,14 @@ function parsePage(single: (parameter: string) => string | undefined): ListQuery
 
 /** The page token of a list query, sent in `parameter` (parsePage's tokenParameter); an empty one is none. */
 export function pageTokenOf(query: RawQuery, parameter: ListQuery['page']['tokenParameter']): string | undefined {
-  const raw = query[parameter];
-  const token = typeof raw === 'string' ? raw : raw?.[0];
+  const token = firstValueOf(query, parameter);
   return token === '' ? undefined : token;
+}
+
+/** A parameter's value, the first one of a repeated parameter (which the parser refuses for its own keys). */
+function firstValueOf(query: RawQuery, parameter: string): string | undefined {
+  const raw = query[parameter];
+  return typeof raw === 'string' ? raw : raw?.[0];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { deepFreeze } from '../../../common/deep-freeze';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 import { problems } from '../../../common/problems';
 import type { DataField, DataModel } from '../../../db/queries/data/model';
@@ -102,14 +103,6 @@ function planListQuery(model: DataModel, catalogue: DataCatalogue, query: RawQue
     },
     tokenParameter: parsed.page.tokenParameter,
   };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const member of Object.values(value)) deepFreeze(member);
-  }
-  return value;
 }
 
 /** A one-record request (GET /data/{module}/{model}/:id): only `select=` is accepted. */
