@@ -1,5 +1,6 @@
-import { Partitioners, type Message, type Producer, type RecordMetadata } from 'kafkajs';
+import type { ICustomPartitioner, Message, Producer, RecordMetadata } from 'kafkajs';
 import { groupByTopic, topicMessagesOf, type Kafka, type OutgoingRecord } from './kafka';
+import { keyPartitioner } from './kafka-partitioner';
 
 /** Where the broker stored a record. */
 export interface Acknowledgement {
@@ -128,9 +129,9 @@ export class FailFastProducer {
     return connecting;
   }
 
-  /** kafkajs's default partitioner (murmur2 of the key), remembering its choice for each message. */
-  private recordingPartitioner(): ReturnType<typeof Partitioners.DefaultPartitioner> {
-    const choose = Partitioners.DefaultPartitioner();
+  /** The platform's partitioner (murmur2 of the key, as the Java client), remembering its choice for each message. */
+  private recordingPartitioner(): ReturnType<ICustomPartitioner> {
+    const choose = keyPartitioner();
     return (args) => {
       const partition = choose(args);
       this.partitionOf.set(args.message, partition);

@@ -1,7 +1,8 @@
 import {
-  ConfigResourceTypes, Kafka, logLevel, Partitioners,
+  ConfigResourceTypes, Kafka, logLevel,
   type Admin, type Producer, type Consumer, type ConsumerConfig, type EachBatchPayload, type KafkaMessage, type Message,
 } from 'kafkajs';
+import { keyPartitioner } from './kafka-partitioner';
 import type { Logger } from './logger';
 
 /**
@@ -48,9 +49,9 @@ export function createOrderedProducer(kafka: Kafka): Producer {
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
-    // Named explicitly: the murmur2 partitioner of the Java client, so a key lands on the same
-    // partition whichever client produced it (and kafkajs stops warning about its v2 change).
-    createPartitioner: Partitioners.DefaultPartitioner,
+    // The murmur2 partitioner of the Java client, so a key lands on the same partition whichever
+    // client produced it (named explicitly, kafkajs also stops warning about its v2 change).
+    createPartitioner: keyPartitioner,
   });
 }
 
