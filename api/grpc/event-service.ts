@@ -152,6 +152,7 @@ function topicEventOf(key: string, event: EventMessage | null, field: string): T
     key,
     type: event.type,
     data,
+    dataBytes: event.data.byteLength,
     ...(event.schema_version ? { schemaVersion: event.schema_version } : {}),
     ...(event.id ? { id: event.id } : {}),
     ...(event.timestamp ? { timestamp: isoOf(event.timestamp) } : {}),

@@ -2,7 +2,7 @@ import { isUuid, newId } from '../../common/ids';
 import type { OutgoingRecord } from '../../common/kafka';
 import { Problem, problems, type FieldError } from '../../common/problems';
 import { MAX_BATCH_EVENTS, isEventType } from './event-rules';
-import { checkPublication, eventRecord, type EventPublishingDeps, type Publisher } from './publishing';
+import { checkPublication, eventRecord, type AdmittedTypes, type EventPublishingDeps, type Publisher } from './publishing';
 import { defaultTopicFor, isTopicName, type TopicName } from './topics';
 
 /**
@@ -17,6 +17,8 @@ export interface TopicEvent {
   key: string;
   type: string;
   data: Record<string, unknown>;
+  /** The payload's size as it arrived (the UTF-8 JSON bytes of the gRPC event's `data`). */
+  dataBytes?: number;
   schemaVersion?: string;
   /** The publisher's event id (the SDK's idempotency key, a UUID); a new UUID v7 when absent. */
   id?: string;
@@ -60,10 +62,12 @@ export async function publishBatchToTopic(
   }
   const target = topicOf(topic);
   const prepared: Array<{ id: string; record: OutgoingRecord }> = [];
-  // One after the other: the checks read caches that load on first use, and the first event warms them for the rest.
+  const admitted: AdmittedTypes = new Map();
+  const publishedAt = new Date().toISOString();
+  // One after the other: the first event of a type checks its rules, the others of its type are admitted with it.
   for (const [index, event] of events.entries()) {
     try {
-      prepared.push(await prepare(deps, publisher, target, event));
+      prepared.push(await prepare(deps, publisher, target, { timestamp: publishedAt, ...event }, admitted));
     } catch (error) {
       throw error instanceof Problem ? forItem(error, index) : error;
     }
@@ -84,7 +88,7 @@ function topicOf(topic: string): TopicName {
 }
 
 async function prepare(
-  deps: EventPublishingDeps, publisher: Publisher, topic: TopicName, event: TopicEvent,
+  deps: EventPublishingDeps, publisher: Publisher, topic: TopicName, event: TopicEvent, admitted?: AdmittedTypes,
 ): Promise<{ id: string; record: OutgoingRecord }> {
   const errors: FieldError[] = [];
   if (!event.key) errors.push({ field: 'key', code: 'REQUIRED', message: 'key is the id of the entity the event is about' });
@@ -94,7 +98,7 @@ async function prepare(
   if (event.id !== undefined && !isUuid(event.id)) errors.push({ field: 'event.id', code: 'INVALID_FORMAT', message: 'id must be a UUID (v7 or v4)' });
   if (errors.length > 0) throw problems.validation(errors, 'The event is not valid');
 
-  const checked = await checkPublication(deps, publisher.tenantId, event);
+  const checked = await checkPublication(deps, publisher.tenantId, event, admitted);
   // DECISIONS.md, Events: a module's events go to its topic (the data topic); the others are the services'.
   const own = defaultTopicFor(event.type);
   if (topic !== own) throw problems.forbidden(`Module ${checked.source} may not publish to ${topic}: ${event.type} belongs on ${own}`);

@@ -212,6 +212,54 @@ describe('BatchPublish', () => {
     expect(events.some((e) => e.envelope.id === good.event.id)).toBe(false);
   });
 
+  it('checks a type’s rules once per batch and every item’s own size and payload, refusing the first bad item by its index', async () => {
+    const created = () => ({ key: newId(), event: eventOf('crm.contact.created', contact()) });
+    const updated = () => {
+      const id = newId();
+      return { key: id, event: eventOf('crm.contact.updated', { id, firstName: 'Ada' }) };
+    };
+    const refusal = async (items: unknown[]) => failure(rpc('BatchPublish', { topic: topics.data.name, items }, publisher.accessToken));
+
+    const isActive = jest.spyOn(gateway.runtime.events.installed, 'isActive');
+    try {
+      const items = [created(), updated(), created(), updated(), created()];
+      expect(await rpc('BatchPublish', { topic: topics.data.name, items }, publisher.accessToken)).toEqual({ published_count: 5 });
+      expect(isActive.mock.calls).toEqual([[publisher.tenant.id, 'crm'], [publisher.tenant.id, 'crm']]);
+    } finally {
+      isActive.mockRestore();
+    }
+
+    const undeclared = { key: newId(), event: eventOf('crm.contact.merged', { id: newId() }) };
+    expect(await refusal([created(), updated(), created(), undeclared, created()]))
+      .toMatchObject({ code: status.PERMISSION_DENIED, problem: 'event-not-declared', details: expect.stringMatching(/^items\[3\]: /) });
+    const newerVersion = { key: newId(), event: eventOf('crm.contact.created', contact(), { schema_version: '1.9.0' }) };
+    expect(await refusal([created(), created(), newerVersion]))
+      .toMatchObject({ code: status.INVALID_ARGUMENT, problem: 'invalid-schema-version', details: expect.stringMatching(/^items\[2\]: /) });
+    const tooLarge = { key: newId(), event: eventOf('crm.contact.created', { ...contact(), notes: 'x'.repeat(1024 * 1024) }) };
+    expect(await refusal([created(), tooLarge]))
+      .toMatchObject({ code: status.INVALID_ARGUMENT, problem: 'event-payload-too-large', details: expect.stringMatching(/^items\[1\]: /) });
+    const mistyped = { key: newId(), event: eventOf('crm.contact.updated', { id: newId(), age: 'forty' }) };
+    expect(await refusal([updated(), created(), mistyped]))
+      .toMatchObject({ code: status.INVALID_ARGUMENT, problem: 'validation-error', details: expect.stringContaining('items[2].data.age INVALID_TYPE') });
+  });
+
+  it('stamps the items without their own time with the batch’s publish time', async () => {
+    const occurred = new Date('2026-01-02T03:04:05.678Z');
+    const items = [contact(), contact(), contact()].map((data, index) => ({
+      key: data.id, event: eventOf('crm.contact.created', data, { id: newId(), ...(index === 1 ? { timestamp: { seconds: String(Math.floor(occurred.getTime() / 1000)), nanos: 678_000_000 } } : {}) }),
+    }));
+    const before = Date.now();
+    expect(await rpc('BatchPublish', { topic: topics.data.name, items }, publisher.accessToken)).toEqual({ published_count: 3 });
+    const ids = items.map((item) => item.event.id);
+    const events = await consumeTenantEvents({
+      tenantId: publisher.tenant.id, topics: [topics.data.name], until: (seen) => ids.every((id) => seen.some((e) => e.envelope.id === id)),
+    });
+    const [first, second, third] = ids.map((id) => events.find((e) => e.envelope.id === id)!.envelope.timestamp);
+    expect(second).toBe(occurred.toISOString());
+    expect(third).toBe(first);
+    expect(Date.parse(first)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
   it('is 500 items at most: 500 are published', async () => {
     const items = Array.from({ length: 500 }, () => {
       const data = contact();
