@@ -6,6 +6,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json* .npmrc* ./
+# The postinstall applies patch-package's fixes of dependencies (kafkajs): they must be there first.
+COPY patches/ ./patches/
 # `npm install`, not `npm ci`: ci fails on optional packages of other platforms missing from the
 # registry (shared/TOOLCHAIN.md). Install scripts must run (argon2's prebuilt binary).
 RUN npm install --no-audit --no-fund

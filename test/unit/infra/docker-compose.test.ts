@@ -49,7 +49,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('builds the application services from the Dockerfile and runs their compiled entry points', () => {
-    expect(existsSync(join(repoRoot, 'Dockerfile'))).toBe(true);
+    const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
+    // patch-package runs in npm's postinstall: the dependency fixes must be in the image before the install.
+    expect(dockerfile).toContain('COPY patches/ ./patches/');
+    expect(dockerfile.indexOf('COPY patches/')).toBeLessThan(dockerfile.indexOf('RUN npm install'));
     const entry = (service: string) => compose.services[service].command?.join(' ');
     expect(entry('api')).toContain('dist/api/server.js');
     expect(entry('worker')).toContain('dist/workers/main.js');
