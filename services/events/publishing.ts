@@ -115,7 +115,9 @@ export type AdmittedTypes = Map<string, ActiveSchema>;
  * Document 3's publishing rules for a module's event, in the order REST and gRPC both answer them:
  * the version's form, the kernel namespaces, the 1 MB payload, the module's declaration and
  * installation, the registered schema and the payload's match with it. Returns the event as it is
- * sent: `tenantId` / `tenant_id` members of the payload overwritten with the caller's tenant.
+ * sent: `tenantId` / `tenant_id` members of the payload overwritten with the caller's tenant. A
+ * batch passes the same `admitted` for each of its events; an event of a type admitted before is
+ * checked for its size and payload only.
  */
 export async function checkPublication(
   deps: EventPublishingDeps, tenantId: string, request: PublishRequest, admitted: AdmittedTypes = new Map(),
