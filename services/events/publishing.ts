@@ -120,17 +120,17 @@ export type AdmittedTypes = Map<string, ActiveSchema>;
  * checked for its size and payload only.
  */
 export async function checkPublication(
-  deps: EventPublishingDeps, tenantId: string, request: PublishRequest, admitted: AdmittedTypes = new Map(),
+  deps: EventPublishingDeps, tenantId: string, request: PublishRequest, admitted?: AdmittedTypes,
 ): Promise<CheckedEvent> {
   const { type, data } = request;
   const versionText = request.schemaVersion ?? DEFAULT_SCHEMA_VERSION;
   const typeKey = `${type} ${versionText}`;
-  let schema = admitted.get(typeKey);
+  let schema = admitted?.get(typeKey);
   if (schema) {
     checkSize(request);
   } else {
     schema = await admittedSchema(deps, tenantId, request, versionText);
-    admitted.set(typeKey, schema);
+    admitted?.set(typeKey, schema);
   }
   // Document 3, Authentication 6: the tenant is the caller's, whatever the payload says.
   const payload = withTenant(data, tenantId);
