@@ -157,13 +157,26 @@ pid_alive() {
   [[ "${stat:0:1}" != Z ]]
 }
 
-# read_pidfile FILE: prints the pid when the file names a live process; removes a stale file
-# (left behind by kill -9 or a reboot) so it cannot confuse the next start.
+# started_after PID FILE: the process began after FILE was last written, so FILE cannot be its
+# pidfile: after a reboot (or once pids wrap) a stale pidfile's number can belong to anything, a
+# kernel thread even. Start time from /proc (clock ticks since boot), to the second with a second's slack.
+started_after() {
+  local pid=$1 file=$2 stat boot ticks fields
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  read -r -a fields <<<"$stat"
+  boot=$(awk '$1 == "btime" { print $2 }' /proc/stat)
+  ticks=$(getconf CLK_TCK)
+  (( boot + ${fields[19]} / ticks > $(stat -c %Y "$file") + 1 ))
+}
+
+# read_pidfile FILE: prints the pid when the file names a live process it was written for; removes
+# a stale file (left behind by kill -9 or a reboot) so it cannot confuse the next start.
 read_pidfile() {
   local file=$1 pid
   [[ -f "$file" ]] || return 1
   pid=$(tr -dc '0-9' <"$file")
-  if pid_alive "$pid"; then
+  if pid_alive "$pid" && ! started_after "$pid" "$file"; then
     printf '%s\n' "$pid"
     return 0
   fi

@@ -25,7 +25,7 @@ postgres_pid() {
   datadir=$(_pg_cluster_field 6)
   [[ -n "$datadir" && -f "$datadir/postmaster.pid" ]] || return 0
   pid=$(head -n 1 "$datadir/postmaster.pid")
-  pid_alive "$pid" && printf '%s\n' "$pid"
+  pid_alive "$pid" && ! started_after "$pid" "$datadir/postmaster.pid" && printf '%s\n' "$pid"
   return 0
 }
 
