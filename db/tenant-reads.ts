@@ -19,25 +19,24 @@ export function rowsIn(tx: CommonQueryMethods): StatementRows {
   return (statement) => tx.any(statement) as Promise<readonly Row[]>;
 }
 
-/** One caller's statements, written together with others' on one connection, and which of them answers it. */
+/** One caller's statement, written together with others' on one connection. */
 interface PipelinedUnit {
-  queries: pg.QueryConfig[];
-  answer: number;
+  send: (client: pg.PoolClient) => Promise<readonly Row[]>;
   statement: QuerySqlToken;
   resolve: (rows: readonly Row[]) => void;
   reject: (error: Error) => void;
 }
 
 /**
- * Reads in the tenant's transaction in ONE round trip: BEGIN, the tenant's settings, the statement
- * and COMMIT are written together on a pipelined connection (node-postgres `pipeline`), where a
- * withTenant transaction waits for each of the four answers in turn. On this machine a round trip
- * costs the gateway about 0.1 ms of CPU in socket writes, reads and slonik's bookkeeping, as much as
- * the rest of a read by id (issue 16's by-id target).
+ * Reads in the tenant's transaction in ONE round trip: the tenant's settings and the statement are
+ * written together on a pipelined connection (node-postgres `pipeline`) and answered together
+ * (inTenantTransaction), where a withTenant transaction waits for each of its four answers in turn.
+ * On this machine a round trip costs the gateway about 0.1 ms of CPU in socket writes, reads and
+ * slonik's bookkeeping, as much as the rest of a read by id (issue 16's by-id target).
  *
  * The statement runs exactly as inside withTenant: row-level security sees app.tenant_id, the
  * settings are transaction-local, and a statement that fails (statement_timeout) aborts the
- * transaction, whose COMMIT then rolls it back, so the connection goes back to the pool clean.
+ * transaction, which is rolled back, so the connection goes back to the pool clean.
  * Nothing here retries or runs work between the statements: `rows` and `rowsTogether` are for single
  * statements that read, `together` for single statements that are a transaction of their own.
  */
@@ -74,7 +73,7 @@ export class TenantReader {
   rows(tenantId: string, statement: QuerySqlToken, options: TenantOptions = {}): Promise<readonly Row[]> {
     if (!isUuid(tenantId)) return Promise.reject(new Error('a tenant read needs the tenant id of a verified token'));
     return new Promise((resolve, reject) => {
-      void this.write([{ queries: inTransaction(tenantId, statement, options), answer: 2, statement, resolve, reject }]);
+      void this.write([{ send: inTenantTransaction(tenantId, statement, options), statement, resolve, reject }]);
     });
   }
 
@@ -86,7 +85,7 @@ export class TenantReader {
    * their topic make one write where they made fifty.
    */
   together(statement: QuerySqlToken): Promise<readonly Row[]> {
-    return this.inTurn({ queries: [pgQuery(statement)], answer: 0, statement });
+    return this.inTurn({ send: async (client) => (await client.query<Row>(pgQuery(statement))).rows, statement });
   }
 
   /**
@@ -96,7 +95,7 @@ export class TenantReader {
    */
   rowsTogether(tenantId: string, statement: QuerySqlToken, options: TenantOptions = {}): Promise<readonly Row[]> {
     if (!isUuid(tenantId)) return Promise.reject(new Error('a tenant read needs the tenant id of a verified token'));
-    return this.inTurn({ queries: inTransaction(tenantId, statement, options), answer: 2, statement });
+    return this.inTurn({ send: inTenantTransaction(tenantId, statement, options), statement });
   }
 
   end(): Promise<void> {
@@ -119,7 +118,7 @@ export class TenantReader {
 
   /**
    * The units' statements on one pipelined connection, in one write, each with its own Sync: a unit
-   * that fails (its transaction, if it has one, is rolled back by its COMMIT) leaves the others alone.
+   * that fails (its transaction, if it has one, is rolled back) leaves the others alone.
    */
   private async write(units: readonly PipelinedUnit[]): Promise<void> {
     let client: pg.PoolClient;
@@ -129,39 +128,36 @@ export class TenantReader {
       for (const { reject } of units) reject(error as Error);
       return;
     }
-    const settled = await Promise.allSettled(pipelined(client, units.flatMap((unit) => unit.queries)));
-    // An error PostgreSQL answered leaves the session usable (a COMMIT rolled its transaction back);
+    const settled = await Promise.allSettled(pipelined(client, units));
+    // An error PostgreSQL answered leaves the session usable (its transaction was rolled back);
     // any other (the connection ended) does not, and the pool must not hand it out again.
     const broken = settled.find((answer) => answer.status === 'rejected' && !(answer.reason instanceof pg.DatabaseError));
     client.release(broken ? (broken as PromiseRejectedResult).reason as Error : undefined);
-    let first = 0;
-    for (const { queries, answer, statement, resolve, reject } of units) {
-      const own = settled.slice(first, first + queries.length);
-      first += queries.length;
-      const failure = own.find((result) => result.status === 'rejected');
-      if (failure) {
-        reject(failure.reason as Error);
-        continue;
+    units.forEach(({ statement, resolve, reject }, index) => {
+      const answer = settled[index];
+      if (answer.status === 'rejected') {
+        reject(answer.reason as Error);
+        return;
       }
       try {
-        resolve((own[answer] as PromiseFulfilledResult<pg.QueryResult<Row>>).value.rows.map((row) => validatedRow(statement.parser, statement, row)));
+        resolve(answer.value.map((row) => validatedRow(statement.parser, statement, row)));
       } catch (error) {
         reject(error as Error);
       }
-    }
+    });
   }
 }
 
 /**
- * The queries written to the connection in one write (corked): in pipeline mode node-postgres sends
- * each at once instead of after the answer to the one before, each with its own Sync.
+ * The units' statements written to the connection in one write (corked): in pipeline mode
+ * node-postgres sends each at once instead of after the answer to the one before.
  */
-function pipelined(client: pg.PoolClient, queries: readonly pg.QueryConfig[]): Promise<pg.QueryResult<Row>>[] {
+function pipelined(client: pg.PoolClient, units: readonly PipelinedUnit[]): Promise<readonly Row[]>[] {
   // A pool's client is a pg.Client (its typings give it only ClientBase's members).
   const { stream } = (client as unknown as pg.Client).connection;
   stream.cork();
   try {
-    return queries.map((query) => client.query<Row>(query));
+    return units.map((unit) => unit.send(client));
   } finally {
     stream.uncork();
   }
@@ -172,11 +168,65 @@ function pgQuery(statement: QuerySqlToken): pg.QueryConfig {
   return { text: pgText(statement.sql), values: [...statement.values], ...(statement.name ? { name: statement.name } : {}) };
 }
 
-/** The statement in the tenant's transaction: BEGIN, the tenant's settings, the statement (its rows are answer 2), COMMIT. */
-function inTransaction(tenantId: string, statement: QuerySqlToken, options: TenantOptions): pg.QueryConfig[] {
+/**
+ * The statement in the tenant's transaction as ONE extended-protocol exchange: the tenant's settings
+ * (set_config(…, true)) parsed, bound and executed, then the statement, then a single Sync. PostgreSQL
+ * runs what comes before a Sync as one implicit transaction, commits it at the Sync and ends its
+ * transaction-local settings there (the protocol's "Pipelining"): withTenant's BEGIN…COMMIT without
+ * the BEGIN and COMMIT. Each Sync is a ReadyForQuery, at which PostgreSQL flushes its output, so a
+ * Sync per statement made four sends and four wake-ups of the reader for one read. A statement that
+ * fails aborts the transaction and PostgreSQL skips to the Sync, which rolls it back. The statement's
+ * rows are the second result (node-postgres answers a query of several statements with one result each).
+ */
+function inTenantTransaction(tenantId: string, statement: QuerySqlToken, options: TenantOptions): (client: pg.PoolClient) => Promise<readonly Row[]> {
   const settings = tenantSettingsStatement(tenantId, options);
-  return [{ text: 'BEGIN' }, { text: pgText(settings.sql), values: [...settings.values] }, pgQuery(statement), { text: 'COMMIT' }];
+  const settingsText = pgText(settings.sql);
+  return (client) => new Promise((resolve, reject) => {
+    // 'extended' even for a statement without parameters, so the exchange ends at the Sync (a simple
+    // Query would end the transaction itself).
+    const query = new pg.Query({ ...pgQuery(statement), queryMode: 'extended' } as pg.QueryConfig, (error: Error | undefined, results: unknown) => {
+      if (error) reject(error);
+      else resolve((results as pg.QueryResult<Row>[])[1].rows);
+    });
+    const submitStatement = query.submit.bind(query);
+    query.submit = (connection) => {
+      const name = preparedSettings.nameFor(connection, settingsText);
+      connection.bind({ statement: name, values: settings.values as string[] }, true);
+      connection.describe({ type: 'P' }, true);
+      connection.execute({}, true);
+      return submitStatement(connection);
+    };
+    void client.query(query);
+  });
 }
+
+/**
+ * The settings statements as prepared statements, parsed once per connection: there are a few
+ * (one per combination of TenantOptions), and parsing one per read was a third of PostgreSQL's CPU
+ * for a read (bench/tenant-reads.bench.ts). A statement prepared through the protocol outlives the
+ * transaction it was parsed in, even one that fails; a connection that breaks is never used again,
+ * and a new one starts with none (node-postgres keeps its own named statements the same way).
+ */
+const preparedSettings = {
+  names: new Map<string, string>(),
+  parsed: new WeakMap<pg.Connection, Set<string>>(),
+
+  /** The statement's name on `connection`, written a Parse first where it has not been prepared there. */
+  nameFor(connection: pg.Connection, text: string): string {
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `tenant-settings-${this.names.size + 1}`;
+      this.names.set(text, name);
+    }
+    let parsed = this.parsed.get(connection);
+    if (!parsed) this.parsed.set(connection, parsed = new Set());
+    if (!parsed.has(name)) {
+      connection.parse({ name, text, types: [] }, true);
+      parsed.add(name);
+    }
+    return name;
+  },
+};
 
 /** slonik writes its parameters `$slonik_1`…; PostgreSQL's are `$1`… (slonik's executeQuery does the same). */
 function pgText(text: string): string {

@@ -86,6 +86,28 @@ it('refuses a tenant that is not an id', async () => {
   await expect(reader.rows('tenant-a\' OR true', keysOfBoth)).rejects.toThrow(/verified token/);
 });
 
+it('prepares each settings statement once per connection, and a failed read leaves it prepared', async () => {
+  const prepared = sql.type(z.object({ name: z.string() }))`
+    SELECT name FROM pg_prepared_statements WHERE name LIKE 'tenant-settings-%' ORDER BY name`;
+  await reader.rows(tenantA, keysOfBoth, { statementTimeoutMs: 1000 });
+  await expect(reader.rows(tenantA, sql.unsafe`SELECT 1 / 0`, { discourageSorts: true })).rejects.toMatchObject({ code: '22012' });
+  const names = (await reader.rows(tenantA, prepared)).map((row) => row.name);
+  // One per combination of options used on this connection (so far by this file's reads), none twice.
+  expect(names.length).toBeGreaterThanOrEqual(3);
+  expect(new Set(names).size).toBe(names.length);
+  expect(await reader.rows(tenantB, keysOfBoth, { discourageSorts: true })).toEqual([{ tenantId: tenantB }]);
+  expect((await reader.rows(tenantA, prepared)).map((row) => row.name)).toEqual(names);
+});
+
+it('reads of several tenants written in one turn each see their own tenant, and a failing one fails alone', async () => {
+  const [ofA, failed, ofB] = await Promise.allSettled([
+    reader.rowsTogether(tenantA, keysOfBoth), reader.rowsTogether(tenantB, sql.unsafe`SELECT 1 / 0`), reader.rowsTogether(tenantB, keysOfBoth),
+  ]);
+  expect(ofA).toEqual({ status: 'fulfilled', value: [{ tenantId: tenantA }, { tenantId: tenantA }] });
+  expect(failed).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
+  expect(ofB).toEqual({ status: 'fulfilled', value: [{ tenantId: tenantB }] });
+});
+
 describe('together', () => {
   const backend = sql.type(z.object({ pid: z.number(), n: z.number() }))`SELECT pg_backend_pid() AS pid, 1 AS n`;
 
