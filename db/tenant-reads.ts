@@ -180,49 +180,58 @@ function pgQuery(statement: QuerySqlToken): pg.QueryConfig {
  */
 function inTenantTransaction(tenantId: string, statement: QuerySqlToken, options: TenantOptions): (client: pg.PoolClient) => Promise<readonly Row[]> {
   const settings = tenantSettingsStatement(tenantId, options);
-  const settingsText = pgText(settings.sql);
-  return (client) => new Promise((resolve, reject) => {
-    // 'extended' even for a statement without parameters, so the exchange ends at the Sync (a simple
-    // Query would end the transaction itself).
-    const query = new pg.Query({ ...pgQuery(statement), queryMode: 'extended' } as pg.QueryConfig, (error: Error | undefined, results: unknown) => {
-      if (error) reject(error);
-      else resolve((results as pg.QueryResult<Row>[])[1].rows);
+  const values = settings.values as string[];
+  return (client) => {
+    const name = preparedSettings.on(client, pgText(settings.sql), values);
+    return new Promise((resolve, reject) => {
+      // 'extended' even for a statement without parameters, so the exchange ends at the Sync (a simple
+      // Query would end the transaction itself).
+      const query = new pg.Query({ ...pgQuery(statement), queryMode: 'extended' } as pg.QueryConfig, (error: Error | undefined, results: unknown) => {
+        if (error) reject(error);
+        else resolve((results as pg.QueryResult<Row>[])[1].rows);
+      });
+      const submitStatement = query.submit.bind(query);
+      query.submit = (connection) => {
+        connection.bind({ statement: name, values }, true);
+        connection.describe({ type: 'P' }, true);
+        connection.execute({}, true);
+        return submitStatement(connection);
+      };
+      void client.query(query);
     });
-    const submitStatement = query.submit.bind(query);
-    query.submit = (connection) => {
-      const name = preparedSettings.nameFor(connection, settingsText);
-      connection.bind({ statement: name, values: settings.values as string[] }, true);
-      connection.describe({ type: 'P' }, true);
-      connection.execute({}, true);
-      return submitStatement(connection);
-    };
-    void client.query(query);
-  });
+  };
 }
 
 /**
  * The settings statements as prepared statements, parsed once per connection: there are a few
  * (one per combination of TenantOptions), and parsing one per read was a third of PostgreSQL's CPU
- * for a read (bench/tenant-reads.bench.ts). A statement prepared through the protocol outlives the
- * transaction it was parsed in, even one that fails; a connection that breaks is never used again,
- * and a new one starts with none (node-postgres keeps its own named statements the same way).
+ * for a read (bench/tenant-reads.bench.ts). A connection's first read of a combination prepares it
+ * in an exchange of its own written just before (node-postgres's named query; set_config(…, true)
+ * ends with that exchange's own transaction), because node-postgres takes the first ParseComplete a
+ * query is answered as its statement's: a Parse of the settings inside the read's exchange would have
+ * marked a statement that then failed to parse (its table not there yet) as prepared on the
+ * connection for good. A statement prepared through the protocol outlives the transaction it was
+ * parsed in, even one that fails; a connection that breaks is never used again, and a new one
+ * starts with none.
  */
 const preparedSettings = {
   names: new Map<string, string>(),
-  parsed: new WeakMap<pg.Connection, Set<string>>(),
+  prepared: new WeakMap<pg.PoolClient, Set<string>>(),
 
-  /** The statement's name on `connection`, written a Parse first where it has not been prepared there. */
-  nameFor(connection: pg.Connection, text: string): string {
+  /** The statement's name on `client`, prepared there first if it has not been. */
+  on(client: pg.PoolClient, text: string, values: string[]): string {
     let name = this.names.get(text);
     if (name === undefined) {
       name = `tenant-settings-${this.names.size + 1}`;
       this.names.set(text, name);
     }
-    let parsed = this.parsed.get(connection);
-    if (!parsed) this.parsed.set(connection, parsed = new Set());
-    if (!parsed.has(name)) {
-      connection.parse({ name, text, types: [] }, true);
-      parsed.add(name);
+    let prepared = this.prepared.get(client);
+    if (!prepared) this.prepared.set(client, prepared = new Set());
+    if (!prepared.has(name)) {
+      const preparing = name;
+      prepared.add(preparing);
+      // A failure here fails the read written behind it too, which reports it; the next read prepares again.
+      client.query({ name: preparing, text, values }).catch(() => prepared.delete(preparing));
     }
     return name;
   },

@@ -99,6 +99,21 @@ it('prepares each settings statement once per connection, and a failed read leav
   expect((await reader.rows(tenantA, prepared)).map((row) => row.name)).toEqual(names);
 });
 
+it('a named statement that fails to parse on a fresh connection parses again once it can', async () => {
+  const fresh = await TenantReader.open(appUrl(), app, 1);
+  const table = `tenant_reads_late_${newId().replaceAll('-', '')}`;
+  const late = { ...sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`, name: `late_${table}` };
+  try {
+    await expect(fresh.rows(tenantA, late)).rejects.toMatchObject({ code: '42P01' });
+    await owner.query(sql.unsafe`CREATE TABLE ${sql.identifier([table])} (id int)`);
+    await owner.query(sql.unsafe`GRANT SELECT ON ${sql.identifier([table])} TO platform_app`);
+    expect(await fresh.rows(tenantA, late)).toEqual([{ n: 0 }]);
+  } finally {
+    await owner.query(sql.unsafe`DROP TABLE IF EXISTS ${sql.identifier([table])}`);
+    await fresh.end();
+  }
+});
+
 it('reads of several tenants written in one turn each see their own tenant, and a failing one fails alone', async () => {
   const [ofA, failed, ofB] = await Promise.allSettled([
     reader.rowsTogether(tenantA, keysOfBoth), reader.rowsTogether(tenantB, sql.unsafe`SELECT 1 / 0`), reader.rowsTogether(tenantB, keysOfBoth),
