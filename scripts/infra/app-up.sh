@@ -35,8 +35,10 @@ node dist/db/migrate.js
 node dist/workers/data-provision.js
 node dist/workers/topics.js
 # The object store sends its bucket notifications to a topic created just above (the store checks it
-# at start-up): a store started without them, or for another topic, is restarted with them.
-if [[ -n "${S3_EVENT_KAFKA_TOPIC:-}" && "$(cat "$PLATFORM_RUN/s3.events" 2>/dev/null)" != "$S3_EVENT_KAFKA_TOPIC" ]]; then
+# at start-up): a store started without them, for another topic or with other options (an older
+# bring-up's), is restarted with this one's.
+load_service s3
+if [[ "$(cat "$PLATFORM_RUN/s3.settings" 2>/dev/null)" != "$(s3_settings)" ]]; then
   "$INFRA_DIR/services/s3.sh" restart
 fi
 

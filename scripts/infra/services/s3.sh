@@ -5,8 +5,8 @@
 # The bucket itself is created by the application's bring-up, not here.
 # Optional: S3_EVENT_KAFKA_TOPIC=<topic> sends the gateway's bucket notifications to Kafka
 # (127.0.0.1:9092); the topic must exist first (auto-creation is off). Only s3:ObjectCreated:Put is
-# sent (a presigned upload's PUT: services/files/staged-objects.ts). The topic the running gateway
-# was started with is kept in $PLATFORM_RUN/s3.events (app-up.sh restarts it when that differs).
+# sent (a presigned upload's PUT: services/files/staged-objects.ts). What the running gateway was
+# started with (s3_settings) is kept in $PLATFORM_RUN/s3.settings; app-up.sh restarts it when that differs.
 # Usage: s3.sh start|stop|restart|status
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -15,9 +15,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 s3_port=9000
 S3_DIR=$PLATFORM_DATA/s3
 S3_PIDFILE=$(pidfile_of s3)
-S3_EVENTS_STAMP=$PLATFORM_RUN/s3.events
+S3_SETTINGS_STAMP=$PLATFORM_RUN/s3.settings
 S3_EVENT_FILTER=$PLATFORM_DATA/s3-event-filter.json
 S3_HEALTH_PATH=/health
+
+# The topic of its notifications and the options that change how it serves (see s3_spawn).
+s3_settings() { printf '%s keep-alive\n' "${S3_EVENT_KAFKA_TOPIC:-}"; }
 
 s3_log() { printf '%s\n' "$PLATFORM_LOGS/s3.log"; }
 
@@ -35,9 +38,11 @@ s3_spawn() {
       --event-filter "$S3_EVENT_FILTER")
   fi
   mkdir -p "$PLATFORM_RUN"
-  printf '%s\n' "${S3_EVENT_KAFKA_TOPIC:-}" > "$S3_EVENTS_STAMP"
+  s3_settings > "$S3_SETTINGS_STAMP"
   # Credentials through the environment (ROOT_ACCESS_KEY/ROOT_SECRET_KEY) keep them out of `ps`.
   # --quiet: no per-request line on stdout (the log would grow with every test upload).
+  # --keep-alive: connections are kept between requests (without it the store answers every request
+  # with "Connection: close", and each S3 call of every process opened a TCP connection of its own).
   ROOT_ACCESS_KEY=${S3_ACCESS_KEY:-platform} ROOT_SECRET_KEY=${S3_SECRET_KEY:-platform-secret} \
     spawn_detached "$S3_PIDFILE" "$(s3_log)" \
     "$PLATFORM_BIN/versitygw" \
@@ -45,6 +50,7 @@ s3_spawn() {
     --region "${S3_REGION:-us-east-1}" \
     --health "$S3_HEALTH_PATH" \
     --quiet \
+    --keep-alive \
     "${events[@]}" \
     posix "$S3_DIR"
 }

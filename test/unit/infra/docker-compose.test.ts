@@ -69,10 +69,12 @@ describe('docker-compose.yml', () => {
     expect(() => loadConfig({ ...envExample, ...appEnv })).not.toThrow();
   });
 
-  it('sends the store object-created notifications to Kafka and runs the Temporal priority matcher, as the native scripts do', () => {
+  it('sends the store object-created notifications to Kafka, keeps its connections alive and runs the Temporal priority matcher, as the native scripts do', () => {
     const s3Command = compose.services.s3.command ?? [];
     const flag = (name: string) => s3Command[s3Command.indexOf(name) + 1];
     expect(flag('--event-kafka-topic')).toBe(defaults.files.storeEventsTopic);
+    expect(readFileSync(join(repoRoot, 'scripts/infra/services/s3.sh'), 'utf8')).toContain('--keep-alive');
+    expect(compose.services.s3.environment?.VGW_KEEP_ALIVE).toBe('true');
     const filterMount = compose.services.s3.volumes?.find((v) => v.endsWith(`:${flag('--event-filter')}:ro`)) ?? '';
     expect(JSON.parse(readFileSync(join(repoRoot, filterMount.split(':')[0]), 'utf8'))).toEqual({ 's3:ObjectCreated:Put': true });
 
