@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Readable } from 'node:stream';
-import { buffer } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { config } from '../common/config';
@@ -187,11 +186,12 @@ async function directUploadToAvailable(store: ObjectStore, scanner: VirusScanner
   const staging = `${tenantId}/bench-staging/${id}`;
   const stored = `${tenantId}/bench-direct/${id}/original`;
   await store.s3.putObject(store.bucket, staging, Readable.from([png]), png.length, { 'Content-Type': 'image/png' });
-  const verdict = await scanStagedObject({ objectStore: store, scanner }, staging, () => undefined);
-  if (verdict.infected) throw new Error('a bench image was found infected');
+  // As the platform's scan does: the bytes scanned are kept for the thumbnails (one read of the object).
+  const verdict = await scanStagedObject({ objectStore: store, scanner }, staging, () => undefined, png.length, { keepBytes: true });
+  if (verdict.infected || !verdict.bytes) throw new Error('a bench image was found infected, or not read whole');
+  const original = verdict.bytes;
   await copyObject(store, staging, stored);
   await removeObjects(store, [staging]);
-  const original = await buffer(await store.s3.getObject(store.bucket, stored));
   await Promise.all(UPLOAD_THUMBNAILS.map(async (preset) => {
     const thumbnail = await renderThumbnail(original, preset);
     await store.s3.putObject(store.bucket, `${tenantId}/bench-direct/${id}/${preset}.webp`, thumbnail, thumbnail.length, { 'Content-Type': 'image/webp' });

@@ -3,7 +3,7 @@ import type { FileRow } from '../../db/queries/files/files.queries';
 import { promoteLoadedFile } from './promote';
 import { loadFile, type FileActor, type FileRef, type FileScanDeps } from './scan';
 import { scanStagedObject } from './scanner';
-import { generateThumbnailsOf, isImage } from './thumbnails';
+import { generateThumbnailsOf, isImage, UPLOAD_THUMBNAILS } from './thumbnails';
 
 /** What a scan in one step came to: infected (the caller rejects the file), or the file as it now is. */
 export type ScannedFile = { infected: true; signatures: string[] } | { infected: false; file: FileRow };
@@ -23,13 +23,15 @@ export type ScannedFile = { infected: true; signatures: string[] } | { infected:
 export async function scanAndPromoteFile(deps: FileScanDeps, ref: FileRef, actor: FileActor, progress: Progress): Promise<ScannedFile> {
   // The row is read once: promotion and thumbnails work from it (and from the row the promotion wrote).
   const loaded = await loadFile(deps, ref);
-  let etag: string | undefined;
+  let scanned: { etag?: string; bytes?: Buffer } = {};
   if (loaded.status === 'pending_scan') {
-    const verdict = await scanStagedObject(deps, loaded.stagingKey, progress, loaded.sizeBytes);
+    // An image's bytes are kept from the scan for its thumbnails: promotion copies exactly the bytes
+    // scanned (their ETag), so they are the promoted object's, and the store is read once.
+    const verdict = await scanStagedObject(deps, loaded.stagingKey, progress, loaded.sizeBytes, { keepBytes: isImage(loaded.mimeType) });
     if (verdict.infected) return { infected: true, signatures: verdict.signatures };
-    etag = verdict.etag;
+    scanned = verdict;
   }
-  const file = await promoteLoadedFile(deps, loaded, actor, etag);
+  const file = await promoteLoadedFile(deps, loaded, actor, scanned.etag);
   if (file.status !== 'available' || !isImage(file.mimeType)) return { infected: false, file };
-  return { infected: false, file: { ...file, thumbnails: await generateThumbnailsOf(deps, file) } };
+  return { infected: false, file: { ...file, thumbnails: await generateThumbnailsOf(deps, file, UPLOAD_THUMBNAILS, scanned.bytes) } };
 }

@@ -17,8 +17,11 @@ export interface VirusScanner {
   version(): Promise<string>;
 }
 
-/** A staged object's verdict, with the ETag of the bytes scanned when the store gave one. */
-export type StagedObjectVerdict = ScanVerdict & { etag?: string };
+/**
+ * A staged object's verdict, with the ETag of the bytes scanned when the store gave one, and the
+ * bytes themselves when the caller asked to keep them and the scan read the whole object.
+ */
+export type StagedObjectVerdict = ScanVerdict & { etag?: string; bytes?: Buffer };
 
 /** The staged object is not there: no retry will find it (the file is rejected, see workflows/files). */
 export class StagedObjectMissing extends Error {
@@ -80,12 +83,14 @@ export function createClamdScanner(cfg: Config['clamav']): VirusScanner {
   };
 }
 
-function reportingProgress(progress: Progress): Transform {
+/** Passes the bytes on, reporting progress; keeps them in `kept` when given. */
+function reportingProgress(progress: Progress, kept?: Buffer[]): Transform {
   let bytes = 0;
   let reported = 0;
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
+      kept?.push(chunk);
       if (bytes - reported >= PROGRESS_EVERY_BYTES) {
         reported = bytes;
         progress({ bytesScanned: bytes });
@@ -108,14 +113,17 @@ export async function statStagedObject({ s3, bucket }: ObjectStore, stagingKey: 
 }
 
 /**
- * Streams a staged object from the object store to the scanner, never holding it whole. A missing
- * or empty object is its own error (StagedObjectMissing, StagedObjectEmpty), and so is one whose size
- * is not `expectedBytes` when given (StagedObjectSizeMismatch): retrying cannot change them. Every
- * other failure (the store or clamd unreachable, a broken stream) is thrown as it is. The verdict
- * carries the ETag of the bytes scanned, so the object can be copied on only if it is still them.
+ * Streams a staged object from the object store to the scanner, never holding it whole unless asked
+ * to (`keepBytes`: an image, at most FILES_MAX_IMAGE_SIZE_MB, whose thumbnails come next, so the
+ * object is not read from the store a second time). A missing or empty object is its own error
+ * (StagedObjectMissing, StagedObjectEmpty), and so is one whose size is not `expectedBytes` when
+ * given (StagedObjectSizeMismatch): retrying cannot change them. Every other failure (the store or
+ * clamd unreachable, a broken stream) is thrown as it is. The verdict carries the ETag of the bytes
+ * scanned, so the object can be copied on only if it is still them, and the bytes when kept.
  */
 export async function scanStagedObject(
-  deps: { objectStore: ObjectStore; scanner: VirusScanner }, stagingKey: string, progress: Progress, expectedBytes?: number,
+  deps: { objectStore: ObjectStore; scanner: VirusScanner }, stagingKey: string, progress: Progress,
+  expectedBytes?: number, options: { keepBytes?: boolean } = {},
 ): Promise<StagedObjectVerdict> {
   const { s3, bucket } = deps.objectStore;
   const stat = await statStagedObject(deps.objectStore, stagingKey);
@@ -127,12 +135,16 @@ export async function scanStagedObject(
   const source = await s3.getObject(bucket, stagingKey).catch((error: unknown) => {
     throw isNoSuchKey(error) ? new StagedObjectMissing(`staged object ${stagingKey} does not exist`) : error;
   });
+  const kept = options.keepBytes ? [] as Buffer[] : undefined;
   // pipeline passes a failure of the download on to the scanned stream, which fails the scan.
-  const scanned = pipeline(source, reportingProgress(progress), () => undefined);
+  const scanned = pipeline(source, reportingProgress(progress, kept), () => undefined);
   // The download's own ETag: the bytes read, even if a PUT replaces the object meanwhile.
   const etag = (source as Readable & { headers?: Record<string, string | undefined> }).headers?.etag;
   try {
-    return { ...await deps.scanner.scan(scanned), ...(etag && { etag }) };
+    const verdict = { ...await deps.scanner.scan(scanned), ...(etag && { etag }) };
+    // Only the whole object is worth keeping (a scanner may answer before it has read every byte).
+    const bytes = kept && Buffer.concat(kept);
+    return bytes?.length === stat.size ? { ...verdict, bytes } : verdict;
   } finally {
     // A scan that failed early (clamd refused the connection) leaves the download open otherwise.
     source.destroy();

@@ -104,14 +104,16 @@ export async function generateThumbnails(
   return generateThumbnailsOf(deps, await loadFile(deps, ref), presets);
 }
 
-/** generateThumbnails for a caller that has just read the file's row. */
+/** generateThumbnails for a caller that has just read the file's row (and perhaps the original's bytes). */
 export async function generateThumbnailsOf(
   deps: Pick<FileScanDeps, 'appPool' | 'objectStore' | 'logger'>, file: FileRow, presets: readonly ThumbnailPreset[] = UPLOAD_THUMBNAILS,
+  bytes?: Buffer,
 ): Promise<Record<string, string>> {
   if (file.status !== 'available' || !file.objectKey) return file.thumbnails;
   const { s3, bucket } = deps.objectStore;
-  // Images are at most FILES_MAX_IMAGE_SIZE_MB (10 MB): read once, rendered once per preset.
-  const original = await buffer(await s3.getObject(bucket, file.objectKey));
+  // Images are at most FILES_MAX_IMAGE_SIZE_MB (10 MB): read once (unless the caller has the
+  // object's bytes already), rendered once per preset.
+  const original = bytes ?? await buffer(await s3.getObject(bucket, file.objectKey));
   let rendered: Array<[ThumbnailPreset, Buffer]>;
   try {
     rendered = await Promise.all(presets.map(async (preset) => [preset, await renderThumbnail(original, preset)] as [ThumbnailPreset, Buffer]));

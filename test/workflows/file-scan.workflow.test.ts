@@ -108,7 +108,11 @@ describe('fileScan workflow', () => {
     const file = await stageFile(stack.owner, stack.bucket, stack.tenant.tenantId, { mimeType: 'image/png', originalName: 'diagram.png', content: png, uploadedBy: stack.tenant.member.id });
     const storage = await storageUsageOf(stack.owner, stack.tenant.tenantId);
 
+    const reads = jest.spyOn(stack.bucket.s3, 'getObject');
     expect(await scan(file)).toEqual({ status: 'available' });
+    // Read from the store once, by the scan: the thumbnails are rendered from the bytes scanned.
+    expect(reads.mock.calls.map(([, key]) => key)).toEqual([file.stagingKey]);
+    reads.mockRestore();
     // Counted at upload; passing the scan changes nothing.
     expect(await storageUsageOf(stack.owner, stack.tenant.tenantId)).toBe(storage);
 
