@@ -53,8 +53,10 @@ async function main(): Promise<void> {
         const phase = await measure(`${name} (${round}/${rounds})`, concurrency, seconds, 1e9, step, process.pid);
         postgresMs.set(name, (postgresMs.get(name) ?? 0) + (cpuSecondsOfCommand('postgres') - postgresBefore) * 1000);
         bySide.set(name, [...(bySide.get(name) ?? []), phase]);
+        console.log(`${phase.name}: ${(phase.count / phase.seconds).toFixed(0)} reads/s`);
       }
     }
+    console.log('');
     printPhases([...bySide.values()].flat().sort((a, b) => a.name.localeCompare(b.name)));
     console.log('\n| side | reads/s | caller CPU µs/read | PostgreSQL CPU µs/read | reads/s of the ceiling |');
     console.log('|---|---|---|---|---|');

@@ -159,7 +159,9 @@ pid_alive() {
 
 # started_after PID FILE: the process began after FILE was last written, so FILE cannot be its
 # pidfile: after a reboot (or once pids wrap) a stale pidfile's number can belong to anything, a
-# kernel thread even. Start time from /proc (clock ticks since boot), to the second with a second's slack.
+# kernel thread even. The start time is the boot time plus /proc's clock ticks since boot, which a
+# step of the wall clock after the write would shift: a minute's slack keeps a clock corrected by
+# NTP from making a live server's pidfile look stale (and its server unstoppable).
 started_after() {
   local pid=$1 file=$2 stat boot ticks fields
   stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
@@ -167,7 +169,7 @@ started_after() {
   read -r -a fields <<<"$stat"
   boot=$(awk '$1 == "btime" { print $2 }' /proc/stat)
   ticks=$(getconf CLK_TCK)
-  (( boot + ${fields[19]} / ticks > $(stat -c %Y "$file") + 1 ))
+  (( boot + ${fields[19]} / ticks > $(stat -c %Y "$file") + 60 ))
 }
 
 # read_pidfile FILE: prints the pid when the file names a live process it was written for; removes
