@@ -116,11 +116,30 @@ it('a named statement that fails to parse on a fresh connection parses again onc
 
 it('reads of several tenants written in one turn each see their own tenant, and a failing one fails alone', async () => {
   const [ofA, failed, ofB] = await Promise.allSettled([
-    reader.rowsTogether(tenantA, keysOfBoth), reader.rowsTogether(tenantB, sql.unsafe`SELECT 1 / 0`), reader.rowsTogether(tenantB, keysOfBoth),
+    reader.rows(tenantA, keysOfBoth), reader.rows(tenantB, sql.unsafe`SELECT 1 / 0`), reader.rows(tenantB, keysOfBoth),
   ]);
   expect(ofA).toEqual({ status: 'fulfilled', value: [{ tenantId: tenantA }, { tenantId: tenantA }] });
   expect(failed).toMatchObject({ status: 'rejected', reason: { code: '22012' } });
   expect(ofB).toEqual({ status: 'fulfilled', value: [{ tenantId: tenantB }] });
+});
+
+it('writes the reads of one turn on one connection, where its pool has more, and the next turn may use another', async () => {
+  // Without the turn's write each read would take a connection of its own from the pool of four.
+  const wide = await TenantReader.open(appUrl(), app, 4);
+  try {
+    const backendOf = sql.type(z.object({ pid: z.number() }))`SELECT pg_backend_pid() AS pid`;
+    const pidsOf = async (reads: Array<Promise<readonly Record<string, unknown>[]>>) => new Set((await Promise.all(reads)).map(([row]) => row.pid));
+    expect((await pidsOf([tenantA, tenantB, tenantA, tenantB].map((tenantId) => wide.rows(tenantId, backendOf)))).size).toBe(1);
+    // Two turns at once: each its own write, so the pool opens a second connection for the second.
+    const first = [tenantA, tenantB].map((tenantId) => wide.rows(tenantId, backendOf));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = [tenantA, tenantB].map((tenantId) => wide.rows(tenantId, backendOf));
+    const [ofFirst, ofSecond] = await Promise.all([pidsOf(first), pidsOf(second)]);
+    expect([ofFirst.size, ofSecond.size]).toEqual([1, 1]);
+    expect([...ofFirst][0]).not.toBe([...ofSecond][0]);
+  } finally {
+    await wide.end();
+  }
 });
 
 describe('together', () => {

@@ -80,7 +80,7 @@ function subscribedEventOf({ envelope, correlationId }: DecodedEvent): Subscribe
 
 /**
  * Of a batch's tenants, those with the module installed and active now (GroupConsumerOptions
- * tenantsServed): one read per tenant, all of a batch's written together (TenantReader.rowsTogether).
+ * tenantsServed): one read per tenant, all of a batch's written together (TenantReader.rows).
  * A module's subscriber sees one topic's events of every tenant (crm's, every auth.user.created), and
  * a tenant without the module cost a transaction per event to find that out; those events are now
  * skipped without one. Exact: the batch's events happened before this read, and a module installed
@@ -88,7 +88,7 @@ function subscribedEventOf({ envelope, correlationId }: DecodedEvent): Subscribe
  */
 export function tenantsWithModule(reads: TenantReader, slug: string): (tenantIds: readonly string[]) => Promise<ReadonlySet<string>> {
   return async (tenantIds) => {
-    const active = await Promise.all(tenantIds.map(async (tenantId) => (await reads.rowsTogether(tenantId, moduleActiveStatement(tenantId, slug))).length > 0));
+    const active = await Promise.all(tenantIds.map(async (tenantId) => (await reads.rows(tenantId, moduleActiveStatement(tenantId, slug))).length > 0));
     return new Set(tenantIds.filter((_, i) => active[i]));
   };
 }
