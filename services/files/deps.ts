@@ -8,7 +8,7 @@ import type { DatabasePool } from '../../db/pool';
  * in staging, or (staged false) a presigned upload whose PUT the workflow waits for, `uploadTtlMs`.
  */
 export interface FileScans {
-  start(input: { tenantId: string; fileId: string; staged?: boolean; uploadTtlMs?: number }): Promise<void>;
+  start(input: { tenantId: string; fileId: string; sizeBytes: number; staged?: boolean; uploadTtlMs?: number }): Promise<void>;
 }
 
 /**

@@ -95,7 +95,7 @@ export class FileScanStarter {
   }
 
   /** staged false with `uploadTtlMs`: a presigned upload, whose PUT the workflow waits that long for (fileStaged). */
-  async start(input: { tenantId: string; fileId: string; staged?: boolean; uploadTtlMs?: number }): Promise<void> {
+  async start(input: { tenantId: string; fileId: string; sizeBytes: number; staged?: boolean; uploadTtlMs?: number }): Promise<void> {
     const args: [FileScanInput] = [{ ...input, ...this.settings }];
     const priority = this.priorityThreshold === undefined
       ? undefined : scanPriorityOf(await this.backlog.read(), this.priorityThreshold);

@@ -62,7 +62,7 @@ export function recordStagedFile(deps: FilesDeps, auth: AuthState, file: StagedF
  */
 export async function startScan(deps: FilesDeps, scans: FileScans, row: FileRow, upload?: { uploadTtlMs: number }): Promise<void> {
   try {
-    await scans.start({ tenantId: row.tenantId, fileId: row.id, ...(upload && { staged: false, uploadTtlMs: upload.uploadTtlMs }) });
+    await scans.start({ tenantId: row.tenantId, fileId: row.id, sizeBytes: row.sizeBytes, ...(upload && { staged: false, uploadTtlMs: upload.uploadTtlMs }) });
   } catch (error) {
     await withTenant(deps.db, row.tenantId, async (tx) => {
       if (await markFileRejected(tx, row.tenantId, row.id, SCAN_NOT_STARTED, false)) await adjustUsage(tx, 'storage_bytes', -row.sizeBytes);

@@ -54,6 +54,7 @@ export interface StagedFile {
   tenantId: string;
   fileId: string;
   stagingKey: string;
+  sizeBytes: number;
 }
 
 export interface StageOptions {
@@ -82,7 +83,7 @@ export async function stageFile(db: DatabasePool, store: ObjectStore, tenantId: 
     // Counted at upload, as the upload route counts it (docs/decisions/files.md).
     await adjustUsage(tx, 'storage_bytes', sizeBytes);
   });
-  return { tenantId, fileId, stagingKey };
+  return { tenantId, fileId, stagingKey, sizeBytes };
 }
 
 export async function fileRowOf(db: DatabasePool, { tenantId, fileId }: StagedFile): Promise<FileRow> {

@@ -6,7 +6,7 @@
 // Payloads are recorded without the codec, as scripts/record-history.ts does: a committed history
 // must replay on any machine, without this machine's payload key. A name prefix as argument records
 // only those histories (`v2-` the presigned uploads' own wait, `v3-` its last look at staging, `v4-` the scan,
-// promotion and thumbnails in one activity), leaving the committed others as they are. A history shows the workflow
+// promotion and thumbnails in one activity, `v5-` that step local for a file of at most 10 MB), leaving the committed others as they are. A history shows the workflow
 // code of its day: the committed v1 clean, empty, clamd-down and infected runs took three steps; they are recorded
 // anew as v4.
 import { createFileScanActivities } from '../../activities/files/scan.activities';
@@ -47,9 +47,9 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
     if (!name.startsWith(only)) return;
     const taskQueue = uniqueTaskQueue('record-files');
     const starter = new FileScanStarter(env.client, taskQueue, { ...fileScanSettingsOf(config()), notifyTaskQueue: taskQueue, ...settings });
-    const { fileId } = await stageFile(owner, bucket, tenant.tenantId, file);
+    const { fileId, sizeBytes } = await stageFile(owner, bucket, tenant.tenantId, file);
     await (await workerFor(taskQueue, clamav)).runUntil(async () => {
-      await starter.start({ tenantId: tenant.tenantId, fileId, staged, uploadTtlMs });
+      await starter.start({ tenantId: tenant.tenantId, fileId, sizeBytes, staged, uploadTtlMs });
       await meanwhile?.(fileId);
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();
     });
@@ -96,12 +96,7 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
   await record('v4-clean-image-thumbnails', clamd, { file: { mimeType: 'image/png', originalName: 'diagram.png', content: await samplePng(640, 480) } });
   await record('v4-presigned-put-unnoticed', clamd, presignedNotes(false));
   await record('v4-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
-  // Nothing listens on port 1: the scan is retried until the (shortened) staging TTL cancels it.
-  await record('v4-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {
-    file: { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('late\n') }, settings: { stagingTtlMs: 5 * 60_000 },
-  });
-  // Last: its mails are abandoned children, after which the Java test server no longer skips time.
-  await record('v4-infected-mailed', clamd, {
+  const infectedMailed: Run = {
     file: { mimeType: 'application/octet-stream', originalName: 'invoice.pdf.exe', content: Buffer.from(EICAR) },
     meanwhile: async (fileId) => {
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).result();
@@ -109,7 +104,22 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
         await env.client.workflow.getHandle(`notify.email:files:${tenant.tenantId}:infected:${fileId}:${to}`).result();
       }
     },
+  };
+  // Nothing listens on port 1: the scan is retried until the (shortened) staging TTL cancels it.
+  await record('v4-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {
+    file: { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('late\n') }, settings: { stagingTtlMs: 5 * 60_000 },
   });
+  // v5: a file of at most 10 MB in a local activity; a larger one still takes the activity.
+  await record('v5-clean-image-thumbnails', clamd, { file: { mimeType: 'image/png', originalName: 'diagram.png', content: await samplePng(640, 480) } });
+  await record('v5-presigned-put-unnoticed', clamd, presignedNotes(false));
+  await record('v5-empty-unscannable', clamd, { file: { mimeType: 'text/plain', originalName: 'empty.txt', content: Buffer.alloc(0) } });
+  await record('v5-clamd-down-expired', { host: '127.0.0.1', port: 1 }, {
+    file: { mimeType: 'text/plain', originalName: 'late.txt', content: Buffer.from('late\n') }, settings: { stagingTtlMs: 5 * 60_000 },
+  });
+  await record('v5-large-document', clamd, { file: { mimeType: 'text/plain', originalName: 'large.txt', content: Buffer.alloc(11 * 1024 * 1024, 'lines of text\n') } });
+  // Last: their mails are abandoned children, after which the Java test server no longer skips time.
+  await record('v4-infected-mailed', clamd, infectedMailed);
+  await record('v5-infected-mailed', clamd, infectedMailed);
 
   await writeHistories(env.client, 'fileScan', recorded);
 });

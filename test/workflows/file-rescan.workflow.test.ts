@@ -238,10 +238,10 @@ describe('scan priority', () => {
     const started: string[] = [];
     try {
       const belowThreshold = new FileScanStarter(stack.temporal.client, taskQueue, settings, 3);
-      await belowThreshold.start({ tenantId: stack.tenant.tenantId, fileId: fileIds[0] });
+      await belowThreshold.start({ tenantId: stack.tenant.tenantId, fileId: fileIds[0], sizeBytes: 1 });
       started.push(fileIds[0]);
       for (const fileId of fileIds.slice(1)) {
-        await plain.start({ tenantId: stack.tenant.tenantId, fileId });
+        await plain.start({ tenantId: stack.tenant.tenantId, fileId, sizeBytes: 1 });
         started.push(fileId);
       }
       const backlog = async () => {
@@ -256,7 +256,7 @@ describe('scan priority', () => {
       const other = await connectDevServer();
       try {
         const fileId = newId();
-        await new FileScanStarter(other.client, taskQueue, settings, 2).start({ tenantId: stack.tenant.tenantId, fileId });
+        await new FileScanStarter(other.client, taskQueue, settings, 2).start({ tenantId: stack.tenant.tenantId, fileId, sizeBytes: 1 });
         started.push(fileId);
         const priorityOf = async (id: string) => (await stack.temporal.client.workflow.getHandle(fileScanWorkflowId(id)).describe())
           .raw.workflowExecutionInfo?.priority?.priorityKey ?? 0;

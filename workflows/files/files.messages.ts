@@ -26,6 +26,11 @@ export interface FileScanInput {
    * ends as staging-expired.
    */
   uploadTtlMs?: number;
+  /**
+   * The file's size as recorded at the upload (a presigned or resumable upload's declared one, which
+   * its PUT cannot exceed): a small file is scanned in a local activity. Absent in histories before it.
+   */
+  sizeBytes?: number;
   /** NOTIFY_TASK_QUEUE: where the mails to the tenant's admins about an infected file are sent from. */
   notifyTaskQueue: string;
 }

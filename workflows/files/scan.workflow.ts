@@ -1,5 +1,5 @@
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched, proxyActivities, setHandler,
+  ActivityFailure, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched, proxyActivities, proxyLocalActivities, setHandler,
 } from '@temporalio/workflow';
 import type { FileScanActivities, FileScanOutcome, Rejection, ScannedFileOutcome, StagedObjectVerdict } from '../../activities/files/scan.activities';
 import { mailNotice } from '../notify/mail-notice';
@@ -15,6 +15,22 @@ const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInter
 
 /** A scan streams up to 50 MB through clamd; the heartbeat shows a lost worker within 30 s. */
 const scanning = proxyActivities<FileScanActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '30 seconds', retry });
+
+/**
+ * A file of at most LOCAL_SCAN_MAX_BYTES (every image, issue 17's upload → available) is scanned,
+ * promoted and thumbnailed in a local activity: it runs in the worker holding the workflow task, so
+ * an upload's history is one workflow task and a marker, where an activity task cost the Temporal
+ * server and the worker about 40 ms of CPU per upload (its schedule, start, completion and a second
+ * workflow task; bench:files). Larger files keep the activity, whose heartbeats show a long scan's
+ * progress in the Temporal UI and notice a lost worker within 30 s. A lost worker here fails the
+ * workflow task (10 s), whose retry runs the step again (every part of it is safe to repeat).
+ * Backoffs over a second are workflow timers (localRetryThreshold), visible in the UI while clamd is
+ * down, rather than sleeps inside a workflow task.
+ */
+const scanningHere = proxyLocalActivities<FileScanActivities>({ startToCloseTimeout: '2 minutes', localRetryThreshold: '1 second', retry });
+
+/** The largest file scanned in a local activity: the image limit (document 2, Upload). */
+const LOCAL_SCAN_MAX_BYTES = 10 * 1024 * 1024;
 
 /**
  * A server-side copy and one transaction, or two thumbnails of an image of at most 10 MB: seconds. A
@@ -35,11 +51,16 @@ const PRESIGN_LAST_LOOK = 'files-presign-last-look';
 /** Scan, promotion and thumbnails in one activity (patched: histories without it take the three steps). */
 const SCAN_IN_ONE_STEP = 'files-scan-in-one-step';
 
+/** A small file's one step as a local activity (patched: histories without it scheduled the activity). */
+const SCAN_SMALL_HERE = 'files-scan-small-here';
+
 const EXPIRED: Rejection = { reason: 'staging-expired', scanned: false };
 const UPLOAD_EXPIRED: Rejection = { reason: 'upload-expired', scanned: false };
 
 function unscannableReason(error: unknown): string | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  // An activity's failure arrives wrapped in an ActivityFailure; a local activity's non-retryable
+  // failure arrives as the activity threw it.
+  const cause = error instanceof ActivityFailure ? error.cause : error;
   return cause instanceof ApplicationFailure && cause.type ? UNSCANNABLE[cause.type] : undefined;
 }
 
@@ -55,8 +76,9 @@ const resultOf = (outcome: FileScanOutcome): FileScanResult =>
  *   scanned   the staged object is streamed to clamd (retried while clamd or the store is down).
  *   clean     → copied to its final key, available, files.file.uploaded and an audit record, staging
  *               removed; an image then gets its icon_32 and card_300 thumbnails. One activity
- *               (scanAndPromoteFile) scans and does all of this, so an upload's history is one
- *               activity long; histories recorded before it take three (scan, promote, thumbnails).
+ *               (scanAndPromoteFile) scans and does all of this, local for a file of at most 10 MB,
+ *               so an upload's history is one workflow task long; histories recorded before it took
+ *               an activity task, and before that three (scan, promote, thumbnails).
  *   infected  → staging removed, rejected (`infected: <signatures>`), audit record, and a mail to each
  *               of the tenant's owners and admins.
  *   expired   → no scan verdict within the staging TTL of the start (the PUT never came, or clamd
@@ -84,7 +106,11 @@ export async function fileScan(input: FileScanInput): Promise<FileScanResult> {
 
   let verdict: ScannedFileOutcome | StagedObjectVerdict;
   try {
-    const scan = (): Promise<ScannedFileOutcome | StagedObjectVerdict> => (patched(SCAN_IN_ONE_STEP) ? scanning.scanAndPromoteFile(ref) : scanning.scanStagedFile(ref));
+    const scan = (): Promise<ScannedFileOutcome | StagedObjectVerdict> => {
+      // Inputs without a size (histories recorded before it) took the activity.
+      if (input.sizeBytes !== undefined && input.sizeBytes <= LOCAL_SCAN_MAX_BYTES && patched(SCAN_SMALL_HERE)) return scanningHere.scanAndPromoteFile(ref);
+      return patched(SCAN_IN_ONE_STEP) ? scanning.scanAndPromoteFile(ref) : scanning.scanStagedFile(ref);
+    };
     // The staging TTL counts from the start, the wait for the PUT included.
     verdict = await CancellationScope.withTimeout(Math.max(stagingEndsAt - Date.now(), 1), scan);
   } catch (error) {
