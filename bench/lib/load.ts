@@ -166,34 +166,39 @@ async function waitReady(baseUrl: string): Promise<void> {
 }
 
 /**
- * A JSON call to the gateway's API that must succeed, on node:http with kept-alive connections.
+ * One request on node:http with kept-alive connections, answered with its status and body text.
  * Not fetch: the client shares the machine's two cores with the gateway it measures, and undici's
  * fetch spent about 1 CPU ms per login request here against 0.4 ms for node:http (loginload runs
  * side by side, 2026-11-21), CPU the ceiling phases, which make no requests, do not pay.
  */
-export function apiClient(baseUrl: string) {
+export function httpCaller(baseUrl: string) {
   const { hostname, port } = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true });
-  return (method: string, path: string, body?: unknown, token?: string): Promise<Record<string, unknown>> => new Promise((resolve, reject) => {
+  return (method: string, path: string, headers: http.OutgoingHttpHeaders, body?: string | Buffer): Promise<{ status: number; text: string }> => new Promise((resolve, reject) => {
+    const request = http.request({ hostname, port, path, method, headers, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** A JSON call to the gateway's API that must succeed (httpCaller). */
+export function apiClient(baseUrl: string) {
+  const call = httpCaller(baseUrl);
+  return async (method: string, path: string, body?: unknown, token?: string): Promise<Record<string, unknown>> => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers = {
       ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     };
-    const request = http.request({ hostname, port, path: `/v1${path}`, method, headers, agent }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = response.statusCode ?? 0;
-        if (status < 200 || status >= 300) reject(new Error(`${method} ${path} answered ${status}: ${text}`));
-        else resolve(text === '' ? {} : JSON.parse(text) as Record<string, unknown>);
-      });
-    });
-    request.on('error', reject);
-    request.end(payload);
-  });
+    const { status, text } = await call(method, `/v1${path}`, headers, payload);
+    if (status < 200 || status >= 300) throw new Error(`${method} ${path} answered ${status}: ${text}`);
+    return text === '' ? {} : JSON.parse(text) as Record<string, unknown>;
+  };
 }
 
 /** Two sides measured in `rounds` alternating rounds, each side's phases in order. */
