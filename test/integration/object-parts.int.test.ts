@@ -27,7 +27,7 @@ async function* chunks(total: number, size: number, failAt?: number): AsyncGener
 }
 
 afterAll(async () => {
-  await s3.removeObjects(bucket, ['odd-chunks', 'empty', 'small'].map((name) => `${prefix}/${name}`));
+  await s3.removeObjects(bucket, ['odd-chunks', 'empty', 'small', 'one-part'].map((name) => `${prefix}/${name}`));
 });
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -56,12 +56,33 @@ describe('uploadInParts', () => {
     expect((await s3.statObject(bucket, key)).metaData['content-type']).toBe('application/octet-stream');
   });
 
-  it('an empty stream is an empty object, and a small one asks for no collection', async () => {
-    await uploadInParts(s3, bucket, `${prefix}/empty`, chunks(0, 1), 'text/plain');
-    await uploadInParts(s3, bucket, `${prefix}/small`, chunks(1000, 100), 'text/plain');
+  it('an empty stream is an empty object, and one smaller than a part is one PUT that asks for no collection', async () => {
+    const opened = jest.spyOn(s3, 'initiateNewMultipartUpload');
+    try {
+      await uploadInParts(s3, bucket, `${prefix}/empty`, chunks(0, 1), 'text/plain');
+      await uploadInParts(s3, bucket, `${prefix}/small`, chunks(PART_BYTES - 1, 65_536), 'text/plain');
+      expect(opened).not.toHaveBeenCalled();
+    } finally {
+      opened.mockRestore();
+    }
     expect((await s3.statObject(bucket, `${prefix}/empty`)).size).toBe(0);
-    expect((await s3.statObject(bucket, `${prefix}/small`)).size).toBe(1000);
+    const small = await s3.statObject(bucket, `${prefix}/small`);
+    expect([small.size, small.metaData['content-type']]).toEqual([PART_BYTES - 1, 'text/plain']);
+    expect(sha256(await buffer(await s3.getObject(bucket, `${prefix}/small`)))).toBe(sha256(await buffer(chunks(PART_BYTES - 1, 1 << 20))));
     expect(collections).toEqual([]);
+  });
+
+  it('a stream of exactly one part is a multipart upload of that part', async () => {
+    const key = `${prefix}/one-part`;
+    await uploadInParts(s3, bucket, key, chunks(PART_BYTES, 65_536), 'application/octet-stream');
+    expect((await s3.statObject(bucket, key)).size).toBe(PART_BYTES);
+    expect(collections).toEqual([{ type: 'minor' }]);
+  });
+
+  it('a stream failing within its first part: its own error, nothing sent to the store', async () => {
+    const key = `${prefix}/failing-early`;
+    await expect(uploadInParts(s3, bucket, key, chunks(PART_BYTES, 65_536, 100_000), 'application/octet-stream')).rejects.toThrow('the client went away');
+    await expect(s3.statObject(bucket, key)).rejects.toMatchObject({ code: 'NotFound' });
   });
 
   it('a stream failing after a part was sent: its own error, no object, no unfinished upload', async () => {
