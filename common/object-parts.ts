@@ -5,13 +5,15 @@ export const PART_BYTES = 5 * 1024 * 1024;
 
 /**
  * Uploads a stream of unknown length as an S3 multipart upload holding at most two parts in memory:
- * one filling while the other is sent. A stream that ends before its first part is full is stored
- * with one PUT instead (as the AWS SDK's managed upload does): the multipart upload is opened only
- * when a first part is ready, so an image of 1 MB costs the store one request instead of three
- * (initiate, part, complete), each signed, and the S3 gateway's assembly of the parts on completion. minio's own putObject for streams cuts parts with a
+ * one filling while the other is sent. minio's own putObject for streams cuts parts with a
  * transform that keeps reading while a part is sent and concatenates each part anew, which held
  * three to four parts plus their garbage (about 60 MB for a 50 MB upload with 16 MiB parts, measured
  * 2026-11-25); a gateway streaming uploads must not grow with them (issue 17: under 30 MB for 50 MB).
+ *
+ * A stream that ends before its first part is full is stored with one PUT instead, as the AWS SDK's
+ * managed upload does: the multipart upload is opened only when a first part is ready, so an image
+ * of 1 MB costs the store one request instead of three (initiate, part, complete) and the uploading
+ * process no part buffers (bench/object-parts.bench.ts).
  *
  * A failure of the stream or of the store aborts the upload, so nothing is stored and no part is
  * left behind (a stream that fails within its first part has sent nothing); the stream's own error
@@ -27,13 +29,27 @@ export async function uploadInParts(
     const { etag } = await s3.uploadPart({ bucketName: bucket, objectName: key, uploadID: await upload, partNumber: part, headers: {} }, payload);
     etags.push({ part, etag });
   };
-  const buffers = [Buffer.allocUnsafe(PART_BYTES), Buffer.allocUnsafe(PART_BYTES)];
+  // The first part's chunks are kept as they come: a body that ends within it is stored from them,
+  // and the two part buffers (10 MiB outside V8's heap, which drives its collector) are only
+  // allocated for a body of more than one part.
+  const first: Buffer[] = [];
+  let firstBytes = 0;
+  const buffers: Buffer[] = [];
   let filling = 0;
   let filled = 0;
   let parts = 0;
   let sending: Promise<void> = Promise.resolve();
   try {
     for await (const chunk of source) {
+      if (buffers.length === 0) {
+        if (firstBytes + chunk.length < PART_BYTES) {
+          first.push(chunk);
+          firstBytes += chunk.length;
+          continue;
+        }
+        buffers.push(Buffer.allocUnsafe(PART_BYTES), Buffer.allocUnsafe(PART_BYTES));
+        for (const kept of first.splice(0)) filled += kept.copy(buffers[0], filled);
+      }
       for (let offset = 0; offset < chunk.length;) {
         const copied = chunk.copy(buffers[filling], filled, offset);
         offset += copied;
@@ -51,8 +67,8 @@ export async function uploadInParts(
     }
     await sending;
     if (upload === undefined) {
-      // Ended within the first part (an empty stream too): nothing was sent yet.
-      await s3.putObject(bucket, key, buffers[filling].subarray(0, filled), filled, { 'Content-Type': contentType });
+      // Ended within the first part (an empty stream too): nothing was sent yet, every chunk is in `first`.
+      await s3.putObject(bucket, key, Buffer.concat(first, firstBytes), firstBytes, { 'Content-Type': contentType });
       return;
     }
     // The last part may be short.
