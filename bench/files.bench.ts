@@ -169,6 +169,7 @@ function uploadClient(baseUrl: string, token: string) {
 class AvailabilityWatcher {
   private readonly waiting = new Map<string, () => void>();
   private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(private readonly owner: DatabasePool) {}
 
@@ -180,20 +181,26 @@ class AvailabilityWatcher {
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
   }
 
   private async poll(): Promise<void> {
+    if (this.stopped) return;
     const ids = [...this.waiting.keys()];
+    // A poll still running when the bench stops (it failed) must not hide the failure behind the pool's end.
     const done = await this.owner.anyFirst(sql.unsafe`
       SELECT id FROM files
       WHERE id = ANY(${sql.array(ids, 'uuid')}) AND status = 'available'
-        AND (mime_type NOT LIKE 'image/%' OR thumbnails ?& ${sql.array([...UPLOAD_THUMBNAILS], 'text')})`);
+        AND (mime_type NOT LIKE 'image/%' OR thumbnails ?& ${sql.array([...UPLOAD_THUMBNAILS], 'text')})`).catch((error: unknown) => {
+      if (this.stopped) return [];
+      throw error;
+    });
     for (const id of done as string[]) {
       this.waiting.get(id)?.();
       this.waiting.delete(id);
     }
-    this.timer = this.waiting.size ? setTimeout(() => void this.poll(), 10) : undefined;
+    this.timer = this.waiting.size && !this.stopped ? setTimeout(() => void this.poll(), 10) : undefined;
   }
 }
 
