@@ -130,8 +130,11 @@ it('writes the reads of one turn on one connection, where its pool has more, and
     const backendOf = sql.type(z.object({ pid: z.number() }))`SELECT pg_backend_pid() AS pid`;
     const pidsOf = async (reads: Array<Promise<readonly Record<string, unknown>[]>>) => new Set((await Promise.all(reads)).map(([row]) => row.pid));
     expect((await pidsOf([tenantA, tenantB, tenantA, tenantB].map((tenantId) => wide.rows(tenantId, backendOf)))).size).toBe(1);
-    // Two turns at once: each its own write, so the pool opens a second connection for the second.
-    const first = [tenantA, tenantB].map((tenantId) => wide.rows(tenantId, backendOf));
+    // Two turns, the first's reads still running when the second writes: each turn its own write, so
+    // the pool opens a second connection for the second (a turn whose write has been answered would
+    // have handed its connection back for the next).
+    const slowBackendOf = sql.type(z.object({ pid: z.number() }))`SELECT pg_backend_pid() AS pid FROM pg_sleep(0.2)`;
+    const first = [tenantA, tenantB].map((tenantId) => wide.rows(tenantId, slowBackendOf));
     await new Promise((resolve) => setImmediate(resolve));
     const second = [tenantA, tenantB].map((tenantId) => wide.rows(tenantId, backendOf));
     const [ofFirst, ofSecond] = await Promise.all([pidsOf(first), pidsOf(second)]);
