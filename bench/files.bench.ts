@@ -186,7 +186,6 @@ class AvailabilityWatcher {
   }
 
   private async poll(): Promise<void> {
-    if (this.stopped) return;
     const ids = [...this.waiting.keys()];
     // A poll still running when the bench stops (it failed) must not hide the failure behind the pool's end.
     const done = await this.owner.anyFirst(sql.unsafe`

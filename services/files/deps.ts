@@ -8,7 +8,16 @@ import type { DatabasePool } from '../../db/pool';
  * in staging, or (staged false) a presigned upload whose PUT the workflow waits for, `uploadTtlMs`.
  */
 export interface FileScans {
-  start(input: { tenantId: string; fileId: string; sizeBytes: number; staged?: boolean; uploadTtlMs?: number }): Promise<void>;
+  start(input: FileScanRequest): Promise<void>;
+}
+
+/** A file whose scan is to start: its size (recorded at the upload) decides where the scan runs. */
+export interface FileScanRequest {
+  tenantId: string;
+  fileId: string;
+  sizeBytes: number;
+  staged?: boolean;
+  uploadTtlMs?: number;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Priority } from '@temporalio/common';
 import type { Config } from '../../common/config';
 import type { fileScan } from '../../workflows/files/scan.workflow';
 import { fileScanWorkflowId, type FileScanInput } from '../../workflows/files/files.messages';
+import type { FileScanRequest, FileScans } from './deps';
 
 /** What the scan workflow needs of the configuration; workflows read none themselves. */
 export interface FileScanSettings {
@@ -77,7 +78,7 @@ class ScanBacklog {
  * (conflict policy USE_EXISTING) and a start after it has finished starts nothing (reuse policy
  * REJECT_DUPLICATE), so a retried upload request never scans or publishes twice.
  */
-export class FileScanStarter {
+export class FileScanStarter implements FileScans {
   private readonly backlog: ScanBacklog;
 
   constructor(
@@ -95,7 +96,7 @@ export class FileScanStarter {
   }
 
   /** staged false with `uploadTtlMs`: a presigned upload, whose PUT the workflow waits that long for (fileStaged). */
-  async start(input: { tenantId: string; fileId: string; sizeBytes: number; staged?: boolean; uploadTtlMs?: number }): Promise<void> {
+  async start(input: FileScanRequest): Promise<void> {
     const args: [FileScanInput] = [{ ...input, ...this.settings }];
     const priority = this.priorityThreshold === undefined
       ? undefined : scanPriorityOf(await this.backlog.read(), this.priorityThreshold);
