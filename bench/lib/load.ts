@@ -173,7 +173,11 @@ async function waitReady(baseUrl: string): Promise<void> {
  */
 export function httpCaller(baseUrl: string) {
   const { hostname, port } = new URL(baseUrl);
-  const agent = new http.Agent({ keepAlive: true });
+  // An idle connection is closed by the client before the gateway's keep-alive timeout (Node's 5 s)
+  // would close it: reusing one the gateway was closing just then failed a request with "socket
+  // hang up" (bench:files, after its phase 2 left the connections idle). Node's agent reads the
+  // server's Keep-Alive hint only to shorten a timeout it already has, so it needs one.
+  const agent = new http.Agent({ keepAlive: true, timeout: 4_000 });
   return (method: string, path: string, headers: http.OutgoingHttpHeaders, body?: string | Buffer): Promise<{ status: number; text: string }> => new Promise((resolve, reject) => {
     const request = http.request({ hostname, port, path, method, headers, agent }, (response) => {
       const chunks: Buffer[] = [];
