@@ -23,8 +23,8 @@ async function main(): Promise<void> {
   });
   const bytes = Number(values.bytes);
   const uploads = Number(values.uploads);
-  const { s3, bucket } = createObjectStore(config().s3);
-  const store = { s3, bucket };
+  const store = createObjectStore(config().s3);
+  const { s3, bucket } = store;
   const body = randomBytes(bytes);
   const prefix = `bench-object-parts/${newId()}`;
   const sides: Record<string, (key: string) => Promise<unknown>> = {
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    for (let i = 0; i < keys.length; i += 1000) await removeObjects(store, keys.slice(i, i + 1000));
+    await removeObjects(store, keys);
   }
 }
 
