@@ -3,6 +3,8 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { repoRoot } from '../../common/paths';
 
 /** One measured phase of a benchmark: how many steps succeeded, over how long, and their latencies. */
@@ -67,6 +69,8 @@ function procStat(stat: string): { name: string; fields: string[] } {
 export async function measure(
   name: string, concurrency: number, seconds: number, max: number, step: (worker: number) => Promise<void>, serverPid?: number,
 ): Promise<Phase> {
+  // Progress, on stderr beside the tables on stdout: which phase runs now (and since when, for a sampler).
+  process.stderr.write(`measuring: ${name} (${concurrency} in flight)\n`);
   const cpuBefore = serverPid ? cpuSecondsOf(serverPid) : 0;
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
@@ -129,12 +133,22 @@ export function startChildServer(entry: string, listenMessage: string, env: Reco
       const line = buffered.split('\n').find((candidate) => candidate.includes(`"${listenMessage}"`));
       if (!line) return;
       child.stdout.off('data', onData);
-      child.stdout.resume(); // the request log is not read, only drained
+      forwardErrorLines(child.stdout);
       const { port } = JSON.parse(line) as { port: number };
       resolve({ child, baseUrl: `http://127.0.0.1:${port}` });
     };
     child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before listening`)));
+  });
+}
+
+/**
+ * The child's log lines of levels error and fatal (pino's 50 and 60) go to this process's stderr: a
+ * request that failed in a bench is then found by its problem's trace id. The rest is read and dropped.
+ */
+function forwardErrorLines(log: Readable): void {
+  createInterface({ input: log, crlfDelay: Infinity }).on('line', (line) => {
+    if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(`${line}\n`);
   });
 }
 

@@ -13,16 +13,35 @@ export function isFileBucket(value: string): value is FileBucket {
   return (FILE_BUCKETS as readonly string[]).includes(value);
 }
 
-/** `{tenantId}/staging/{fileId}`: where an upload waits for its scan. */
-export function stagingKeyOf(tenantId: string, fileId: string): string {
+/**
+ * `{tenantId}/staging/{fileId}`: where a presigned upload's PUT lands and waits for its scan. The
+ * store's notification of a PUT under a key of this shape is what tells its scan the bytes are there
+ * (presignedFileOfKey, services/files/staged-objects.ts).
+ */
+export function presignedStagingKeyOf(tenantId: string, fileId: string): string {
   return `${stagingPrefixOf(tenantId)}${fileId}`;
+}
+
+/**
+ * `{tenantId}/staging/received/{fileId}`: where a file the gateway receives itself (POST /files/upload,
+ * a resumable upload) waits for its scan. The gateway starts or signals that scan itself; the store
+ * notifies its PUT all the same, and a key of this shape lets the notification's consumer pass it over
+ * without a signal or a read (docs/decisions/files.md, Presigned uploads are noticed by the store).
+ */
+export function receivedStagingKeyOf(tenantId: string, fileId: string): string {
+  return `${stagingPrefixOf(tenantId)}received/${fileId}`;
+}
+
+/** Where a file may have been staged, when its row (which names the key) is gone. */
+export function stagingKeysOf(tenantId: string, fileId: string): string[] {
+  return [presignedStagingKeyOf(tenantId, fileId), receivedStagingKeyOf(tenantId, fileId)];
 }
 
 /**
  * What a resumable (tus) upload keeps beside its staging key while it is incomplete and until its
  * file leaves staging (services/files/tus.ts): the tus S3 store's info object (the upload's length,
  * metadata and multipart upload id) and its incomplete part (a chunk shorter than S3's smallest part).
- * They share the staging prefix and never match stagedFileOfKey.
+ * They share the staging prefix and never match presignedFileOfKey.
  */
 export function tusSidecarKeysOf(stagingKey: string): string[] {
   return [`${stagingKey}.info`, `${stagingKey}.part`];
@@ -52,10 +71,10 @@ export function versionKeyOf(tenantId: string, bucket: string, fileId: string, j
 }
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const STAGING_KEY = new RegExp(`^(${UUID})/staging/(${UUID})$`, 'i');
+const PRESIGNED_STAGING_KEY = new RegExp(`^(${UUID})/staging/(${UUID})$`, 'i');
 
-/** The file a staging key belongs to (stagingKeyOf read backwards); null for any other key. */
-export function stagedFileOfKey(key: string): { tenantId: string; fileId: string } | null {
-  const match = STAGING_KEY.exec(key);
+/** The presigned upload a key belongs to (presignedStagingKeyOf read backwards); null for any other key. */
+export function presignedFileOfKey(key: string): { tenantId: string; fileId: string } | null {
+  const match = PRESIGNED_STAGING_KEY.exec(key);
   return match ? { tenantId: match[1], fileId: match[2] } : null;
 }

@@ -3,7 +3,7 @@ import { newId } from '../../common/ids';
 import { presignBoundPut } from '../../common/object-store';
 import { problems } from '../../common/problems';
 import type { FilesDeps } from './deps';
-import { stagingKeyOf, type FileBucket } from './object-keys';
+import { presignedStagingKeyOf, type FileBucket } from './object-keys';
 import { fileKindOf, sizeLimitOf } from './size-limits';
 import { connectedScans, recordStagedFile, startScan } from './staging';
 
@@ -46,7 +46,7 @@ export async function presignUpload(deps: FilesDeps, auth: AuthState, request: P
   if (request.sizeBytes > limit) throw problems.fileTooLarge(limit, fileKindOf(request.mimeType));
 
   const fileId = newId();
-  const key = stagingKeyOf(auth.tenantId, fileId);
+  const key = presignedStagingKeyOf(auth.tenantId, fileId);
   const ttlSeconds = deps.settings.presignTtlMin * 60;
   // Taken before signing, so expiresAt is never later than the signature's own expiry.
   const signedAt = new Date();
@@ -55,7 +55,7 @@ export async function presignUpload(deps: FilesDeps, auth: AuthState, request: P
   );
   const row = await recordStagedFile(deps, auth, {
     id: fileId, bucket: request.bucket, originalName: request.originalName, mimeType: request.mimeType,
-    sizeBytes: request.sizeBytes, sha256: null, meta: null,
+    sizeBytes: request.sizeBytes, sha256: null, meta: null, stagingKey: key,
   });
   await startScan(deps, scans, row, { uploadTtlMs: ttlSeconds * 1000 + UPLOAD_GRACE_MS });
   return {

@@ -4,7 +4,7 @@ import { markFileRejected } from '../../db/queries/files/scan.queries';
 import { selectRoleHolderEmails } from '../../db/queries/identity/members.queries';
 import { withTenant } from '../../db/tenant';
 import { enqueueEvent } from '../events/publish';
-import { stagingKeyOf } from './object-keys';
+import { stagingKeysOf } from './object-keys';
 import type { FileActor, FileRef, FileScanDeps } from './scan';
 import { fileAudit } from './scan-records';
 import { removeStagedObjects } from './staging';
@@ -34,7 +34,8 @@ export async function rejectFile(
   const { tenantId, fileId } = ref;
   const current = await withTenant(deps.appPool, tenantId, (tx) => selectFile(tx, tenantId, fileId));
   if (current && current.status !== 'pending_scan') return current;
-  await removeStagedObjects(deps.objectStore, current?.stagingKey ?? stagingKeyOf(tenantId, fileId));
+  const stagingKeys = current ? [current.stagingKey] : stagingKeysOf(tenantId, fileId);
+  await Promise.all(stagingKeys.map((key) => removeStagedObjects(deps.objectStore, key)));
   if (!current) return null;
   return withTenant(deps.appPool, tenantId, async (tx) => {
     const rejected = await markFileRejected(tx, tenantId, fileId, rejection.reason, rejection.scanned);

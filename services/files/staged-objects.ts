@@ -8,23 +8,26 @@ import type { DatabasePool } from '../../db/pool';
 import { selectFile } from '../../db/queries/files/files.queries';
 import { withTenant } from '../../db/tenant';
 import { fileScanWorkflowId, fileStagedSignal } from '../../workflows/files/files.messages';
-import { stagedFileOfKey } from './object-keys';
+import { presignedFileOfKey } from './object-keys';
 
 /**
  * How the platform notices a presigned upload's PUT without a call from the client: the object
  * store sends its bucket notifications to Kafka (versitygw --event-kafka-topic, S3_EVENT_KAFKA_TOPIC,
  * filtered to s3:ObjectCreated:Put by scripts/infra/services/s3.sh), and this consumer signals
- * `fileStaged` to the scan workflow `files.scan:<fileId>` of every object created under a staging key
- * `{tenantId}/staging/{fileId}` of the platform's bucket. Everything else on the topic (the store's
- * test event at its start, other buckets, other keys) is passed over.
+ * `fileStaged` to the scan workflow `files.scan:<fileId>` of every object created under a presigned
+ * upload's staging key `{tenantId}/staging/{fileId}` of the platform's bucket. Everything else on the
+ * topic is passed over without a call: the store's test event at its start, other buckets, and the
+ * platform's own PUTs (the staged objects of the files the gateway receives itself, whose scans it
+ * starts itself, under `{tenantId}/staging/received/`, and the thumbnails). Signalling those cost every
+ * upload a signal and a read, or an extra workflow task when the notification came while its scan ran.
  *
- * A signal is safe to repeat and to come late: a running workflow already staged ignores it (the
- * direct upload's own PUT into staging is notified too), and a closed or never started one (its URL
- * expired, or a direct upload whose workflow starts after its PUT) answers not-found. Then the PUT
- * came after the file's scan was over (a second PUT of a still valid URL, or one that finished past
- * the wait): if the file has left pending_scan, its staged object is removed, since nothing will ever
- * scan or remove it; a file still pending (a direct upload whose row or workflow is not there yet)
- * keeps it. Offsets are committed after the chunk's signals went out (at least once).
+ * A signal is safe to repeat and to come late: a running workflow already staged ignores it (a
+ * second PUT of a URL still valid), and a closed one (its URL expired, or its scan is over) answers
+ * not-found. Then the PUT came after the file's scan was over (a second PUT of a still valid URL, or
+ * one that finished past the wait): if the file has left pending_scan, its staged object is removed,
+ * since nothing will ever scan or remove it; a file still pending keeps it (nothing is removed from
+ * under a file that may yet be scanned). Offsets are committed after the chunk's signals went out
+ * (at least once).
  */
 
 /** One record of an S3 event notification (the AWS layout versitygw follows), as far as it is read here. */
@@ -45,7 +48,7 @@ export function stagedFilesOfNotification(value: Buffer | null, bucket: string):
   return (event.Records as StoreEventRecord[]).flatMap((record) => {
     const created = typeof record.eventName === 'string' && record.eventName.startsWith('s3:ObjectCreated:');
     const key = record.s3?.object?.key;
-    const file = created && record.s3?.bucket?.name === bucket && typeof key === 'string' ? stagedFileOfKey(key) : null;
+    const file = created && record.s3?.bucket?.name === bucket && typeof key === 'string' ? presignedFileOfKey(key) : null;
     return file ? [file] : [];
   });
 }
@@ -68,6 +71,14 @@ export const STAGED_OBJECT_CONSUMER_JOINED = 'staged object consumer joined its 
 /** The most notifications handled at once: their signals go out in parallel. */
 const CHUNK_SIZE = 50;
 
+/**
+ * A fetch waits up to this long for notifications to gather (at most 1 MiB of them): the store
+ * notifies every PUT, three per upload through the gateway, and a fetch answered at each one, with a
+ * commit after it, cost the broker more CPU than the uploads' own events did (bench:files). A
+ * presigned upload's scan starts at most this much later.
+ */
+const GATHER = { maxWaitTimeInMs: 250, minBytes: 1 << 20 } as const;
+
 export class StagedObjectConsumer {
   private consumer: Consumer | null = null;
 
@@ -76,7 +87,7 @@ export class StagedObjectConsumer {
   /** Joins the group and starts consuming; resolves once the consumer runs. */
   async start(): Promise<void> {
     const { kafka, logger, groupId, topic } = this.deps;
-    const consumer = createConsumer(kafka, { groupId, maxWaitTimeInMs: 250, allowAutoTopicCreation: false });
+    const consumer = createConsumer(kafka, { groupId, ...GATHER, allowAutoTopicCreation: false });
     onGroupJoin(consumer, (assignment) => logger.info({ groupId, assignment }, STAGED_OBJECT_CONSUMER_JOINED));
     this.consumer = consumer;
     await consumer.connect();

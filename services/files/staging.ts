@@ -8,7 +8,7 @@ import type { DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { countCreationIn } from '../billing/limits';
 import type { FilesDeps, FileScans } from './deps';
-import { stagingKeyOf, tusSidecarKeysOf } from './object-keys';
+import { tusSidecarKeysOf } from './object-keys';
 
 /**
  * What a direct upload (upload.ts), a presigned one (presign.ts) and a resumable one (tus.ts)
@@ -37,10 +37,10 @@ export function checkStagingRoomOf(deps: FilesDeps, tenantId: string): Promise<v
 }
 
 /** A file about to wait in staging: the row's fields that the caller knows. */
-export type StagedFileRecord = Omit<NewFile, 'tenantId' | 'stagingKey' | 'uploadedBy'>;
+export type StagedFileRecord = Omit<NewFile, 'tenantId' | 'uploadedBy'>;
 
 /**
- * Records a file as pending_scan at `{tenantId}/staging/{fileId}` and counts its bytes into the
+ * Records a file as pending_scan at its staging key and counts its bytes into the
  * plan's storage_bytes, in one transaction. Counting the bytes takes the tenant's storage counter
  * row lock, which orders its uploads: the staging count after it then sees every upload committed
  * before this one, so neither the plan's limit (402 plan-limit-exceeded) nor the staging cap (503)
@@ -51,7 +51,7 @@ export function recordStagedFile(deps: FilesDeps, auth: AuthState, file: StagedF
   return withTenant(deps.db, tenantId, async (tx) => {
     await countCreationIn(tx, 'storage_bytes', deps.enforcePlanLimits, file.sizeBytes);
     await checkStagingRoom(tx, tenantId, deps.settings.stagingMaxPerTenant);
-    return insertFile(tx, { ...file, tenantId, stagingKey: stagingKeyOf(tenantId, file.id), uploadedBy: userId });
+    return insertFile(tx, { ...file, tenantId, uploadedBy: userId });
   });
 }
 

@@ -15,7 +15,7 @@ import { setPendingFileType } from '../../db/queries/files/tus.queries';
 import { withTenant } from '../../db/tenant';
 import { fileScanWorkflowId, fileStagedSignal } from '../../workflows/files/files.messages';
 import type { FilesDeps } from './deps';
-import type { FileBucket } from './object-keys';
+import { receivedStagingKeyOf, type FileBucket } from './object-keys';
 import { rejectFile } from './reject';
 import { fileKindOf, largestFileBytes, sizeLimitOf } from './size-limits';
 import { connectedScans, recordStagedFile, startScan } from './staging';
@@ -190,9 +190,10 @@ export class TusUploads {
     const limit = declared === undefined ? largestFileBytes(settings) : sizeLimitOf(declared, settings);
     if (uploadLength > limit) throw problems.fileTooLarge(limit, declared === undefined ? undefined : fileKindOf(declared));
 
+    const fileId = newId();
     const row = await recordStagedFile(this.deps, auth, {
-      id: newId(), bucket: fields.bucket, originalName: fields.originalName, mimeType: declared ?? UNKNOWN_TYPE,
-      sizeBytes: uploadLength, sha256: null, meta: fields.meta ?? null,
+      id: fileId, bucket: fields.bucket, originalName: fields.originalName, mimeType: declared ?? UNKNOWN_TYPE,
+      sizeBytes: uploadLength, sha256: null, meta: fields.meta ?? null, stagingKey: receivedStagingKeyOf(auth.tenantId, fileId),
     });
     await startScan(this.deps, scans, row, { uploadTtlMs: this.uploadTtlMs });
     try {

@@ -8,7 +8,7 @@ import { problems } from '../../common/problems';
 import type { FileRow } from '../../db/queries/files/files.queries';
 import type { FilesDeps } from './deps';
 import { readMultipartForm, type StreamedRequest } from './multipart-form';
-import { stagingKeyOf, type FileBucket } from './object-keys';
+import { receivedStagingKeyOf, type FileBucket } from './object-keys';
 import { fileKindOf, largestFileBytes, sizeLimitOf } from './size-limits';
 import { checkStagingRoomOf, connectedScans, discardStaged, recordStagedFile, startScan } from './staging';
 import { fileView, type FileView } from './views';
@@ -67,7 +67,7 @@ export async function uploadFile(deps: FilesDeps, auth: AuthState, request: Stre
   await checkStagingRoomOf(deps, tenantId);
 
   const fileId = newId();
-  const stagingKey = stagingKeyOf(tenantId, fileId);
+  const stagingKey = receivedStagingKeyOf(tenantId, fileId);
   let row: FileRow;
   try {
     const form = await readMultipartForm(request, {
@@ -81,7 +81,7 @@ export async function uploadFile(deps: FilesDeps, auth: AuthState, request: Stre
     if (stored.bytes > limit) throw problems.fileTooLarge(limit, fileKindOf(mimeType));
     row = await recordStagedFile(deps, auth, {
       id: fileId, bucket: fields.bucket, originalName: fields.originalName, mimeType,
-      sizeBytes: stored.bytes, sha256: stored.sha256, meta: fields.meta ?? null,
+      sizeBytes: stored.bytes, sha256: stored.sha256, meta: fields.meta ?? null, stagingKey,
     });
   } catch (error) {
     await discardStaged(deps, stagingKey);

@@ -6,7 +6,7 @@ import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
 import { withTenant } from '../../db/tenant';
 import { BUILT_IN_ROLES } from '../../services/access/permissions';
-import { stagingKeyOf } from '../../services/files/object-keys';
+import { presignedStagingKeyOf, receivedStagingKeyOf } from '../../services/files/object-keys';
 import { createMember, type Member } from './users';
 
 /**
@@ -68,11 +68,14 @@ export interface StageOptions {
   uploadedBy?: string;
 }
 
-/** A pending_scan row and, with `content`, its staged object. */
+/**
+ * A pending_scan row and, with `content`, its staged object, as an upload the gateway received leaves
+ * them; without, a presigned upload's (its key is the one the PUT goes to).
+ */
 export async function stageFile(db: DatabasePool, store: ObjectStore, tenantId: string, options: StageOptions): Promise<StagedFile> {
   const fileId = newId();
-  const stagingKey = stagingKeyOf(tenantId, fileId);
   const { bucket = 'assets', originalName = 'upload.bin', mimeType, content, uploadedBy = null } = options;
+  const stagingKey = content ? receivedStagingKeyOf(tenantId, fileId) : presignedStagingKeyOf(tenantId, fileId);
   const sizeBytes = content?.length ?? options.sizeBytes ?? 0;
   if (content) await store.s3.putObject(store.bucket, stagingKey, content, content.length, { 'Content-Type': mimeType });
   await withTenant(db, tenantId, async (tx) => {

@@ -13,7 +13,7 @@ import { createFileScanActivities } from '../../activities/files/scan.activities
 import { createNotifyActivities } from '../../activities/notify/mail.activities';
 import { config, type Config } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { stagingKeyOf } from '../../services/files/object-keys';
+import { presignedStagingKeyOf } from '../../services/files/object-keys';
 import { FileScanStarter, fileScanSettingsOf, type FileScanSettings } from '../../services/files/scan-client';
 import { createClamdScanner } from '../../services/files/scanner';
 import { fileScanWorkflowId, fileStagedSignal } from '../../workflows/files/files.messages';
@@ -64,7 +64,7 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
     meanwhile: async (fileId) => {
       await env.sleep(HOUR);
       const content = Buffer.from('notes\n');
-      await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
+      await bucket.s3.putObject(bucket.bucket, presignedStagingKeyOf(tenant.tenantId, fileId), content, content.length);
       await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
     },
   });
@@ -82,7 +82,7 @@ recordFilesHistories('record-file-scan', createPlainTimeSkippingEnv, async ({ te
     meanwhile: async (fileId) => {
       await env.sleep(10 * 60_000);
       const content = Buffer.from('notes\n');
-      await bucket.s3.putObject(bucket.bucket, stagingKeyOf(tenant.tenantId, fileId), content, content.length);
+      await bucket.s3.putObject(bucket.bucket, presignedStagingKeyOf(tenant.tenantId, fileId), content, content.length);
       if (noticed) await env.client.workflow.getHandle(fileScanWorkflowId(fileId)).signal(fileStagedSignal);
     },
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../../../common/ids';
 import { sql } from '../../../db/pool';
-import { objectKeyOf, stagingKeyOf } from '../../../services/files/object-keys';
+import { objectKeyOf, receivedStagingKeyOf } from '../../../services/files/object-keys';
 import { startDataApiStack, type DataApiStack, type DataRecord } from '../../helpers/data-api';
 import { orphanedAtOf, referencesOf, setOrphanedAt } from '../../helpers/files-orphans';
 import { registerAccount } from '../../helpers/identity';
@@ -68,7 +68,7 @@ async function fileOf(tenantId: string, status: Status = 'available'): Promise<{
   const fileId = newId();
   await stack.owner.query(sql.unsafe`
     INSERT INTO files (id, tenant_id, bucket, original_name, mime_type, size_bytes, status, staging_key, object_key)
-    VALUES (${fileId}, ${tenantId}, 'documents', 'note.pdf', 'application/pdf', 10, ${status}, ${stagingKeyOf(tenantId, fileId)},
+    VALUES (${fileId}, ${tenantId}, 'documents', 'note.pdf', 'application/pdf', 10, ${status}, ${receivedStagingKeyOf(tenantId, fileId)},
             ${status === 'pending_scan' ? null : objectKeyOf(tenantId, 'documents', fileId)})
   `);
   return { tenantId, fileId };

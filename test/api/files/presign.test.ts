@@ -7,7 +7,7 @@ import { newId } from '../../../common/ids';
 import { createKafka } from '../../../common/kafka';
 import { createLogger } from '../../../common/logger';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { stagingKeyOf } from '../../../services/files/object-keys';
+import { presignedStagingKeyOf, receivedStagingKeyOf } from '../../../services/files/object-keys';
 import { createClamdScanner } from '../../../services/files/scanner';
 import { StagedObjectConsumer, stagedFilesOfNotification } from '../../../services/files/staged-objects';
 import { fileScanWorkflowId } from '../../../workflows/files/files.messages';
@@ -76,7 +76,7 @@ describe('POST /files/presign', () => {
 
     expect(response.status).toBe(200);
     const { uploadUrl, fileId, expiresAt, fields } = response.body;
-    expect(fields).toEqual({ 'Content-Type': 'application/pdf', key: stagingKeyOf(stack.account.tenant.id, fileId) });
+    expect(fields).toEqual({ 'Content-Type': 'application/pdf', key: presignedStagingKeyOf(stack.account.tenant.id, fileId) });
     const url = new URL(uploadUrl);
     expect(`${url.hostname}:${url.port}`).toBe(`${stack.gateway.config.s3.endPoint}:${stack.gateway.config.s3.port}`);
     expect(url.pathname).toBe(`/${stack.store.bucket}/${fields.key}`);
@@ -205,6 +205,8 @@ describe('the staged object consumer\'s reading of a notification', () => {
     expect(stagedFilesOfNotification(event('s3:ObjectCreated:Put', `${tenantId}/staging/${fileId}`, 'other'), bucket)).toEqual([]);
     expect(stagedFilesOfNotification(event('s3:ObjectCreated:Put', `${tenantId}/documents/${fileId}/original`), bucket)).toEqual([]);
     expect(stagedFilesOfNotification(event('s3:ObjectCreated:Put', `${tenantId}/staging/${fileId}/x`), bucket)).toEqual([]);
+    // A file the gateway received itself: the gateway starts its scan, nothing waits for this PUT.
+    expect(stagedFilesOfNotification(event('s3:ObjectCreated:Put', receivedStagingKeyOf(tenantId, fileId)), bucket)).toEqual([]);
     // The store's test event at its start, and anything that is not JSON.
     expect(stagedFilesOfNotification(Buffer.from('{"Service":"S3","Event":"s3:TestEvent"}'), bucket)).toEqual([]);
     expect(stagedFilesOfNotification(Buffer.from('not json'), bucket)).toEqual([]);

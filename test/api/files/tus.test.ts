@@ -6,7 +6,7 @@ import { config } from '../../../common/config';
 import { newId } from '../../../common/ids';
 import { createLogger } from '../../../common/logger';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
-import { stagingKeyOf } from '../../../services/files/object-keys';
+import { receivedStagingKeyOf } from '../../../services/files/object-keys';
 import { createClamdScanner } from '../../../services/files/scanner';
 import { appUrl } from '../../helpers/db';
 import {
@@ -88,7 +88,7 @@ const filesOf = (tenantId: string) => stack.owner.oneFirst(sql.type(z.object({ c
 /** Every staged key of the file: its object, and the tus store's info object and incomplete part. */
 const leftoversOf = async (tenantId: string, fileId: string): Promise<string[]> => [
   ...(await stagedKeysOf(stack.store, tenantId)), ...(await unfinishedStagingUploadsOf(stack.store, tenantId)),
-].filter((key) => key.startsWith(stagingKeyOf(tenantId, fileId)));
+].filter((key) => key.startsWith(receivedStagingKeyOf(tenantId, fileId)));
 
 describe('POST /files/tus', () => {
   it('creates an upload: 201 with Location and Upload-Expires, the file pending_scan with its length reserved, its info object in staging', async () => {
@@ -105,7 +105,7 @@ describe('POST /files/tus', () => {
     expect(await rowOf(fileId)).toEqual({ status: 'pending_scan', sizeBytes: 3000, mimeType: 'application/pdf', rejectedReason: null, meta: { project: 'atlas' } });
     expect(await storageUsageOf(stack.owner, stack.account.tenant.id)).toBe(before + 3000);
     // The tus store keeps its upload under the tenant's staging key, beside nothing else.
-    expect(await leftoversOf(stack.account.tenant.id, fileId)).toEqual(expect.arrayContaining([`${stagingKeyOf(stack.account.tenant.id, fileId)}.info`]));
+    expect(await leftoversOf(stack.account.tenant.id, fileId)).toEqual(expect.arrayContaining([`${receivedStagingKeyOf(stack.account.tenant.id, fileId)}.info`]));
 
     const offset = await head(urlOf(location));
     expect(offset.status).toBe(200);
