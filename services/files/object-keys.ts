@@ -23,13 +23,16 @@ export function presignedStagingKeyOf(tenantId: string, fileId: string): string 
 }
 
 /**
- * `{tenantId}/staging/received/{fileId}`: where a file the gateway receives itself (POST /files/upload,
+ * `{tenantId}/staging/received-{fileId}`: where a file the gateway receives itself (POST /files/upload,
  * a resumable upload) waits for its scan. The gateway starts or signals that scan itself; the store
  * notifies its PUT all the same, and a key of this shape lets the notification's consumer pass it over
  * without a signal or a read (docs/decisions/files.md, Presigned uploads are noticed by the store).
+ * A name in the staging folder, not a folder of its own: the store keeps objects as files and removes
+ * a folder its last object leaves, so a PUT creating `received/` while the emptied `staging/` above it
+ * was being removed would fail.
  */
 export function receivedStagingKeyOf(tenantId: string, fileId: string): string {
-  return `${stagingPrefixOf(tenantId)}received/${fileId}`;
+  return `${stagingPrefixOf(tenantId)}received-${fileId}`;
 }
 
 /** Where a file may have been staged, when its row (which names the key) is gone. */

@@ -78,7 +78,7 @@ describe('an accepted upload', () => {
     });
     const row = await rowOf(response.body.id);
     expect(row).toEqual({
-      status: 'pending_scan', stagingKey: `${account.tenant.id}/staging/received/${response.body.id}`, objectKey: null,
+      status: 'pending_scan', stagingKey: `${account.tenant.id}/staging/received-${response.body.id}`, objectKey: null,
       sha256: createHash('sha256').update(bytes).digest('hex'), meta: { project: 'apollo' }, sizeBytes: 2048,
     });
     expect(await stagedKeysOf(store, account.tenant.id)).toEqual([row.stagingKey]);
