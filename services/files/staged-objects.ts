@@ -17,9 +17,10 @@ import { presignedFileOfKey } from './object-keys';
  * `fileStaged` to the scan workflow `files.scan:<fileId>` of every object created under a presigned
  * upload's staging key `{tenantId}/staging/{fileId}` of the platform's bucket. Everything else on the
  * topic is passed over without a call: the store's test event at its start, other buckets, and the
- * platform's own PUTs (the staged objects of the files the gateway receives itself, whose scans it
- * starts itself, under `{tenantId}/staging/received-{fileId}`, and the thumbnails). Signalling those cost every
- * upload a signal and a read, or an extra workflow task when the notification came while its scan ran.
+ * platform's own PUTs (the thumbnails, and the staged objects of the files the gateway receives
+ * itself, `{tenantId}/staging/received-{fileId}`, whose scans it starts itself). Signalling those cost
+ * every upload a signal and a read, or an extra workflow task when the notification came while its
+ * scan ran.
  *
  * A signal is safe to repeat and to come late: a running workflow already staged ignores it (a
  * second PUT of a URL still valid), and a closed one (its URL expired, or its scan is over) answers
