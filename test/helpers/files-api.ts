@@ -1,3 +1,4 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { createObjectStore, type ObjectStore } from '../../common/object-store';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { startTestGateway, type TestGateway } from './app';
@@ -22,9 +23,37 @@ export interface FilesApiStack {
   close(): Promise<void>;
 }
 
-/** A ready gateway whose files workflows go to a task queue no worker polls, `env` on top of the test defaults. */
-export function startFilesGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  return startTestGateway({ env: { FILES_TASK_QUEUE: unpolledTaskQueue(), ...env }, waitUntilReady: true });
+/**
+ * A ready gateway whose files workflows go to a task queue no worker polls, `env` on top of the test
+ * defaults. Closing it also ends the workflows it left on that queue: nothing would ever run them, and
+ * on a machine that keeps its Temporal database between runs each run would leave its scans behind.
+ */
+export async function startFilesGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const unpolled = unpolledTaskQueue();
+  const gateway = await startTestGateway({ env: { FILES_TASK_QUEUE: unpolled, ...env }, waitUntilReady: true });
+  const ownQueue = env.FILES_TASK_QUEUE === undefined;
+  return {
+    ...gateway,
+    async close() {
+      if (ownQueue) await terminateRunningOn(gateway, unpolled);
+      await gateway.close();
+    },
+  };
+}
+
+/**
+ * Terminates what runs on a test's own task queue, as far as visibility lists it (a workflow started
+ * a moment before may not be listed yet, and is left).
+ */
+async function terminateRunningOn(gateway: TestGateway, taskQueue: string): Promise<void> {
+  const client = gateway.runtime.temporal()?.client;
+  if (!client) return;
+  for await (const { workflowId, runId } of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) {
+    await client.workflow.getHandle(workflowId, runId).terminate('the test that started it is over; no worker polls its task queue')
+      .catch((error: unknown) => {
+        if (!(error instanceof WorkflowNotFoundError)) throw error; // ended meanwhile
+      });
+  }
 }
 
 export async function startFilesApiStack(name: string): Promise<FilesApiStack> {
