@@ -5,7 +5,7 @@ import { createLogger } from '../../common/logger';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { startTestGateway, type TestGateway } from './app';
 import { appUrl, migrateSharedDatabase, ownerUrl } from './db';
-import { createTestWorker, connectDevServer, uniqueTaskQueue, type DevServer } from './temporal';
+import { createTestWorker, connectDevServer, terminateRunningOn, uniqueTaskQueue, type DevServer } from './temporal';
 
 export interface BillingStack {
   gateway: TestGateway;
@@ -42,6 +42,7 @@ export async function startBillingStack(
       await gateway.close();
       worker.shutdown();
       await running;
+      await terminateRunningOn(server.client, taskQueue);
       await server.close();
       await Promise.all([owner.end(), app.end()]);
     },

@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { createObjectStore, type ObjectStore } from '../../common/object-store';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { startTestGateway, type TestGateway } from './app';
@@ -6,6 +5,7 @@ import { migrateSharedDatabase, ownerUrl } from './db';
 import { unpolledTaskQueue, type Problem } from './files';
 import { registerAccount, type RegisteredAccount } from './identity';
 import { openedBeforeAll } from './lifecycle';
+import { terminateRunningOn } from './temporal';
 
 /**
  * The files routes against the real gateway, PostgreSQL and object store, with two tenants: the
@@ -25,8 +25,7 @@ export interface FilesApiStack {
 
 /**
  * A ready gateway whose files workflows go to a task queue no worker polls, `env` on top of the test
- * defaults. Closing it also ends the workflows it left on that queue: nothing would ever run them, and
- * on a machine that keeps its Temporal database between runs each run would leave its scans behind.
+ * defaults. Closing it also ends the workflows it left on that queue (terminateRunningOn).
  */
 export async function startFilesGateway(env: Record<string, string> = {}): Promise<TestGateway> {
   const unpolled = unpolledTaskQueue();
@@ -35,25 +34,11 @@ export async function startFilesGateway(env: Record<string, string> = {}): Promi
   return {
     ...gateway,
     async close() {
-      if (ownQueue) await terminateRunningOn(gateway, unpolled);
+      const client = gateway.runtime.temporal()?.client;
+      if (ownQueue && client) await terminateRunningOn(client, unpolled);
       await gateway.close();
     },
   };
-}
-
-/**
- * Terminates what runs on a test's own task queue, as far as visibility lists it (a workflow started
- * a moment before may not be listed yet, and is left).
- */
-async function terminateRunningOn(gateway: TestGateway, taskQueue: string): Promise<void> {
-  const client = gateway.runtime.temporal()?.client;
-  if (!client) return;
-  for await (const { workflowId, runId } of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) {
-    await client.workflow.getHandle(workflowId, runId).terminate('the test that started it is over; no worker polls its task queue')
-      .catch((error: unknown) => {
-        if (!(error instanceof WorkflowNotFoundError)) throw error; // ended meanwhile
-      });
-  }
 }
 
 export async function startFilesApiStack(name: string): Promise<FilesApiStack> {

@@ -5,7 +5,7 @@ import { createLogger } from '../../common/logger';
 import { createSmtpSender } from '../../services/notify/smtp';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from './app';
 import { waitFor } from './http';
-import { connectDevServer, createTestWorker, uniqueTaskQueue } from './temporal';
+import { connectDevServer, createTestWorker, terminateRunningOn, uniqueTaskQueue } from './temporal';
 
 /**
  * E-mail in tests: the real mail path (gateway → sendEmail workflow on the Temporal dev server →
@@ -109,6 +109,7 @@ export async function startMailGateway(options: TestGatewayOptions = {}): Promis
       worker.shutdown();
       await running;
       smtp.close();
+      await terminateRunningOn(server.client, taskQueue);
       await server.close();
     },
   };

@@ -15,7 +15,7 @@ import { appUrl, migrateSharedDatabase } from './db';
 import { registerAccount, type RegisteredAccount } from './identity';
 import { closeLedgerPool } from './ledger';
 import { verifyEmail } from './money';
-import { connectDevServer, createTestWorker, uniqueTaskQueue, type DevServer, type WorkerTarget } from './temporal';
+import { connectDevServer, createTestWorker, terminateRunningOn, uniqueTaskQueue, type DevServer, type WorkerTarget } from './temporal';
 
 /**
  * Wallets and money for the hold and transfer tests, made with the money building blocks
@@ -103,6 +103,7 @@ export async function startMoneyFlowsFixture(name: string, env: Record<string, s
     async close() {
       await stopWorker();
       await gateway.close();
+      await terminateRunningOn(server.client, taskQueue);
       await server.close();
       await app.end();
       await owner.end();
