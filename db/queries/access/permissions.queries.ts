@@ -8,6 +8,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * that tenant, and each statement names the tenant again.
  */
 
+const keysRow = z.object({ keys: z.array(z.string()) });
+
 const registered = z.object({
   key: z.string(),
   module: z.string(),
@@ -31,7 +33,7 @@ export function selectTenantPermissions(tx: DatabaseTransactionConnection, tenan
 
 /** The tenant's archived keys: they grant nothing, whichever role holds them (document 1, Module permissions). */
 export async function selectArchivedPermissions(tx: DatabaseTransactionConnection, tenantId: string): Promise<string[]> {
-  const row = await tx.one(sql.type(z.object({ keys: z.array(z.string()) }))`
+  const row = await tx.one(sql.type(keysRow)`
     SELECT coalesce(array_agg(key ORDER BY key), '{}') AS keys
     FROM permissions WHERE tenant_id = ${tenantId} AND archived_at IS NOT NULL
   `);

@@ -8,6 +8,10 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * row-level security lets the platform tenant read, are never reached through these routes.
  */
 
+const versionRow = z.object({ version: z.number() });
+const tenantVersionRow = z.object({ tenantId: z.string(), version: z.number() });
+const countRow = z.object({ count: z.number() });
+
 const roleRow = z.object({
   id: z.string(),
   tenantId: z.string(),
@@ -33,13 +37,13 @@ const ROLE_COLUMNS = sql.fragment`
  * be raced by a concurrent change of the same tenant.
  */
 export async function lockTenantRbac(tx: DatabaseTransactionConnection): Promise<number> {
-  const row = await tx.one(sql.type(z.object({ version: z.number() }))`SELECT rbac_lock_tenant() AS version`);
+  const row = await tx.one(sql.type(versionRow)`SELECT rbac_lock_tenant() AS version`);
   return row.version;
 }
 
 /** The RBAC version of each tenant asked for (0 for a tenant whose roles never changed). */
 export async function selectRbacVersions(db: CommonQueryMethods, tenantIds: readonly string[]): Promise<Map<string, number>> {
-  const rows = await db.any(sql.type(z.object({ tenantId: z.string(), version: z.number() }))`
+  const rows = await db.any(sql.type(tenantVersionRow)`
     SELECT tenant_id AS "tenantId", version FROM rbac_versions_of(${sql.array(tenantIds, 'uuid')})
   `);
   return new Map(rows.map((row) => [row.tenantId, row.version]));
@@ -110,17 +114,17 @@ export async function deleteRole(tx: DatabaseTransactionConnection, tenantId: st
 }
 
 export async function countTenantRoles(tx: DatabaseTransactionConnection, tenantId: string): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*) AS count FROM roles WHERE tenant_id = ${tenantId}`);
+  return tx.oneFirst(sql.type(countRow)`SELECT count(*) AS count FROM roles WHERE tenant_id = ${tenantId}`);
 }
 
 export async function countUserRoles(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return tx.oneFirst(sql.type(countRow)`
     SELECT count(*) AS count FROM user_roles WHERE tenant_id = ${tenantId} AND user_id = ${userId}
   `);
 }
 
 export async function countRoleHolders(tx: DatabaseTransactionConnection, tenantId: string, roleId: string): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return tx.oneFirst(sql.type(countRow)`
     SELECT count(*) AS count FROM user_roles WHERE tenant_id = ${tenantId} AND role_id = ${roleId}
   `);
 }

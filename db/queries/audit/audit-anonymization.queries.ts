@@ -7,6 +7,13 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * row that makes audit_records_readable mask them. All under withTenant (row-level security).
  */
 
+const tokenRow = z.object({ token: z.string() });
+const liveRow = z.object({ live: z.boolean() });
+const foundRow = z.object({ found: z.boolean() });
+const nRow = z.object({ n: z.number() });
+const nowRow = z.object({ now: z.string() });
+const anonymizedUserRow = z.object({ userId: z.string(), maskedUntilMs: z.number() });
+
 /**
  * Takes the lock of one user unless a live one exists: a new row, or an expired row taken over.
  * True when this caller holds it now. A concurrent insert of the same key waits for the other
@@ -15,7 +22,7 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 export async function acquireAnonymizationLock(
   tx: DatabaseTransactionConnection, tenantId: string, userId: string, token: string, ttlSeconds: number,
 ): Promise<boolean> {
-  const taken = await tx.maybeOne(sql.type(z.object({ token: z.string() }))`
+  const taken = await tx.maybeOne(sql.type(tokenRow)`
     INSERT INTO audit_anonymization_locks (tenant_id, user_id, token, expires_at)
     VALUES (${tenantId}, ${userId}, ${token}, clock_timestamp() + make_interval(secs => ${ttlSeconds}))
     ON CONFLICT (tenant_id, user_id) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
@@ -36,7 +43,7 @@ export async function releaseAnonymizationLock(
 
 /** Whether any anonymization of the tenant holds a live lock. Read-only: works on the reporting pool. */
 export function hasLiveAnonymizationLock(db: CommonQueryMethods, tenantId: string): Promise<boolean> {
-  return db.oneFirst(sql.type(z.object({ live: z.boolean() }))`
+  return db.oneFirst(sql.type(liveRow)`
     SELECT EXISTS (
       SELECT 1 FROM audit_anonymization_locks WHERE tenant_id = ${tenantId} AND expires_at > clock_timestamp()
     ) AS live
@@ -55,7 +62,7 @@ const concerning = (tenantId: string, userId: string) => sql.fragment`
 
 /** Whether any money.* record concerns the user: document 2 never anonymizes financial records. */
 export function hasFinancialRecords(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<boolean> {
-  return tx.oneFirst(sql.type(z.object({ found: z.boolean() }))`
+  return tx.oneFirst(sql.type(foundRow)`
     SELECT EXISTS (
       SELECT 1 FROM audit_records WHERE ${concerning(tenantId, userId)} AND action COLLATE "C" LIKE 'money.%'
     ) AS found
@@ -70,7 +77,7 @@ export function hasFinancialRecords(tx: DatabaseTransactionConnection, tenantId:
 export function countRecordsToMask(
   tx: DatabaseTransactionConnection, tenantId: string, userId: string, until: string,
 ): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ n: z.number() }))`
+  return tx.oneFirst(sql.type(nRow)`
     SELECT count(*)::int AS n
     FROM audit_records
     WHERE ${concerning(tenantId, userId)}
@@ -84,7 +91,7 @@ export function countRecordsToMask(
 
 /** The transaction's time, which the anonymization covers up to (and reports as completedAt). */
 export function transactionTime(tx: DatabaseTransactionConnection): Promise<string> {
-  return tx.oneFirst(sql.type(z.object({ now: z.string() }))`SELECT now() AS now`);
+  return tx.oneFirst(sql.type(nowRow)`SELECT now() AS now`);
 }
 
 /** Masks the user's records up to `until` from now on (a later anonymization only moves it forward). */
@@ -106,7 +113,7 @@ export async function upsertAnonymizedUser(
  * For records the view cannot mask, those restored from the cold archive (common/audit/anonymization-mask.ts).
  */
 export async function selectAnonymizedUsers(db: CommonQueryMethods, tenantId: string): Promise<Map<string, number>> {
-  const rows = await db.any(sql.type(z.object({ userId: z.string(), maskedUntilMs: z.number() }))`
+  const rows = await db.any(sql.type(anonymizedUserRow)`
     SELECT user_id AS "userId", floor(extract(epoch FROM masked_until) * 1000)::int8 AS "maskedUntilMs"
     FROM audit_anonymized_users WHERE tenant_id = ${tenantId}
   `);

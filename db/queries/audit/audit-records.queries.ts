@@ -9,6 +9,8 @@ import { auditRecordRow } from './audit-read.queries';
  * are limited to one tenant by row-level security. Hashes are bytea in the table and hex here.
  */
 
+const idRow = z.object({ id: z.string() });
+
 /** Creates the partition of the month of `monthStart` (YYYY-MM-01, UTC) unless it exists. */
 export async function ensureAuditPartition(db: CommonQueryMethods, monthStart: string): Promise<void> {
   await db.query(sql.unsafe`SELECT audit_ensure_partition(${monthStart}::date)`);
@@ -56,7 +58,7 @@ export async function advanceChainHeads(tx: DatabaseTransactionConnection, heads
 export async function selectStoredAuditIds(
   tx: DatabaseTransactionConnection, ids: readonly string[], from: string, to: string,
 ): Promise<Set<string>> {
-  const rows = await tx.any(sql.type(z.object({ id: z.string() }))`
+  const rows = await tx.any(sql.type(idRow)`
     SELECT id FROM audit_records
     WHERE id = ANY(${sql.array(ids, 'uuid')})
       AND occurred_at BETWEEN ${from}::timestamptz AND ${to}::timestamptz

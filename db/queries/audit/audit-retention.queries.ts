@@ -12,6 +12,8 @@ import { chainedRecord } from './audit-records.queries';
  * partitions and across tenants, which the application role can do neither of.
  */
 
+const existsRow = z.object({ exists: z.boolean() });
+
 const partition = z.object({ name: z.string(), month: z.string() });
 export type AuditPartition = z.infer<typeof partition>;
 
@@ -34,7 +36,7 @@ export function selectPartitionsEndingBy(db: CommonQueryMethods, cutoff: string)
 
 /** Whether the partition is still there (a retried drop finds it gone). */
 export function partitionExists(db: CommonQueryMethods, partitionName: string): Promise<boolean> {
-  return db.oneFirst(sql.type(z.object({ exists: z.boolean() }))`SELECT to_regclass(${partitionName}) IS NOT NULL AS exists`);
+  return db.oneFirst(sql.type(existsRow)`SELECT to_regclass(${partitionName}) IS NOT NULL AS exists`);
 }
 
 const tenantStats = z.object({ tenantId: z.string(), records: z.number(), firstSeq: z.number(), lastSeq: z.number() });

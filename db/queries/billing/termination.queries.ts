@@ -8,6 +8,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * application role in the terminated tenant's transaction, with the tenant named explicitly too.
  */
 
+const progressRow = z.object({ progress: z.record(z.string(), z.unknown()) });
+
 export const TERMINATION_PHASES = ['deleting_records', 'deleting_files', 'completed'] as const;
 export type TerminationPhase = (typeof TERMINATION_PHASES)[number];
 export type TerminationStatus = 'in_progress' | 'completed' | 'recovered';
@@ -48,7 +50,7 @@ export async function recordTerminationProgress(db: CommonQueryMethods, tenantId
 
 /** The progress a termination's phases have checkpointed; null when the tenant has no termination. */
 export async function selectTerminationProgress(db: CommonQueryMethods, tenantId: string): Promise<Record<string, unknown> | null> {
-  return db.maybeOneFirst(sql.type(z.object({ progress: z.record(z.string(), z.unknown()) }))`
+  return db.maybeOneFirst(sql.type(progressRow)`
     SELECT progress FROM tenant_terminations WHERE tenant_id = ${tenantId}
   `);
 }

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
+const valueRow = z.object({ value: z.number() });
+
 /** The limitable resources of document 1 (Usage: "limitable resource keys in limit checks"). */
 export const USAGE_METRICS = ['users', 'records', 'storage_bytes', 'events_per_day', 'modules'] as const;
 export type UsageMetric = (typeof USAGE_METRICS)[number];
@@ -76,7 +78,7 @@ export function selectUsage(tx: DatabaseTransactionConnection): Promise<UsageVal
 /** One metric of the transaction's tenant now: what a limit check compares. */
 export function selectUsageOf(tx: DatabaseTransactionConnection, metric: UsageMetric): Promise<number> {
   const expression = metricExpressions(sql.fragment`current_tenant_id()`, utcToday)[metric];
-  return tx.oneFirst(sql.type(z.object({ value: z.number() }))`SELECT ${expression} AS value`);
+  return tx.oneFirst(sql.type(valueRow)`SELECT ${expression} AS value`);
 }
 
 const limitsJson = z.object({

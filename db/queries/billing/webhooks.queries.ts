@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
+const eventIdRow = z.object({ eventId: z.string() });
+
 /** The subscription workflow's providerEvent signal argument (workflows/billing/billing.messages.ts), as stored. */
 const providerEvent = z.object({
   provider: z.enum(['stripe', 'paddle']),
@@ -28,7 +30,7 @@ export interface ReceivedWebhookEvent {
  * Answers false when the provider already delivered this event id: it is a duplicate and is ignored.
  */
 export async function insertWebhookEvent(tx: DatabaseTransactionConnection, event: ReceivedWebhookEvent): Promise<boolean> {
-  const inserted = await tx.maybeOne(sql.type(z.object({ eventId: z.string() }))`
+  const inserted = await tx.maybeOne(sql.type(eventIdRow)`
     INSERT INTO billing_webhook_events (provider, event_id, event_type, tenant_id, event, trace_id)
     VALUES (${event.provider}, ${event.eventId}, ${event.eventType}, ${event.tenantId},
             ${sql.jsonb({ ...event.event })}, ${event.traceId ?? null})

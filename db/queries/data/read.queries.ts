@@ -26,6 +26,8 @@ import type { ComparisonOperator, PlanColumn, PlanCondition, PlanEmbed, PlanFiel
  *   filters match). Without the preference nothing is counted.
  */
 
+const countRow = z.object({ count: z.number() });
+
 /** A record as the API answers it: camelCase field names, timestamps as ISO 8601 strings, embeds as objects/arrays. */
 export type DataRecord = Record<string, unknown>;
 
@@ -69,7 +71,7 @@ function countSql(plan: ReadPlan): FragmentSqlToken {
 
 /** The total alone: for a page with no row to carry it. */
 export function countStatement(plan: ReadPlan) {
-  return sql.type(z.object({ count: z.number() }))`SELECT ${countSql(plan)} AS count`;
+  return sql.type(countRow)`SELECT ${countSql(plan)} AS count`;
 }
 
 /**

@@ -10,6 +10,8 @@ import type { DataField, DataModel } from './model';
  * text. Reads, with the query language, are read.queries.ts.
  */
 
+const columnRow = z.object({ column: z.string() });
+
 /** A field of the model with the value its column takes (services/data/record-validation.ts converted it). */
 export interface ColumnAssignment {
   field: DataField;
@@ -98,7 +100,7 @@ export function brokenForeignKeyOf(error: unknown): string | null {
  * It reads the schema, not a tenant's rows, so it names no tenant.
  */
 export function selectForeignKeyColumn(db: CommonQueryMethods, model: Table, constraint: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ column: z.string() }))`
+  return db.maybeOneFirst(sql.type(columnRow)`
     SELECT a.attname AS column
     FROM pg_constraint c
     JOIN pg_class r ON r.oid = c.conrelid

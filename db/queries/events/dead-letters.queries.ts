@@ -7,6 +7,10 @@ import { sql, type DatabasePool, type DatabaseTransactionConnection } from '../.
  * read or moved.
  */
 
+const countRow = z.object({ count: z.number() });
+const expiredRow = z.object({ expired: z.number().int().nonnegative() });
+const nowRow = z.object({ now: z.string() });
+
 export const DEAD_LETTER_STATUSES = ['pending', 'retrying', 'resolved', 'expired'] as const;
 export type DeadLetterStatus = (typeof DEAD_LETTER_STATUSES)[number];
 
@@ -209,7 +213,7 @@ export function lockReplayPage(
 export function countResolvedInReplay(
   tx: DatabaseTransactionConnection, tenantId: string, window: ReplayWindow, upTo: string | null,
 ): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return tx.oneFirst(sql.type(countRow)`
     SELECT count(*) AS count FROM event_dead_letters
     WHERE tenant_id = ${tenantId} AND status = 'resolved' AND dead_lettered_at <= ${window.through}::timestamptz
       ${window.after === null ? sql.fragment`` : sql.fragment`AND id > ${window.after}`}
@@ -238,7 +242,7 @@ export async function markDeadLettersRetrying(tx: DatabaseTransactionConnection,
  * holds (the next run takes them); answers how many it expired.
  */
 export async function expireDeadLetters(db: DatabasePool, limit: number): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ expired: z.number().int().nonnegative() }))`
+  return db.oneFirst(sql.type(expiredRow)`
     WITH due AS (
       SELECT id FROM event_dead_letters
       WHERE status IN ('pending', 'retrying') AND expires_at < now()
@@ -258,7 +262,7 @@ export async function expireDeadLetters(db: DatabasePool, limit: number): Promis
  * database's clock, which wrote every dead_lettered_at it is compared with.
  */
 export function transactionTime(tx: DatabaseTransactionConnection): Promise<string> {
-  return tx.oneFirst(sql.type(z.object({ now: z.string() }))`
+  return tx.oneFirst(sql.type(nowRow)`
     SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS now
   `);
 }

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { DatabasePoolConnection } from 'slonik';
 import { sql } from '../../pool';
 
+const lockedRow = z.object({ locked: z.boolean() });
+
 /**
  * Coordination of outbox relays. Exactly one relay publishes at a time: the one holding this
  * session-level advisory lock. The lock belongs to a database session, so it is taken on a dedicated
@@ -11,7 +13,7 @@ import { sql } from '../../pool';
 const relayLock = sql.fragment`hashtextextended('platform:outbox-relay', 0)`;
 
 export function tryLockOutboxRelay(session: DatabasePoolConnection): Promise<boolean> {
-  return session.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
+  return session.oneFirst(sql.type(lockedRow)`
     SELECT pg_try_advisory_lock(${relayLock}) AS locked
   `);
 }

@@ -7,6 +7,8 @@ import type { StatementRows } from '../../tenant-reads';
  * or enter the tenant themselves (migration 0034), and name the tenant as well (tenant scoping twice).
  */
 
+const eventIdRow = z.object({ eventId: z.string() });
+
 /**
  * Records that `group` handled the event, in the caller's transaction (the one that carries the
  * handler's effect). False when the group had handled it already: the caller rolls its effect back
@@ -16,7 +18,7 @@ export async function claimReceipt(
   tx: DatabaseTransactionConnection,
   receipt: { tenantId: string; group: string; eventId: string; expiresAt: string | null },
 ): Promise<boolean> {
-  const claimed = await tx.maybeOne(sql.type(z.object({ eventId: z.string() }))`
+  const claimed = await tx.maybeOne(sql.type(eventIdRow)`
     INSERT INTO event_receipts (tenant_id, consumer_group, event_id, expires_at)
     VALUES (${receipt.tenantId}, ${receipt.group}, ${receipt.eventId}, ${receipt.expiresAt})
     ON CONFLICT (tenant_id, consumer_group, event_id) DO NOTHING

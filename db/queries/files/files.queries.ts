@@ -8,6 +8,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * statements (status changes) are in scan.queries.ts.
  */
 
+const countRow = z.object({ count: z.number() });
+
 export const FILE_STATUSES = ['pending_scan', 'available', 'rejected', 'deleted', 'purged'] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
 
@@ -124,7 +126,7 @@ export function selectFiles(
 
 /** The tenant's files waiting for their scan: what the staging cap (FILES_STAGING_MAX_PER_TENANT) counts. */
 export function countStagedFiles(tx: DatabaseTransactionConnection, tenantId: string): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return tx.oneFirst(sql.type(countRow)`
     SELECT count(*) AS count FROM files WHERE tenant_id = ${tenantId} AND status = 'pending_scan'
   `);
 }

@@ -10,6 +10,10 @@ import { fileColumns, fileRow, type FileRow } from './files.queries';
  * and the time-skipping tests move them.
  */
 
+const idRow = z.object({ id: z.string() });
+const markPageRow = z.object({ scanned: z.number(), lastId: z.string().nullable(), marked: z.number() });
+const reviewPageRow = z.object({ scanned: z.number(), lastId: z.string().nullable(), cleared: z.number(), due: z.array(z.string()) });
+
 const NOT_REFERENCED = (file: string) => sql.fragment`NOT EXISTS (
   SELECT 1 FROM file_references r WHERE r.tenant_id = ${sql.identifier([file, 'tenant_id'])} AND r.file_id = ${sql.identifier([file, 'id'])}
 )`;
@@ -21,7 +25,7 @@ const NOT_REFERENCED = (file: string) => sql.fragment`NOT EXISTS (
 export function selectTenantsWithOrphanCandidates(
   fleet: DatabasePool, buckets: readonly string[], after: string | null, limit: number,
 ): Promise<readonly string[]> {
-  return fleet.anyFirst(sql.type(z.object({ id: z.string() }))`
+  return fleet.anyFirst(sql.type(idRow)`
     SELECT t.id FROM tenants t
     WHERE (${after}::uuid IS NULL OR t.id > ${after}::uuid)
       AND EXISTS (SELECT 1 FROM files f WHERE f.tenant_id = t.id AND f.status = 'available' AND f.bucket = ANY(${sql.array(buckets, 'text')}))
@@ -50,7 +54,7 @@ export function markOrphanPage(
   page: { tenantId: string; buckets: readonly string[]; createdBefore: string; asOf: string; after: string | null; limit: number },
 ): Promise<MarkPage> {
   const { tenantId, buckets, createdBefore, asOf, after, limit } = page;
-  return tx.one(sql.type(z.object({ scanned: z.number(), lastId: z.string().nullable(), marked: z.number() }))`
+  return tx.one(sql.type(markPageRow)`
     WITH page AS (
       SELECT id FROM files
       WHERE tenant_id = ${tenantId} AND status = 'available' AND orphaned_at IS NULL
@@ -86,7 +90,7 @@ export function reviewOrphanPage(
   page: { tenantId: string; buckets: readonly string[]; orphanedBy: string; after: string | null; limit: number },
 ): Promise<ReviewPage> {
   const { tenantId, buckets, orphanedBy, after, limit } = page;
-  return tx.one(sql.type(z.object({ scanned: z.number(), lastId: z.string().nullable(), cleared: z.number(), due: z.array(z.string()) }))`
+  return tx.one(sql.type(reviewPageRow)`
     WITH page AS (
       SELECT id, tenant_id, bucket, orphaned_at FROM files
       WHERE tenant_id = ${tenantId} AND status = 'available' AND orphaned_at IS NOT NULL

@@ -8,6 +8,8 @@ import { fileColumns, fileRow, type FileRow } from './files.queries';
  * row-level security checks it again (withTenant).
  */
 
+const idRow = z.object({ id: z.string() });
+
 export interface FileReference {
   tenantId: string;
   /** `data:<module>.<model>.<field>` or `user.avatar`. */
@@ -24,7 +26,7 @@ export interface FileReference {
  * comes second finds the file purged and refers to nothing.
  */
 export async function claimReferencedFiles(tx: DatabaseTransactionConnection, tenantId: string, fileIds: readonly string[]): Promise<Set<string>> {
-  const rows = await tx.anyFirst(sql.type(z.object({ id: z.string() }))`
+  const rows = await tx.anyFirst(sql.type(idRow)`
     UPDATE files SET orphaned_at = NULL
     WHERE tenant_id = ${tenantId} AND id = ANY(${sql.array(fileIds, 'uuid')}) AND status IN ('pending_scan', 'available')
     RETURNING id

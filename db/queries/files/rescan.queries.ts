@@ -10,6 +10,8 @@ import { fileColumns, fileRow, type FileRow } from './files.queries';
  * security checks them again.
  */
 
+const idRow = z.object({ id: z.string() });
+
 /** What the re-scan reads: the files still stored (available, or deleted and restorable); as `f.status` below. */
 const STORED = sql.fragment`status IN ('available', 'deleted')`;
 
@@ -20,7 +22,7 @@ const STORED = sql.fragment`status IN ('available', 'deleted')`;
 export function selectNextRescanTenant(
   fleet: DatabasePool, window: { since: string; until: string }, afterTenantId: string | null,
 ): Promise<string | null> {
-  return fleet.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+  return fleet.maybeOneFirst(sql.type(idRow)`
     SELECT t.id FROM tenants t
     WHERE (${afterTenantId}::uuid IS NULL OR t.id > ${afterTenantId}::uuid)
       AND EXISTS (

@@ -2,6 +2,8 @@ import type { FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
+const storedRow = z.object({ stored: z.boolean() });
+
 export interface IdempotencyScope {
   tenantId: string;
   /** The route the key is used on: keys are scoped per tenant and route (DECISIONS.md, Money). */
@@ -42,7 +44,7 @@ export async function insertStoredAnswer(
   ttlHours: number,
   alsoWrite: FragmentSqlToken | null = null,
 ): Promise<boolean> {
-  const stored = await tx.maybeOne(sql.type(z.object({ stored: z.boolean() }))`
+  const stored = await tx.maybeOne(sql.type(storedRow)`
     ${alsoWrite ? sql.fragment`WITH also_written AS (${alsoWrite})` : sql.fragment``}
     INSERT INTO idempotency_keys (tenant_id, scope, key, request_hash, response_status, response_body, expires_at)
     VALUES (${at.tenantId}, ${at.scope}, ${at.key}, ${answer.requestHash}, ${answer.statusCode},

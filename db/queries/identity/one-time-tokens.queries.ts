@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
+const expiresAtRow = z.object({ expiresAt: z.string() });
+
 export type OneTimeTokenPurpose = 'verify_email' | 'reset_password' | 'invite' | 'set_password';
 
 export interface NewOneTimeToken {
@@ -17,7 +19,7 @@ export interface NewOneTimeToken {
 
 /** Stores a token's hash (never the token) and answers when it expires, by the database clock. */
 export async function insertOneTimeToken(tx: DatabaseTransactionConnection, token: NewOneTimeToken): Promise<string> {
-  const { expiresAt } = await tx.one(sql.type(z.object({ expiresAt: z.string() }))`
+  const { expiresAt } = await tx.one(sql.type(expiresAtRow)`
     INSERT INTO one_time_tokens (id, purpose, token_hash, user_id, tenant_id, email, payload, expires_at)
     VALUES (${token.id}, ${token.purpose}, ${sql.binary(token.tokenHash)}, ${token.userId}, ${token.tenantId},
             ${token.email}, ${sql.jsonb(token.payload)}, now() + make_interval(secs => ${token.ttlSeconds}))

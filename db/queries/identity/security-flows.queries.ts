@@ -7,12 +7,17 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * tenant change only the accounts of its members.
  */
 
+const idRow = z.object({ id: z.string() });
+const revokedRow = z.object({ revoked: z.number() });
+const nameRow = z.object({ name: z.string() });
+const userIdRow = z.object({ userId: z.string() });
+
 /**
  * Marks the address verified, only while the account still has the address the link was sent to
  * (a link to an old address must not verify a new one). False when nothing matched.
  */
 export async function markEmailVerified(tx: DatabaseTransactionConnection, userId: string, email: string): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`
+  const row = await tx.maybeOne(sql.type(idRow)`
     UPDATE users SET email_verified = true, updated_at = now()
     WHERE id = ${userId} AND lower(email) = lower(${email}) AND deleted_at IS NULL
     RETURNING id
@@ -30,7 +35,7 @@ export async function updatePasswordByLink(
   email: string,
   passwordHash: string,
 ): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`
+  const row = await tx.maybeOne(sql.type(idRow)`
     UPDATE users SET password_hash = ${passwordHash}, email_verified = true, updated_at = now()
     WHERE id = ${userId} AND lower(email) = lower(${email}) AND deleted_at IS NULL
     RETURNING id
@@ -40,7 +45,7 @@ export async function updatePasswordByLink(
 
 /** Every session of the account in every tenant (SECURITY DEFINER auth_revoke_user_refresh_tokens, migration 0011). */
 export async function revokeAllRefreshTokens(tx: DatabaseTransactionConnection, userId: string): Promise<number> {
-  const { revoked } = await tx.one(sql.type(z.object({ revoked: z.number() }))`
+  const { revoked } = await tx.one(sql.type(revokedRow)`
     SELECT auth_revoke_user_refresh_tokens(${userId}) AS revoked
   `);
   return revoked;
@@ -64,7 +69,7 @@ export function selectMemberByEmail(tx: DatabaseTransactionConnection, email: st
 }
 
 export async function selectTenantName(tx: DatabaseTransactionConnection): Promise<string> {
-  const { name } = await tx.one(sql.type(z.object({ name: z.string() }))`
+  const { name } = await tx.one(sql.type(nameRow)`
     SELECT name FROM tenants WHERE id = current_tenant_id()
   `);
   return name;
@@ -88,7 +93,7 @@ export function selectTenantRoles(
 
 /** Adds the membership unless it exists (an invitation accepted by someone who joined meanwhile); true when added. */
 export async function ensureMembership(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<boolean> {
-  const added = await tx.maybeOne(sql.type(z.object({ userId: z.string() }))`
+  const added = await tx.maybeOne(sql.type(userIdRow)`
     INSERT INTO memberships (tenant_id, user_id) VALUES (${tenantId}, ${userId})
     ON CONFLICT DO NOTHING
     RETURNING user_id AS "userId"

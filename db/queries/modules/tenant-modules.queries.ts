@@ -7,6 +7,9 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * the tenant again. Uninstalled modules keep their row with deleted_at set.
  */
 
+const activeRow = z.object({ active: z.boolean() });
+const slugsRow = z.object({ slugs: z.array(z.string()) });
+
 const moduleRow = z.object({
   id: z.string(),
   slug: z.string(),
@@ -43,7 +46,7 @@ export function lockTenantModule(tx: DatabaseTransactionConnection, tenantId: st
  * TenantReader (db/tenant-reads.ts), which runs it in the tenant's transaction like withTenant.
  */
 export function moduleActiveStatement(tenantId: string, slug: string) {
-  return sql.type(z.object({ active: z.boolean() }))`
+  return sql.type(activeRow)`
     SELECT true AS active FROM tenant_modules
     WHERE tenant_id = ${tenantId} AND slug = ${slug} AND status = 'active' AND deleted_at IS NULL
   `;
@@ -51,7 +54,7 @@ export function moduleActiveStatement(tenantId: string, slug: string) {
 
 /** The slugs of the modules installed and active for the tenant: what the gateway's module step admits. */
 export async function selectActiveModuleSlugs(tx: DatabaseTransactionConnection, tenantId: string): Promise<string[]> {
-  const row = await tx.one(sql.type(z.object({ slugs: z.array(z.string()) }))`
+  const row = await tx.one(sql.type(slugsRow)`
     SELECT coalesce(array_agg(slug ORDER BY slug), '{}') AS slugs
     FROM tenant_modules WHERE tenant_id = ${tenantId} AND status = 'active' AND deleted_at IS NULL
   `);

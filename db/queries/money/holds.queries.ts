@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from '../../pool';
 
+const countRow = z.object({ count: z.number() });
+
 /** Holds of a wallet still held (on the partial index money_transactions_open_holds). */
 export async function countOpenHolds(tx: DatabaseTransactionConnection, tenantId: string, walletId: string): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return tx.oneFirst(sql.type(countRow)`
     SELECT count(*)::int AS count FROM money_transactions
     WHERE tenant_id = ${tenantId} AND wallet_id = ${walletId} AND status = 'held'
   `);

@@ -8,6 +8,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * of the wallet's ledger postings and change only next to them (common/money/movements.ts).
  */
 
+const verifiedRow = z.object({ verified: z.boolean() });
+
 export const balances = z.object({ available: z.number(), pending: z.number(), frozen: z.number() });
 export type Balances = z.infer<typeof balances>;
 
@@ -23,6 +25,8 @@ const walletRow = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
+/** lockWalletsForCaller's rows: a wallet and whether the caller's e-mail address is verified. */
+const walletWithCallerRow = walletRow.extend({ callerVerified: z.boolean() });
 export type WalletRow = z.infer<typeof walletRow>;
 
 const walletColumns = sql.fragment`
@@ -99,7 +103,7 @@ const lockedInIdOrder = (tenantId: string, ids: readonly string[]) => sql.fragme
 export async function lockWalletsForCaller(
   tx: DatabaseTransactionConnection, tenantId: string, ids: readonly string[], callerId: string | null,
 ): Promise<{ wallets: WalletRow[]; callerVerified: boolean | null }> {
-  const rows = await tx.any(sql.type(walletRow.extend({ callerVerified: z.boolean() }))`
+  const rows = await tx.any(sql.type(walletWithCallerRow)`
     SELECT ${walletColumns}, coalesce((SELECT email_verified FROM users WHERE id = ${callerId}), false) AS "callerVerified"
     ${lockedInIdOrder(tenantId, ids)}
   `);
@@ -116,7 +120,7 @@ export function isTenantMember(tx: DatabaseTransactionConnection, tenantId: stri
 
 /** Whether the user's e-mail address is verified (document 1, security flows rule 2: sensitive operations). */
 export async function isEmailVerified(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ verified: z.boolean() }))`
+  const row = await tx.maybeOne(sql.type(verifiedRow)`
     SELECT email_verified AS verified FROM users WHERE id = ${userId}
   `);
   return row?.verified ?? false;
