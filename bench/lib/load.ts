@@ -72,6 +72,7 @@ export async function measure(
   // Progress, on stderr beside the tables on stdout: which phase runs now (and since when, for a sampler).
   process.stderr.write(`measuring: ${name} (${concurrency} in flight)\n`);
   const cpuBefore = serverPid ? cpuSecondsOf(serverPid) : 0;
+  const windowStart = process.hrtime.bigint() / 1000n;
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
@@ -88,6 +89,8 @@ export async function measure(
   latencies.sort((a, b) => a - b);
   const phase: Phase = { name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
   if (serverPid) phase.cpuMsPerRequest = ((cpuSecondsOf(serverPid) - cpuBefore) * 1000) / Math.max(1, latencies.length);
+  // A profiled child's samples carry this clock (CLOCK_MONOTONIC in µs), so the phase can be cut out of its profile.
+  if (process.env.BENCH_CPU_PROFILE_DIR) process.stderr.write(`profile window: ${name} ${windowStart}..${process.hrtime.bigint() / 1000n} µs, ${phase.count} requests\n`);
   return phase;
 }
 
@@ -112,7 +115,8 @@ export interface ChildServer {
  * process on an ephemeral loopback port, so client and server do not share an event loop. The
  * child must log a JSON line containing `listenMessage` and a `port` member. With
  * BENCH_CPU_PROFILE_DIR set, the child writes a V8 CPU profile there when it exits (Node refuses
- * --cpu-prof in NODE_OPTIONS): where a phase's server CPU goes, for Chrome DevTools or speedscope.
+ * --cpu-prof in NODE_OPTIONS): where a phase's server CPU goes, for Chrome DevTools or speedscope;
+ * measure() then prints each phase's window in the profile's clock.
  */
 export function startChildServer(entry: string, listenMessage: string, env: Record<string, string> = {}): Promise<ChildServer> {
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
