@@ -48,12 +48,16 @@ async function main(): Promise<void> {
   const store = createObjectStore(cfg.s3);
   const scanner = createClamdScanner(cfg.clamav);
   const watcher = new AvailabilityWatcher(owner);
+  // What the bench stored, removed when it ends (every run stores about half a GB).
+  const stored = { files: [] as string[], objects: [] as string[] };
+  let removeStoredFiles: (() => Promise<void>) | undefined;
   try {
     const call = apiClient(gateway.baseUrl);
     const account = await call('POST', '/auth/register', { email: `bench.files.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
     const token = String(account.accessToken);
     const tenantId = (account.tenant as { id: string }).id;
-    const client = uploadClient(gateway.baseUrl, token);
+    const client = uploadClient(gateway.baseUrl, token, stored.files);
+    removeStoredFiles = () => removeStored(store, client, stored);
 
     process.stdout.write(`distinct 1 MB PNGs: rendering ${2 * uploads + 2 * concurrency}…`);
     const pngs = await distinctImages(2 * uploads + 2 * concurrency, noisePng);
@@ -67,7 +71,9 @@ async function main(): Promise<void> {
       const file = await client.upload(set[index()]);
       await watcher.available(file.id);
     };
-    const direct = (set: Buffer[]) => (index: () => number) => () => directUploadToAvailable(store, scanner, tenantId, set[index()]);
+    const direct = (set: Buffer[]) => (index: () => number) => async () => {
+      stored.objects.push(...await directUploadToAvailable(store, scanner, tenantId, set[index()]));
+    };
     const counter = () => { let next = 0; return () => next++; };
 
     heading(`1. upload → available for a 1 MB PNG, ${concurrency} in flight, ${uploads} uploads per side`);
@@ -118,6 +124,7 @@ async function main(): Promise<void> {
       + `p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms (target p99 < 150 ms)`);
   } finally {
     watcher.stop();
+    await removeStoredFiles?.();
     await owner.end();
     await new Promise((resolve) => {
       gateway.child.once('exit', resolve);
@@ -136,9 +143,9 @@ interface MultipartBody {
  * Uploads and thumbnail reads of one account, on node:http (httpCaller, bench/lib/load.ts). A body is
  * encoded by undici's FormData before the upload it is for is timed, as the direct side's images are
  * rendered before theirs: the load generator shares the two cores with what it measures, which the
- * direct side, making no requests, does not pay.
+ * direct side, making no requests, does not pay. Every file it uploads is noted in `uploaded`.
  */
-function uploadClient(baseUrl: string, token: string) {
+function uploadClient(baseUrl: string, token: string, uploaded: string[]) {
   const call = httpCaller(baseUrl);
   const authorization = `Bearer ${token}`;
   return {
@@ -153,7 +160,14 @@ function uploadClient(baseUrl: string, token: string) {
     async upload({ type, bytes }: MultipartBody): Promise<{ id: string }> {
       const { status, text } = await call('POST', '/v1/files/upload', { authorization, 'content-type': type, 'content-length': bytes.length }, bytes);
       if (status !== 201) throw new Error(`upload answered ${status}: ${text}`);
-      return JSON.parse(text) as { id: string };
+      const file = JSON.parse(text) as { id: string };
+      uploaded.push(file.id);
+      return file;
+    },
+    /** Whether DELETE /files/:id/permanent removed it (a file still waiting for its scan cannot be). */
+    async deletePermanently(id: string): Promise<boolean> {
+      const { status } = await call('DELETE', `/v1/files/${id}/permanent`, { authorization });
+      return status === 204;
     },
     async thumbnail(id: string, preset: string): Promise<void> {
       const { status } = await call('GET', `/v1/files/${id}/thumbnail/${preset}`, { authorization });
@@ -203,8 +217,24 @@ class AvailabilityWatcher {
   }
 }
 
-/** The upload pipeline's work with nothing around it: no HTTP, no database, no workflow. */
-async function directUploadToAvailable(store: ObjectStore, scanner: VirusScanner, tenantId: string, png: Buffer): Promise<void> {
+/**
+ * The bench's files deleted permanently through the gateway, eight at a time (their objects and
+ * thumbnails with them), then the direct side's objects. A run that failed may leave files still
+ * waiting for their scan, which cannot be deleted yet: they are counted, not retried.
+ */
+async function removeStored(store: ObjectStore, client: ReturnType<typeof uploadClient>, stored: { files: string[]; objects: string[] }): Promise<void> {
+  process.stderr.write(`removing the bench's ${stored.files.length} files and the direct side's ${stored.objects.length} objects\n`);
+  const files = [...stored.files];
+  let kept = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let id = files.pop(); id !== undefined; id = files.pop()) if (!await client.deletePermanently(id)) kept += 1;
+  }));
+  await removeObjects(store, stored.objects);
+  if (kept > 0) process.stderr.write(`${kept} files could not be deleted (not scanned yet)\n`);
+}
+
+/** The upload pipeline's work with nothing around it: no HTTP, no database, no workflow. Answers the keys it stored. */
+async function directUploadToAvailable(store: ObjectStore, scanner: VirusScanner, tenantId: string, png: Buffer): Promise<string[]> {
   const id = newId();
   const staging = `${tenantId}/bench-staging/${id}`;
   const stored = `${tenantId}/bench-direct/${id}/original`;
@@ -215,10 +245,13 @@ async function directUploadToAvailable(store: ObjectStore, scanner: VirusScanner
   const original = verdict.bytes;
   await copyObject(store, staging, stored);
   await removeObjects(store, [staging]);
-  await Promise.all(UPLOAD_THUMBNAILS.map(async (preset) => {
+  const thumbnails = await Promise.all(UPLOAD_THUMBNAILS.map(async (preset) => {
+    const key = `${tenantId}/bench-direct/${id}/${preset}.webp`;
     const thumbnail = await renderThumbnail(original, preset);
-    await store.s3.putObject(store.bucket, `${tenantId}/bench-direct/${id}/${preset}.webp`, thumbnail, thumbnail.length, { 'Content-Type': 'image/webp' });
+    await store.s3.putObject(store.bucket, key, thumbnail, thumbnail.length, { 'Content-Type': 'image/webp' });
+    return key;
   }));
+  return [stored, ...thumbnails];
 }
 
 /** Random RGB noise compresses barely: 600×600 pixels make a PNG of about 1 MB. */
