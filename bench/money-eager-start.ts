@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { homedir, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -8,7 +6,7 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { bundleWorkflows, createDomainWorker } from '../workers/temporal/worker';
-import { cpuSecondsOf, measure } from './lib/load';
+import { cpuSecondsOf, measure, recordedTemporalPid } from './lib/load';
 import { noopDone } from './money/noop.messages';
 import type { benchNoop } from './money/noop.workflow';
 
@@ -34,7 +32,8 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds);
   const settings = config();
   const taskQueue = `bench.eager.${newId()}`;
-  const temporalPid = Number(readFileSync(join(homedir(), '.cache/platform/data/run/temporal.pid'), 'utf8').trim());
+  const temporalPid = recordedTemporalPid();
+  if (temporalPid === undefined) throw new Error('no Temporal dev server recorded: start the platform (npm run up)');
   const connection = await NativeConnection.connect({ address: settings.temporal.address });
   const dataConverter = await platformDataConverter(settings.temporalCodec);
   const worker = await createDomainWorker({

@@ -1,6 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { connectTemporal } from '../common/temporal/client';
@@ -9,7 +7,7 @@ import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../services/money/ledger-check';
 import { startMoneyWorkerProcess, startWorkerProcess } from '../test/helpers/money-worker';
-import { cpuSecondsOf, cpuSecondsOfCommand, measure, percentile, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
+import { cpuSecondsOf, cpuSecondsOfCommand, measure, percentile, ratePerSecond as rate, recordedTemporalPid, startBenchGateway, type Phase } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench } from './lib/pgbench';
 import { noopDone } from './money/noop.messages';
@@ -199,9 +197,7 @@ function machineTicks(): { busy: number; total: number } {
 
 /** The Temporal dev server's pid: given, or the one the bring-up scripts recorded; undefined leaves its column out. */
 function temporalPid(given: string | undefined): number | undefined {
-  if (given) return Number(given);
-  const file = join(homedir(), '.cache/platform/data/run/temporal.pid');
-  return existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : undefined;
+  return given ? Number(given) : recordedTemporalPid();
 }
 
 function printRows(rows: readonly Row[]): void {

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -32,6 +33,12 @@ export function cpuSecondsOf(pid: number): number {
   const { fields } = procStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   // utime and stime: fields 14 and 15, in ticks of 1/100 s.
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The Temporal dev server's pid as the bring-up scripts recorded it; undefined when they recorded none. */
+export function recordedTemporalPid(): number | undefined {
+  const file = join(homedir(), '.cache/platform/data/run/temporal.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : undefined;
 }
 
 /**
