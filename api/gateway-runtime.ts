@@ -169,7 +169,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
       const outcome = await ensureBucket(connections.s3, config.s3.bucket, config.s3.region);
       logger.info({ bucket: config.s3.bucket, outcome }, 'object storage bucket ensured');
     }, retry),
-  ]).then(() => undefined);
+  ]).then(() => eventLoop.forgetStartup());
 
   const readiness: ReadinessCondition[] = [
     { name: 'feature_flags', met: () => flags.status().loaded, reason: 'feature-flag cache not loaded' },

@@ -25,6 +25,17 @@ export class EventLoopMonitor {
     this.timer.unref();
   }
 
+  /**
+   * Start-up blocks the loop on purpose: building the routes, their validators and OpenAPI
+   * documents takes about 0.4 s of synchronous work on an idle machine and several seconds on a
+   * busy one. That is readiness's business (/ready fails until start-up is done), not a defect of
+   * a running process, so its stalls are forgotten once start-up ends.
+   */
+  forgetStartup(): void {
+    this.previousWindowMaxMs = 0;
+    this.histogram.reset();
+  }
+
   stop(): void {
     clearInterval(this.timer);
     this.histogram.disable();

@@ -63,6 +63,28 @@ describe('event-loop liveness', () => {
       monitor.stop();
     }
   });
+  it('forgets the stalls of start-up once it ends, and reports the ones after it', async () => {
+    const monitor = new EventLoopMonitor(250);
+    monitor.start();
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 50));
+    // A stall is measured from the histogram's previous sample: one tick of its timer before it.
+    const block = async (ms: number) => {
+      await tick();
+      const until = Date.now() + ms;
+      while (Date.now() < until) { /* block the loop on purpose */ }
+      await tick();
+    };
+    try {
+      await block(800);
+      expect(monitor.liveness().alive).toBe(false);
+      monitor.forgetStartup();
+      expect(monitor.liveness()).toEqual({ alive: true });
+      await block(800);
+      expect(monitor.liveness().alive).toBe(false);
+    } finally {
+      monitor.stop();
+    }
+  });
 });
 
 describe('feature_flags component', () => {
