@@ -6,11 +6,14 @@ import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
-import { copyObject, createObjectStore, removeObjects, type ObjectStore } from '../common/object-store';
+import { createObjectStore, removeObjects, type ObjectStore } from '../common/object-store';
 import { createDbPool, sql, type DatabasePool } from '../db/pool';
-import { createClamdScanner, scanStagedObject, type VirusScanner } from '../services/files/scanner';
-import { renderThumbnail, UPLOAD_THUMBNAILS } from '../services/files/thumbnails';
-import { apiClient, httpCaller, measure, percentile, printPhases, startBenchGateway, type Phase } from './lib/load';
+import { createClamdScanner, type VirusScanner } from '../services/files/scanner';
+import { UPLOAD_THUMBNAILS } from '../services/files/thumbnails';
+import { promoteDirectly } from './files/direct-work';
+import {
+  apiClient, cpuSecondsOf, httpCaller, machineBusySeconds, measure, percentile, printPhases, recordedTemporalPid, startBenchGateway, startChildServer, type Phase,
+} from './lib/load';
 
 /**
  * The files service's performance (issue 17), side by side in one run on this machine:
@@ -18,6 +21,9 @@ import { apiClient, httpCaller, measure, percentile, printPhases, startBenchGate
  *    `--concurrency` uploads in flight, through a child gateway and the platform's running worker,
  *    against the ceiling of the same work done directly in this process (S3 put, clamd INSTREAM,
  *    S3 copy, two sharp resizes stored back, staging removed). Target: at least 60 % of the ceiling.
+ *    Beside them the floor (bench/files/floor-server.ts): the same upload with only the structure
+ *    the issue asks for (a multipart POST streamed to staging, one workflow per file), none of the
+ *    platform's bookkeeping. Each side reports the machine's CPU and the Temporal server's per upload.
  * 2. 50 MB document uploads: the gateway's resident memory, sampled every 10 ms, grows by less
  *    than 30 MB per upload (the body is streamed to the store, not buffered). Three in a row: the
  *    first also grows the heap to the working size of the path, which later uploads reuse.
@@ -48,6 +54,8 @@ async function main(): Promise<void> {
   const store = createObjectStore(cfg.s3);
   const scanner = createClamdScanner(cfg.clamav);
   const watcher = new AvailabilityWatcher(owner);
+  const floor = await startChildServer('bench/files/floor-server.ts', 'files floor listening');
+  const temporalPid = recordedTemporalPid();
   // What the bench stored, removed when it ends (every run stores about half a GB).
   const stored = { files: [] as string[], objects: [] as string[] };
   let removeStoredFiles: (() => Promise<void>) | undefined;
@@ -59,17 +67,19 @@ async function main(): Promise<void> {
     const client = uploadClient(gateway.baseUrl, token, stored.files);
     removeStoredFiles = () => removeStored(store, client, stored);
 
-    process.stdout.write(`distinct 1 MB PNGs: rendering ${2 * uploads + 2 * concurrency}…`);
-    const pngs = await distinctImages(2 * uploads + 2 * concurrency, noisePng);
+    process.stdout.write(`distinct 1 MB PNGs: rendering ${3 * uploads + 3 * concurrency}…`);
+    const pngs = await distinctImages(3 * uploads + 3 * concurrency, noisePng);
     console.log(` ${(pngs[0].length / 1024 / 1024).toFixed(2)} MB each`);
-    const [warmPlatform, warmDirect, platformSet, directSet] = [
-      pngs.slice(0, concurrency), pngs.slice(concurrency, 2 * concurrency),
-      pngs.slice(2 * concurrency, 2 * concurrency + uploads), pngs.slice(2 * concurrency + uploads),
-    ];
+    const setOf = (side: number) => pngs.slice(3 * concurrency + side * uploads, 3 * concurrency + (side + 1) * uploads);
+    const warmOf = (side: number) => pngs.slice(side * concurrency, (side + 1) * concurrency);
     const forms = (set: Buffer[]) => Promise.all(set.map((png) => client.form(png, 'image.png', 'assets')));
     const through = (set: MultipartBody[]) => (index: () => number) => async () => {
       const file = await client.upload(set[index()]);
       await watcher.available(file.id);
+    };
+    const floorUpload = floorClient(floor.baseUrl, tenantId);
+    const floored = (set: MultipartBody[]) => (index: () => number) => async () => {
+      stored.objects.push(...await floorUpload(set[index()]));
     };
     const direct = (set: Buffer[]) => (index: () => number) => async () => {
       stored.objects.push(...await directUploadToAvailable(store, scanner, tenantId, set[index()]));
@@ -77,11 +87,26 @@ async function main(): Promise<void> {
     const counter = () => { let next = 0; return () => next++; };
 
     heading(`1. upload → available for a 1 MB PNG, ${concurrency} in flight, ${uploads} uploads per side`);
-    await measure('warm-up', concurrency, 600, concurrency, through(await forms(warmPlatform))(counter()));
-    await measure('warm-up', concurrency, 600, concurrency, direct(warmDirect)(counter()));
-    const ceiling = await measure('directly in one process (put, INSTREAM, copy, 2 resizes, put ×2)', concurrency, 600, uploads, direct(directSet)(counter()));
-    const platform = await measure('POST /files/upload → available with icon_32 and card_300', concurrency, 600, uploads, through(await forms(platformSet))(counter()), gateway.child.pid);
-    printPhases([ceiling, platform]);
+    const costs: string[] = [];
+    // The machine's CPU over a side and the Temporal server's, per upload: both cores are busy on every
+    // side, so the rates' ratio follows the CPU each side spends per upload.
+    const side = async (name: string, step: () => Promise<void>, pid?: number): Promise<Phase> => {
+      const [machine, server] = [machineBusySeconds(), temporalPid ? cpuSecondsOf(temporalPid) : 0];
+      const phase = await measure(name, concurrency, 600, uploads, step, pid);
+      const perUpload = (seconds: number) => ((seconds * 1000) / phase.count).toFixed(1);
+      costs.push(`| ${name} | ${perUpload(machineBusySeconds() - machine)} | ${temporalPid ? perUpload(cpuSecondsOf(temporalPid) - server) : '-'} |`);
+      return phase;
+    };
+    await measure('warm-up', concurrency, 600, concurrency, through(await forms(warmOf(0)))(counter()));
+    await measure('warm-up', concurrency, 600, concurrency, floored(await forms(warmOf(1)))(counter()));
+    await measure('warm-up', concurrency, 600, concurrency, direct(warmOf(2))(counter()));
+    const ceiling = await side('directly in one process (put, INSTREAM, copy, 2 resizes, put ×2)', direct(setOf(2))(counter()));
+    const least = await side('floor: POST of the form → one workflow per file, no bookkeeping', floored(await forms(setOf(1)))(counter()), floor.child.pid);
+    const platform = await side('POST /files/upload → available with icon_32 and card_300', through(await forms(setOf(0)))(counter()), gateway.child.pid);
+    printPhases([ceiling, least, platform]);
+    console.log('\n| side | the machine\'s CPU ms per upload | the Temporal server\'s |\n|---|---|---|');
+    costs.forEach((line) => console.log(line));
+    console.log(`\nfloor / ceiling: ${percent(rate(least), rate(ceiling))}; platform / floor: ${percent(rate(platform), rate(least))}`);
     console.log(`platform / ceiling: ${percent(rate(platform), rate(ceiling))} (target ≥ 60 %)`);
 
     heading('2. 50 MB document uploads, one after another: the gateway\'s resident memory');
@@ -126,6 +151,7 @@ async function main(): Promise<void> {
     watcher.stop();
     await removeStoredFiles?.();
     await owner.end();
+    floor.child.kill('SIGTERM');
     await new Promise((resolve) => {
       gateway.child.once('exit', resolve);
       gateway.child.kill('SIGTERM');
@@ -173,6 +199,19 @@ function uploadClient(baseUrl: string, token: string, uploaded: string[]) {
       const { status } = await call('GET', `/v1/files/${id}/thumbnail/${preset}`, { authorization });
       if (status !== 302) throw new Error(`thumbnail ${preset} of ${id} answered ${status}`);
     },
+  };
+}
+
+/** Uploads to the floor's server (bench/files/floor-server.ts), each once its work is done: the keys it stored. */
+function floorClient(baseUrl: string, tenantId: string) {
+  const call = httpCaller(baseUrl);
+  return async ({ type, bytes }: MultipartBody): Promise<string[]> => {
+    const uploaded = await call('POST', `/upload?tenant=${tenantId}`, { 'content-type': type, 'content-length': bytes.length }, bytes);
+    if (uploaded.status !== 201) throw new Error(`the floor's upload answered ${uploaded.status}: ${uploaded.text}`);
+    const { id } = JSON.parse(uploaded.text) as { id: string };
+    const { status, text } = await call('GET', `/available?id=${id}`, {});
+    if (status !== 200) throw new Error(`the floor's file ${id} answered ${status}: ${text}`);
+    return JSON.parse(text) as string[];
   };
 }
 
@@ -237,21 +276,8 @@ async function removeStored(store: ObjectStore, client: ReturnType<typeof upload
 async function directUploadToAvailable(store: ObjectStore, scanner: VirusScanner, tenantId: string, png: Buffer): Promise<string[]> {
   const id = newId();
   const staging = `${tenantId}/bench-staging/${id}`;
-  const stored = `${tenantId}/bench-direct/${id}/original`;
   await store.s3.putObject(store.bucket, staging, Readable.from([png]), png.length, { 'Content-Type': 'image/png' });
-  // As the platform's scan does: the bytes scanned are kept for the thumbnails (one read of the object).
-  const verdict = await scanStagedObject({ objectStore: store, scanner }, staging, () => undefined, png.length, { keepBytes: true });
-  if (verdict.infected || !verdict.bytes) throw new Error('a bench image was found infected, or not read whole');
-  const original = verdict.bytes;
-  await copyObject(store, staging, stored);
-  await removeObjects(store, [staging]);
-  const thumbnails = await Promise.all(UPLOAD_THUMBNAILS.map(async (preset) => {
-    const key = `${tenantId}/bench-direct/${id}/${preset}.webp`;
-    const thumbnail = await renderThumbnail(original, preset);
-    await store.s3.putObject(store.bucket, key, thumbnail, thumbnail.length, { 'Content-Type': 'image/webp' });
-    return key;
-  }));
-  return [stored, ...thumbnails];
+  return promoteDirectly({ store, scanner }, staging, `${tenantId}/bench-direct/${id}`, png.length);
 }
 
 /** Random RGB noise compresses barely: 600×600 pixels make a PNG of about 1 MB. */

@@ -35,6 +35,13 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU seconds the whole machine has been busy so far (every core, every process), from /proc/stat. */
+export function machineBusySeconds(): number {
+  // cpu  user nice system idle iowait irq softirq steal …, in ticks of 1/100 s.
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
 /** The Temporal dev server's pid as the bring-up scripts recorded it; undefined when they recorded none. */
 export function recordedTemporalPid(): number | undefined {
   const file = join(homedir(), '.cache/platform/data/run/temporal.pid');

@@ -114,7 +114,7 @@ async function stage(deps: FilesDeps, stagingKey: string, declared: string | und
  * The type of a file whose client named none: file-type's stream detection reads the first bytes
  * (its sample) for a known signature and hands the stream on unchanged. Never from the file's name.
  */
-async function detectType(file: Readable): Promise<{ stream: Readable; mimeType: string }> {
+export async function detectType(file: Readable): Promise<{ stream: Readable; mimeType: string }> {
   const detecting = await fileTypeStream(Readable.toWeb(file) as ReadableStream<Uint8Array>);
   return {
     stream: Readable.fromWeb(detecting as WebReadableStream<Uint8Array>),
