@@ -12,7 +12,7 @@ import { createClamdScanner, type VirusScanner } from '../services/files/scanner
 import { UPLOAD_THUMBNAILS } from '../services/files/thumbnails';
 import { promoteDirectly } from './files/direct-work';
 import {
-  apiClient, cpuSecondsOf, httpCaller, machineBusySeconds, measure, percentile, printPhases, recordedTemporalPid, startBenchGateway, startChildServer, type Phase,
+  apiClient, cpuSecondsOf, httpCaller, machineTicks, measure, percentile, printPhases, recordedTemporalPid, startBenchGateway, startChildServer, type Phase,
 } from './lib/load';
 
 /**
@@ -91,10 +91,10 @@ async function main(): Promise<void> {
     // The machine's CPU over a side and the Temporal server's, per upload: both cores are busy on every
     // side, so the rates' ratio follows the CPU each side spends per upload.
     const side = async (name: string, step: () => Promise<void>, pid?: number): Promise<Phase> => {
-      const [machine, server] = [machineBusySeconds(), temporalPid ? cpuSecondsOf(temporalPid) : 0];
+      const [machine, server] = [machineTicks().busy / 100, temporalPid ? cpuSecondsOf(temporalPid) : 0];
       const phase = await measure(name, concurrency, 600, uploads, step, pid);
       const perUpload = (seconds: number) => ((seconds * 1000) / phase.count).toFixed(1);
-      costs.push(`| ${name} | ${perUpload(machineBusySeconds() - machine)} | ${temporalPid ? perUpload(cpuSecondsOf(temporalPid) - server) : '-'} |`);
+      costs.push(`| ${name} | ${perUpload(machineTicks().busy / 100 - machine)} | ${temporalPid ? perUpload(cpuSecondsOf(temporalPid) - server) : '-'} |`);
       return phase;
     };
     await measure('warm-up', concurrency, 600, concurrency, through(await forms(warmOf(0)))(counter()));

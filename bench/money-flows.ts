@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { connectTemporal } from '../common/temporal/client';
@@ -7,7 +6,9 @@ import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../services/money/ledger-check';
 import { startMoneyWorkerProcess, startWorkerProcess } from '../test/helpers/money-worker';
-import { cpuSecondsOf, cpuSecondsOfCommand, measure, percentile, ratePerSecond as rate, recordedTemporalPid, startBenchGateway, type Phase } from './lib/load';
+import {
+  cpuSecondsOf, cpuSecondsOfCommand, machineTicks, measure, percentile, ratePerSecond as rate, recordedTemporalPid, startBenchGateway, type Phase,
+} from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench } from './lib/pgbench';
 import { noopDone } from './money/noop.messages';
@@ -185,14 +186,6 @@ function mergedRow(name: string, slices: readonly { row: Row; latencies: number[
     [name, slices.reduce((sum, { row }) => sum + row.cpu[name] * row.phase.count, 0) / Math.max(1, count)]));
   const busy = slices.reduce((sum, { row }) => sum + row.busy * row.phase.seconds, 0) / Math.max(1e-9, seconds);
   return { phase: { name, count, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }, cpu, busy };
-}
-
-/** The machine's CPU ticks so far (all cores), from the first line of /proc/stat. */
-function machineTicks(): { busy: number; total: number } {
-  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-  const ticks = fields.map(Number);
-  const total = ticks.reduce((sum, value) => sum + value, 0);
-  return { busy: total - ticks[3] - ticks[4], total }; // idle and iowait are fields 4 and 5
 }
 
 /** The Temporal dev server's pid: given, or the one the bring-up scripts recorded; undefined leaves its column out. */

@@ -13,8 +13,6 @@ import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/work
 import { promoteDirectly } from './direct-work';
 import type { benchFileFloor, FloorUpload } from './floor.workflow';
 
-const IMAGE_LIMIT_BYTES = 10 * 1024 * 1024;
-
 /**
  * The floor of bench/files.bench.ts: issue 17's upload with the structure the issue asks for and
  * nothing else. POST /upload?tenant=<id> reads the multipart form (busboy, as the gateway), detects
@@ -61,7 +59,7 @@ async function main(): Promise<void> {
     const id = newId();
     const stagingKey = `${tenantId}/bench-staging/${id}`;
     const form = await readMultipartForm({ headers: request.headers, body: request }, {
-      fileField: FILE_PART, maxFields: 4, maxFieldBytes: 4096, maxFileBytes: IMAGE_LIMIT_BYTES, tooLarge: () => new Error('over the image limit'),
+      fileField: FILE_PART, maxFields: 4, maxFieldBytes: 4096, maxFileBytes: cfg.files.maxImageSizeBytes, tooLarge: () => new Error('over the image limit'),
     }, async (_fields, file) => {
       const typed = await detectType(file);
       return putStream(store, stagingKey, typed.stream, typed.mimeType);

@@ -35,11 +35,12 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** CPU seconds the whole machine has been busy so far (every core, every process), from /proc/stat. */
-export function machineBusySeconds(): number {
-  // cpu  user nice system idle iowait irq softirq steal …, in ticks of 1/100 s.
-  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  return (user + nice + system + irq + softirq + steal) / 100;
+/** The machine's CPU ticks so far (all cores, 1/100 s each), from the first line of /proc/stat. */
+export function machineTicks(): { busy: number; total: number } {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const ticks = fields.map(Number);
+  const total = ticks.reduce((sum, value) => sum + value, 0);
+  return { busy: total - ticks[3] - ticks[4], total }; // idle and iowait are fields 4 and 5
 }
 
 /** The Temporal dev server's pid as the bring-up scripts recorded it; undefined when they recorded none. */
