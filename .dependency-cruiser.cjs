@@ -52,10 +52,10 @@ module.exports = {
     {
       name: 'workflows-are-sandboxed', severity: 'error',
       comment: 'Workflow code runs in Temporal\'s deterministic sandbox: only workflows/ and type-only imports from outside it. '
-        + 'The one exception is the header codec of the request context, which the workflow interceptors share with the client and '
-        + 'activity interceptors; it imports nothing but @temporalio/common.',
+        + 'The exceptions are the header codec of the request context and the search attributes, which the workflow interceptors '
+        + 'share with the client (and activity) interceptors; they import nothing but @temporalio/common.',
       from: { path: '^workflows/' },
-      to: { path: '^(api|services|activities|workers|db|common|scripts)/', pathNot: '^common/temporal/propagated-context\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^(api|services|activities|workers|db|common|scripts)/', pathNot: '^common/temporal/(propagated-context|search-attributes)\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'modules-see-only-common', severity: 'error',

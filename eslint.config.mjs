@@ -15,9 +15,10 @@ const ALLOWED_NODE_BUILTINS = new Set(['assert']);
 const bareBuiltins = builtinModules.filter((m) => !m.startsWith('node:') && !ALLOWED_NODE_BUILTINS.has(m));
 
 // The top-level folders a workflow may only take types from. `common/temporal/propagated-context`
-// is the one value import allowed: the workflow interceptors need it and it is sandbox-safe.
+// and `common/temporal/search-attributes` are the value imports allowed: the workflow interceptors
+// share them with the client's and they are sandbox-safe.
 const outsideSandbox = ['api', 'services', 'activities', 'db', 'common', 'workers', 'scripts', 'test', 'bench', 'modules', 'sdk'];
-const escapesSandbox = `^(\\.\\./)+(?!common/temporal/propagated-context$)(${outsideSandbox.join('|')})(/|$)`;
+const escapesSandbox = `^(\\.\\./)+(?!common/temporal/(propagated-context|search-attributes)$)(${outsideSandbox.join('|')})(/|$)`;
 
 export default defineConfig(
   globalIgnores(['dist/', 'node_modules/', 'infra/', 'docs/', '**/*.js', '**/*.cjs', '**/*.mjs']),

@@ -21,6 +21,7 @@ import type { LimitEnforcement } from './middleware/billing-enforcement';
 import type { CircuitBreakers } from './resilience/circuit-breaker';
 import { downstreamCall } from './resilience/downstream-call';
 import type { TenantBreakers } from './resilience/tenant-breaker';
+import { clientIp } from './middleware/client-ip';
 import { problemHandler } from './middleware/problem-handler';
 import { requestContext } from './middleware/request-context';
 import { routeFallback } from './middleware/route-fallback';
@@ -103,7 +104,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
   mountJwks(root, deps.tokens);
 
+  // app.proxy stays off: Koa would believe X-Forwarded-* from any peer. The client address is decided
+  // first, from TRUSTED_PROXIES only, before the audit and the rate limit read ctx.ip (docs/decisions/gateway.md).
   const app = new Koa<AppState>();
+  app.use(clientIp(config.api.trustedProxies));
   app.use(requestContext(logger));
   app.use(deps.metrics.middleware());
   app.use(deps.requestAudit.middleware());

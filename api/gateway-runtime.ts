@@ -38,6 +38,7 @@ import { MoneyAdmission } from '../services/money/admission';
 import { PgChannelListener } from '../db/pg-channel-listener';
 import { RBAC_VERSIONS_CHANNEL } from '../db/queries/access/roles.queries';
 import { ACCOUNT_CHANGES_CHANNEL } from '../db/queries/identity/users.queries';
+import { FEATURE_FLAGS_CHANNEL } from '../db/queries/gateway/feature-flags.queries';
 import { createObjectStore } from '../common/object-store';
 import type { FilesDeps } from '../services/files/deps';
 import { FileScanStarter, fileScanSettingsOf } from '../services/files/scan-client';
@@ -53,6 +54,7 @@ export interface GatewayRuntime {
   /** Undefined until the start-up connection to Temporal succeeds. */
   temporal(): TemporalHandle | undefined;
   breakers: CircuitBreakers;
+  /** The global feature flags, reloaded when PostgreSQL announces a change (migration 0035) and on an interval. */
   flags: FeatureFlagCache;
   /** Signing keys, token service and login throttle of the identity routes. */
   identity: IdentityDeps;
@@ -62,8 +64,9 @@ export interface GatewayRuntime {
   access: AccessControl;
   /**
    * One connection LISTENing on what PostgreSQL announces to the gateway's caches: the tenants' RBAC
-   * versions (migration 0020, to the permission cache's version reader) and changed accounts (0024,
-   * to the /auth/me answers). Until it listens, both read per request.
+   * versions (migration 0020, to the permission cache's version reader), changed accounts (0024,
+   * to the /auth/me answers) and changed feature flags (0035, to the flag cache). Until it listens,
+   * the first two read per request and the flags reload on their interval.
    */
   announcements: PgChannelListener;
   /** The module catalogue, the installed-modules cache and the cache's module.registry.* consumer. */
@@ -121,9 +124,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     db: connections.db, versions: access.versions, ttlMs: config.rbac.cacheTtlMs, maxAccounts: config.rbac.cacheMaxEntries,
   });
   const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal, meAnswers }, logger);
+  const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const announcements = new PgChannelListener({
     url: config.db.url, name: 'announcements', applicationName: `gateway-announcements-${process.pid}`, timeoutMs: config.health.checkTimeoutMs,
-  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: meAnswers }, logger);
+  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: meAnswers, [FEATURE_FLAGS_CHANNEL]: flags }, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
@@ -131,14 +135,14 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const money = createMoneyServices(config, connections, logger);
   const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
   const events = createEventsServices(config, { db: connections.db, catalogue, installed: modules.installed, temporal: () => temporal }, logger);
-  const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
-  const limits = createLimitEnforcement(config, connections.db, logger);
+  const limits = createLimitEnforcement(config, connections.db, flags, logger);
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
 
   eventLoop.start();
   flags.start();
-  // Reconnects by itself; until it listens, permission checks read the RBAC version and /auth/me its answer per request.
+  // Reconnects by itself; until it listens, permission checks read the RBAC version and /auth/me its answer per request,
+  // and the flags change only at their interval reload.
   announcements.start();
   connections.redis.once('ready', () => { established.redis = true; });
   connections.redis.connect().catch(() => { /* reported by the 'error' listener; ioredis keeps reconnecting */ });

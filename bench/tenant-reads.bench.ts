@@ -4,6 +4,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
+import { pgSsl } from '../db/pg-ssl';
 import { createDbPool, sql } from '../db/pool';
 import { withTenant } from '../db/tenant';
 import { TenantReader } from '../db/tenant-reads';
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
   const tenantId = newId();
   const slonik = await createDbPool(cfg.db.url, { maxPoolSize: concurrency, name: 'bench-tenant-reads' });
   const reader = await TenantReader.open(cfg.db.url, slonik, concurrency);
-  const bare = new pg.Pool({ connectionString: cfg.db.url, max: concurrency, pipeline: true });
+  const bare = new pg.Pool({ connectionString: cfg.db.url, max: concurrency, pipeline: true, ssl: pgSsl(cfg.db.ssl) });
   const probe = sql.type(z.object({ tenant: z.string() }))`SELECT current_setting('app.tenant_id', true) AS tenant`;
   const expectTenant = (tenant: unknown, expected: string) => {
     if (tenant !== expected) throw new Error(`read ${String(tenant)} where ${expected} was set`);

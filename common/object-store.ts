@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Agent as HttpsAgent } from 'node:https';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Client as MinioClient, CopyDestinationOptions, CopySourceOptions } from 'minio';
@@ -45,12 +47,32 @@ export function presignBoundPut(store: ObjectStore, key: string, bound: BoundPut
   return store.s3.presignedBoundPut(store.bucket, key, bound, expirySeconds, requestDate);
 }
 
-export function createObjectStore(cfg: Config['s3'], bucket = cfg.bucket): ObjectStore {
-  const s3 = new ObjectStoreClient({
+/**
+ * The HTTPS agent of a store whose certificate a private CA signed (S3_CA_FILE), for every S3 client:
+ * the minio client's transportAgent and the AWS SDK's httpsAgent (@tus/s3-store, services/files/tus.ts).
+ * Undefined without one: the clients then use Node's global agents and its built-in CAs. It keeps
+ * connections alive as the global agent does, dropping idle ones after 5 s, before the store does
+ * (docs/decisions/platform.md, Infrastructure: the object store keeps connections alive).
+ */
+export function s3HttpsAgent(cfg: Config['s3']): HttpsAgent | undefined {
+  if (!cfg.useSSL || !cfg.caFile) return undefined;
+  return new HttpsAgent({ keepAlive: true, scheduling: 'lifo', timeout: 5000, ca: readFileSync(cfg.caFile, 'utf8') });
+}
+
+/**
+ * Every minio client of the platform: S3_USE_SSL with S3_CA_FILE (s3HttpsAgent), S3_PATH_STYLE; the
+ * server's certificate is always checked, host name included.
+ */
+export function createS3Client(cfg: Config['s3']): MinioClient {
+  const transportAgent = s3HttpsAgent(cfg);
+  return new ObjectStoreClient({
     endPoint: cfg.endPoint, port: cfg.port, useSSL: cfg.useSSL, accessKey: cfg.accessKey, secretKey: cfg.secretKey,
-    region: cfg.region,
+    region: cfg.region, pathStyle: cfg.pathStyle, ...(transportAgent && { transportAgent }),
   });
-  return { s3, bucket };
+}
+
+export function createObjectStore(cfg: Config['s3'], bucket = cfg.bucket): ObjectStore {
+  return { s3: createS3Client(cfg), bucket };
 }
 
 export interface StoredObject {

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { Client, type DatabaseError } from 'pg';
 import { config } from '../common/config';
 import { repoRoot } from '../common/paths';
+import { pgSsl, type DatabaseSsl } from './pg-ssl';
 
 /**
  * The migration runner: plain SQL files `db/migrations/NNNN_<slug>.sql`, applied in order, each in
@@ -93,11 +94,15 @@ export interface MigrateOptions {
   dir?: string;
   /** Where progress goes; the command line prints it, tests collect it. */
   write?: (text: string) => void;
+  /** TLS to the server (db/pg-ssl.ts); default: the process's settings. */
+  ssl?: DatabaseSsl;
 }
 
-export async function migrate({ databaseUrl, dir = migrationsDir, write = (text) => process.stdout.write(text) }: MigrateOptions): Promise<{ applied: string[] }> {
+export async function migrate({
+  databaseUrl, dir = migrationsDir, write = (text) => process.stdout.write(text), ssl = config().db.ssl,
+}: MigrateOptions): Promise<{ applied: string[] }> {
   const files = readMigrations(dir);
-  const client = new Client({ connectionString: databaseUrl, application_name: 'platform-migrate' });
+  const client = new Client({ connectionString: databaseUrl, application_name: 'platform-migrate', ssl: pgSsl(ssl) });
   await client.connect();
   try {
     await takeLock(client, write);

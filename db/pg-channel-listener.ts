@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
+import { config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { withTimeout } from '../common/timeout';
+import { pgSsl, type DatabaseSsl } from './pg-ssl';
 
 /** What a PgChannelListener tells the cache it keeps fresh. */
 export interface ChannelSubscriber {
@@ -20,6 +22,8 @@ export interface PgChannelListenerOptions {
   applicationName: string;
   /** How long connecting, and each heartbeat (HEARTBEAT_MS), may take before the connection counts as lost. */
   timeoutMs: number;
+  /** TLS to the server (db/pg-ssl.ts); default: the process's settings. */
+  ssl?: DatabaseSsl;
 }
 
 /**
@@ -78,10 +82,10 @@ export class PgChannelListener {
 
   /** Connects and listens; settles when the connection ends, fails or misses a heartbeat. */
   private async listenUntilLost(): Promise<void> {
-    const { url, name, applicationName, timeoutMs } = this.options;
+    const { url, name, applicationName, timeoutMs, ssl = config().db.ssl } = this.options;
     const channels = Object.keys(this.subscribers);
     const subscribers = Object.values(this.subscribers);
-    const client = new Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: timeoutMs });
+    const client = new Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: timeoutMs, ssl: pgSsl(ssl) });
     this.client = client;
     let heartbeat: NodeJS.Timeout | undefined;
     try {

@@ -2,6 +2,8 @@ import {
   createPool, createTypeParserPreset, sql, SchemaValidationError,
   type DatabasePool, type DatabaseTransactionConnection, type DriverTypeParser, type Interceptor, type QueryResultRow, type QuerySqlToken,
 } from 'slonik';
+import { config } from '../common/config';
+import { pgSsl, type DatabaseSsl } from './pg-ssl';
 
 export { sql };
 export type { DatabasePool, DatabaseTransactionConnection };
@@ -56,6 +58,8 @@ export function validatedRow(schema: QuerySqlToken['parser'], query: Pick<QueryS
 export interface PoolOptions {
   maxPoolSize?: number;
   name?: string;
+  /** TLS to the server; default: the process's (DATABASE_SSL_MODE, DATABASE_SSL_CA_FILE). */
+  ssl?: DatabaseSsl;
 }
 
 /**
@@ -64,9 +68,14 @@ export interface PoolOptions {
  * Its default connection reset (DISCARD ALL on every release, one more round trip per query) is off
  * too: nothing here changes session state (the tenant setting is transaction-local, locks are
  * transaction-scoped, no temporary tables or prepared statements are kept), so there is nothing to reset.
+ * TLS: db/pg-ssl.ts.
  */
-export async function createDbPool(url: string, { maxPoolSize = 10, name = 'app' }: PoolOptions = {}): Promise<DatabasePool> {
+export async function createDbPool(url: string, { maxPoolSize = 10, name = 'app', ssl = config().db.ssl }: PoolOptions = {}): Promise<DatabasePool> {
+  // slonik hands its `ssl` to every pg client it opens (@slonik/pg-driver); without one it would read
+  // the URL's sslmode, which the configuration does not allow in its URLs.
+  const tls = pgSsl(ssl);
   const pool = await createPool(url, {
+    ...(tls && { ssl: tls }),
     maxPoolSize,
     poolName: name,
     typeParsers,

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { parse as parseArray } from 'postgres-array';
 import type { CommonQueryMethods, QuerySqlToken } from 'slonik';
+import { config } from '../common/config';
 import { isUuid } from '../common/ids';
+import { pgSsl, type DatabaseSsl } from './pg-ssl';
 import type { DatabasePool } from './pool';
 import { sql, typeParsers, validatedRow } from './pool';
 import { tenantSettingsStatement, type TenantOptions } from './tenant';
@@ -48,13 +50,14 @@ export class TenantReader {
 
   /**
    * A pipelined pool beside `db` (the slonik pool of the same URL), whose rows come back in the
-   * same shapes: the type parsers of db/pool.ts, looked up by name as slonik does.
+   * same shapes: the type parsers of db/pool.ts, looked up by name as slonik does; and the same TLS
+   * (db/pg-ssl.ts; default: the process's settings).
    */
-  static async open(url: string, db: DatabasePool, maxPoolSize: number): Promise<TenantReader> {
+  static async open(url: string, db: DatabasePool, maxPoolSize: number, ssl: DatabaseSsl = config().db.ssl): Promise<TenantReader> {
     const parsers = await parsersByOid(db);
     const getTypeParser = (oid: number, format?: 'text' | 'binary'): unknown => parsers.get(oid) ?? pg.types.getTypeParser(oid, format);
     const pool = new pg.Pool({
-      connectionString: url, max: maxPoolSize, pipeline: true, application_name: 'tenant-reads',
+      connectionString: url, max: maxPoolSize, pipeline: true, application_name: 'tenant-reads', ssl: pgSsl(ssl),
       types: { getTypeParser: getTypeParser as typeof pg.types.getTypeParser },
       // As the slonik pool's (db/pool.ts): a session's ceiling, and a wait for a new connection's handshake.
       statement_timeout: 30_000, connectionTimeoutMillis: 15_000,

@@ -10,9 +10,10 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
+import { registerSearchAttributes } from '../common/temporal/register-search-attributes';
 import { createSmtpSender } from '../services/notify/smtp';
 import { createDbPool } from '../db/pool';
-import { installRuntimeLogger } from '../workers/temporal/runtime-logger';
+import { installWorkerRuntime } from '../workers/temporal/runtime';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
 
 const usage = `Records the history of one workflow run for the replay tests (STYLE rule 11: record before changing).
@@ -44,12 +45,14 @@ async function main(): Promise<void> {
 
   const cfg = config();
   const logger = createLogger('record-history', cfg.logLevel);
-  installRuntimeLogger(logger);
+  installWorkerRuntime(logger);
   const appPool = await createDbPool(cfg.db.url, { name: 'record-history-app', maxPoolSize: 2 });
   const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: 'record-history-fleet', maxPoolSize: 2 });
   const testServer = values['time-skipping']
     ? await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: cfg.temporal.testServerPath } } })
     : undefined;
+  // Child workflows carry the platform's search attributes (workflows/interceptors.ts): the test server must know them.
+  if (testServer) await registerSearchAttributes(testServer.connection, testServer.namespace ?? 'default');
   const connection = testServer?.nativeConnection ?? await NativeConnection.connect({ address: cfg.temporal.address });
   const smtp = createSmtpSender(cfg.mail);
   try {

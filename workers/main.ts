@@ -9,12 +9,13 @@ import { createPlatformGroups } from '../services/events/consumers/platform-grou
 import { StagedObjectConsumer } from '../services/files/staged-objects';
 import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
+import { clientInterceptors } from '../common/temporal/client-interceptors';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
 import { TenantReader } from '../db/tenant-reads';
 import { ensureSchedules } from './schedules';
-import { installRuntimeLogger } from './temporal/runtime-logger';
+import { installWorkerRuntime } from './temporal/runtime';
 import { bundleWorkflows, createDomainWorker } from './temporal/worker';
 
 /**
@@ -25,7 +26,8 @@ import { bundleWorkflows, createDomainWorker } from './temporal/worker';
 async function main(): Promise<void> {
   const cfg = config();
   const logger = createLogger('worker', cfg.logLevel);
-  installRuntimeLogger(logger);
+  // First thing: the SDK's runtime (its log lines, its Prometheus metrics) must exist before any connection.
+  installWorkerRuntime(logger, { metricsPort: cfg.workerMetrics.port });
 
   // Activities work for one tenant on the application role, under row-level security like the
   // gateway; only the Schedules' fleet-wide sweeps get the owner role, on a small pool of their own.
@@ -50,7 +52,8 @@ async function main(): Promise<void> {
     logger.info({ taskQueue }, 'worker created');
   }
 
-  const client = new Client({ connection, namespace: cfg.temporal.namespace, dataConverter });
+  // The gateway's interceptors: what the staged-object consumer starts carries its tenant and kind too.
+  const client = new Client({ connection, namespace: cfg.temporal.namespace, dataConverter, interceptors: clientInterceptors });
   await ensureSchedules(client, cfg);
   logger.info({ ui: cfg.temporal.uiUrl }, 'schedules ensured');
 

@@ -4,6 +4,7 @@ import {
 } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import type { Config } from '../common/config';
+import { withPlatformSearchAttributes } from '../common/temporal/search-attributes';
 import { taskQueues } from '../common/temporal/task-queues';
 import type { expireStaleRecords } from '../workflows/maintenance/expire-stale-records.workflow';
 import type { auditRetention } from '../workflows/audit/retention.workflow';
@@ -254,13 +255,28 @@ export function fileRescanCheckSchedule({
 }
 
 /**
+ * The workflows a Schedule starts carry the platform's search attributes as every other start does
+ * (common/temporal/search-attributes.ts). Schedules run only fleet-wide sweeps, which work for no one
+ * tenant, so they get their BusinessKind alone. A Schedule's starts pass through no client
+ * interceptor (the server starts them), so they are set here, on its action.
+ */
+function withSearchAttributes<W extends Workflow>(options: StartWorkflow<W>): StartWorkflow<W> {
+  const { action } = options;
+  const workflowType = typeof action.workflowType === 'string' ? action.workflowType : action.workflowType.name;
+  const typedSearchAttributes = withPlatformSearchAttributes(action.typedSearchAttributes, workflowType, undefined);
+  // The action's type intersects a conditional on W's parameters, which TypeScript cannot narrow here.
+  return typedSearchAttributes ? { ...options, action: { ...action, typedSearchAttributes } as typeof action } : options;
+}
+
+/**
  * Creates the schedule, or brings an existing one up to date with the given definition, so every
  * worker start may call it. Its state (an operator's pause and note) is kept across updates.
  */
 export async function ensureSchedule<W extends Workflow>(
   client: Client,
-  options: StartWorkflow<W>,
+  definition: StartWorkflow<W>,
 ): Promise<'created' | 'updated'> {
+  const options = withSearchAttributes(definition);
   try {
     await client.schedule.create(options);
     return 'created';

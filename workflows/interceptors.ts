@@ -1,10 +1,11 @@
 import {
   AsyncLocalStorage, workflowInfo,
-  type Headers, type WorkflowInterceptorsFactory, type WorkflowOutboundCallsInterceptor,
+  type Headers, type StartChildWorkflowExecutionInput, type WorkflowInterceptorsFactory, type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import {
   contextFields, contextFromHeaders, traceIdFromRunId, withContextHeader, type PropagatedContext,
 } from '../common/temporal/propagated-context';
+import { TenantId, tenantOfInput, withPlatformSearchAttributes } from '../common/temporal/search-attributes';
 
 /**
  * Workflow side of context propagation (registered through the worker's workflow interceptor
@@ -30,10 +31,25 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
   /** Every outbound call that starts work elsewhere carries the current context along. */
   const carry = (headers: Headers): Headers => withContextHeader(headers, current());
 
+  /**
+   * A child workflow is labelled as a client start is (common/temporal/client-interceptors.ts): its
+   * BusinessKind, and its tenant, which its input names, or else this workflow's own (a notice mail
+   * of a tenant's subscription is that tenant's). Deterministic: from the command's own input and the
+   * start of this run. The search attributes are not part of what replay compares of a child start,
+   * so histories recorded before they were set replay unchanged (test/replay).
+   */
+  const childSearchAttributes = (input: StartChildWorkflowExecutionInput) => withPlatformSearchAttributes(
+    input.options.typedSearchAttributes, input.workflowType,
+    tenantOfInput(input.options.args) ?? workflowInfo().typedSearchAttributes.get(TenantId) ?? current().tenantId,
+  );
+
   const outbound: WorkflowOutboundCallsInterceptor = {
     scheduleActivity: (input, next) => next({ ...input, headers: carry(input.headers) }),
     scheduleLocalActivity: (input, next) => next({ ...input, headers: carry(input.headers) }),
-    startChildWorkflowExecution: (input, next) => next({ ...input, headers: carry(input.headers) }),
+    startChildWorkflowExecution: (input, next) => {
+      const typedSearchAttributes = childSearchAttributes(input);
+      return next({ ...input, headers: carry(input.headers), ...(typedSearchAttributes && { options: { ...input.options, typedSearchAttributes } }) });
+    },
     signalWorkflow: (input, next) => next({ ...input, headers: carry(input.headers) }),
     continueAsNew: (input, next) => next({ ...input, headers: carry(input.headers) }),
     getLogAttributes: (attributes, next) => next({ ...attributes, ...contextFields(current()) }),

@@ -9,9 +9,17 @@ import type { AnyRoute } from '../http/route-registry';
 import { checkCreationLimit, checkSubscriptionStatus, creationLimitOf } from '../../services/billing/limits';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 import { PlanCache } from '../runtime/plan-cache';
+import type { FeatureFlagCache } from '../runtime/flag-cache';
 
 /** The billing events after which the gateway reloads a tenant's plan info (document 1, Events). */
 export const PLAN_CACHE_EVENTS: ReadonlySet<string> = new Set(['billing.plan.changed', 'billing.subscription.changed']);
+
+/**
+ * The global feature flag (seeded by migration 0001) that switches the checks below off at run
+ * time without a restart, in every gateway once its change is announced (migration 0035). A
+ * missing flag enforces: the safe reading of a database without it.
+ */
+export const BILLING_ENFORCEMENT_FLAG = 'billing.enforcement';
 
 /**
  * The gateway's limit enforcement (document 1, "Limit enforcement per mutating request at the
@@ -25,12 +33,18 @@ export class LimitEnforcement {
     /** Drops a tenant's cached plan info on billing.plan.changed / billing.subscription.changed. */
     readonly listener: TenantEventListener,
     private readonly db: DatabasePool,
+    /** The gateway's flag cache: one Map lookup per request. */
+    private readonly flags: Pick<FeatureFlagCache, 'isEnabled'>,
   ) {}
 
   /** The router step of a bearer route. */
   step(route: AnyRoute): AppMiddleware {
     const creates = typeof route.billing === 'object' ? route.billing.creates : undefined;
     return async (ctx, next) => {
+      if (!this.flags.isEnabled(BILLING_ENFORCEMENT_FLAG, true)) {
+        await next();
+        return;
+      }
       const tenantId = authOf(ctx).tenantId;
       const cached = this.cache.stateOf(tenantId);
       const state = cached instanceof Promise ? await cached : cached;
@@ -51,13 +65,18 @@ export class LimitEnforcement {
   }
 }
 
-/** Null when billing is not deployed (BILLING_ENABLED=false): the router then adds no step at all. */
-export function createLimitEnforcement(config: Readonly<Config>, db: DatabasePool, logger: Logger): LimitEnforcement | null {
+/**
+ * Null when billing is not deployed (BILLING_ENABLED=false): the router then adds no step at all.
+ * Deployed, the step still checks nothing while the flag billing.enforcement is off.
+ */
+export function createLimitEnforcement(
+  config: Readonly<Config>, db: DatabasePool, flags: Pick<FeatureFlagCache, 'isEnabled'>, logger: Logger,
+): LimitEnforcement | null {
   if (!config.billingLimits.enabled) return null;
   const cache = new PlanCache({ db, ttlMs: config.billingLimits.cacheTtlMs });
   const listener = createTenantEventListener(config, logger, {
     name: 'plan-cache', topic: topics.billing.name,
     concerns: (type) => PLAN_CACHE_EVENTS.has(type), invalidate: (tenantId) => cache.invalidateTenant(tenantId),
   });
-  return new LimitEnforcement(cache, listener, db);
+  return new LimitEnforcement(cache, listener, db, flags);
 }

@@ -1,8 +1,9 @@
-import { Redis } from 'ioredis';
-import { Client as MinioClient } from 'minio';
+import type { Client as MinioClient } from 'minio';
 import type { Config } from '../../common/config';
 import { createKafka, type Admin } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
+import { createS3Client } from '../../common/object-store';
+import { createRedis, type Redis } from '../../common/redis';
 import { createDbPool, type DatabasePool } from '../../db/pool';
 import { TenantReader } from '../../db/tenant-reads';
 
@@ -37,7 +38,7 @@ export async function openConnections(config: Readonly<Config>, logger: Logger):
 
   // Commands fail at once while Redis is unreachable instead of queueing: callers (rate limits,
   // the health check) must not wait for a reconnect that may never come.
-  const redis = new Redis(config.redis.url, {
+  const redis = createRedis(config.redis, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -59,14 +60,7 @@ export async function openConnections(config: Readonly<Config>, logger: Logger):
   const kafkaAdmin = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-api` }, logger)
     .admin({ retry: { retries: 0 } });
 
-  const s3 = new MinioClient({
-    endPoint: config.s3.endPoint,
-    port: config.s3.port,
-    useSSL: config.s3.useSSL,
-    accessKey: config.s3.accessKey,
-    secretKey: config.s3.secretKey,
-    region: config.s3.region,
-  });
+  const s3 = createS3Client(config.s3);
 
   return { db, tenantReads, analyticsDb, redis, kafkaAdmin, s3 };
 }

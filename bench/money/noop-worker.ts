@@ -2,7 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { config } from '../../common/config';
 import { createLogger } from '../../common/logger';
 import { platformDataConverter } from '../../common/temporal/data-converter';
-import { installRuntimeLogger } from '../../workers/temporal/runtime-logger';
+import { installWorkerRuntime } from '../../workers/temporal/runtime';
 import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/worker';
 
 /**
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   if (!taskQueue) throw new Error('usage: noop-worker.ts <task queue>');
   const cfg = config();
   const logger = createLogger('noop-worker', cfg.logLevel);
-  installRuntimeLogger(logger);
+  installWorkerRuntime(logger);
   const connection = await NativeConnection.connect({ address: cfg.temporal.address });
   const worker = await createDomainWorker({
     connection,

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { taskQueues } from '../temporal/task-queues';
-import { setting } from './setting';
+import { caFile, optional, setting } from './setting';
 
 const MB = 1024 * 1024;
 
@@ -14,6 +14,12 @@ export const filesSettings = {
     secretKey: setting('S3_SECRET_KEY', Joi.string().default('platform-secret')),
     bucket: setting('S3_BUCKET', Joi.string().pattern(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/).default('platform')),
     region: setting('S3_REGION', Joi.string().default('us-east-1')),
+    /** true: https://host/bucket/key (the local store, most S3-compatible ones); false: https://bucket.host/key (AWS). */
+    pathStyle: setting('S3_PATH_STYLE', Joi.boolean().default(true)),
+    /** The CA of a store whose certificate a private CA signed (none: Node's built-in roots); HTTPS only. */
+    caFile: optional('S3_CA_FILE', caFile()
+      .when('S3_USE_SSL', { is: true, otherwise: Joi.forbidden() })
+      .messages({ 'any.unknown': '{{#label}} is only read with S3_USE_SSL=true' })),
   },
   clamav: {
     host: setting('CLAMAV_HOST', Joi.string().default('127.0.0.1')),

@@ -4,7 +4,7 @@ import { parseAuthProviders, type AuthProviderSettings } from './auth-providers'
 import { platformData } from './runtime';
 import { optional, setting, thirtyTwoBytes } from './setting';
 
-/** The public development key of MFA_ENCRYPTION_KEY (also in .env.example); production must set another. */
+/** The public development key of MFA_ENCRYPTION_KEY (also in .env.example); production refuses it (common/config/production.ts). */
 const DEV_MFA_ENCRYPTION_KEY = 'ZGV2LW9ubHktbWZhLWtleS1uZXZlci1pbi1wcm9kLTE=';
 
 /** A count or a duration in seconds: a positive integer. */
@@ -64,13 +64,11 @@ export const identitySettings = {
     },
     /**
      * encryptionKey: base64 of 32 bytes, sealing TOTP secrets (AES-256-GCM) and keying recovery-code
-     * hashes; the development default is public, so production must set its own. issuer: the name
+     * hashes; the development default is public, so production must set its own (common/config/production.ts). issuer: the name
      * authenticator apps show.
      */
     mfa: {
-      encryptionKey: setting('MFA_ENCRYPTION_KEY', Joi.string().base64().when('NODE_ENV', {
-        is: 'production', then: Joi.required().invalid(DEV_MFA_ENCRYPTION_KEY), otherwise: Joi.optional().default(DEV_MFA_ENCRYPTION_KEY),
-      }).custom(thirtyTwoBytes)),
+      encryptionKey: setting('MFA_ENCRYPTION_KEY', Joi.string().base64().custom(thirtyTwoBytes).default(DEV_MFA_ENCRYPTION_KEY)),
       issuer: setting('MFA_ISSUER', Joi.string().max(100).default('Platform')),
     },
     /**

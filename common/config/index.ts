@@ -15,7 +15,8 @@ import { modulesSettings } from './modules';
 import { moneySettings } from './money';
 import { notifySettings } from './notify';
 import { resilienceSettings } from './resilience';
-import { platformData, runtimeSettings } from './runtime';
+import { refuseInProduction } from './production';
+import { runtimeSettings } from './runtime';
 import { compileSettings, type Resolved } from './setting';
 import { temporalSettings } from './temporal';
 import { deepFreeze } from '../deep-freeze';
@@ -48,7 +49,7 @@ const settings = {
   ...identitySettings,
 };
 
-const compiled = compileSettings(settings, [platformData]);
+const compiled = compileSettings(settings);
 
 export type Config = Resolved<typeof settings>;
 
@@ -69,8 +70,15 @@ function readDotEnv(): Record<string, string> {
   }
 }
 
+/**
+ * The configuration of `env`, validated. With NODE_ENV=production it is also refused when a secret
+ * keeps its public development value, a key would be generated locally or a development switch is
+ * on (common/config/production.ts), each refusal naming its variable.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = { ...readDotEnv(), ...process.env }): Readonly<Config> {
-  return deepFreeze(compiled.load(env));
+  const loaded = compiled.load(env);
+  if (loaded.env === 'production') refuseInProduction(loaded, compiled.load({}), env);
+  return deepFreeze(loaded);
 }
 
 let cached: Readonly<Config> | undefined;

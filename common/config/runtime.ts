@@ -13,6 +13,8 @@ export const platformData = setting('PLATFORM_DATA', Joi.string().default(join(h
 
 export const runtimeSettings = {
   env: nodeEnv,
+  /** $PLATFORM_DATA: the default home of the generated key files, and of the local CA (scripts/infra/tls.sh). */
+  dataDir: platformData,
   logLevel: setting('LOG_LEVEL', Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info')),
   version: setting('SERVICE_VERSION', Joi.string().default('0.1.0')),
 };

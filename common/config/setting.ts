@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 
 /**
@@ -11,6 +12,22 @@ export class ConfigError extends Error {}
 /** A joi custom rule for keys: base64 of exactly 32 bytes (AES-256). */
 export const thirtyTwoBytes: Joi.CustomValidator<string> = (value, helpers) => (
   Buffer.from(value, 'base64').length === 32 ? value : helpers.error('any.invalid'));
+
+/**
+ * A CA file of a TLS setting (DATABASE_SSL_CA_FILE, REDIS_TLS_CA_FILE, S3_CA_FILE): a readable PEM
+ * file with at least one certificate, checked at start-up so a wrong path stops the process with the
+ * variable's name instead of failing the first connection. The member stays the path; the clients'
+ * factories read the file when they connect.
+ */
+export const caFile = () => Joi.string().custom((file: string, helpers) => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    return helpers.message({ custom: `{{#label}} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}: {{#value}})` });
+  }
+  return text.includes('-----BEGIN CERTIFICATE-----') ? file : helpers.message({ custom: '{{#label}} holds no PEM certificate ({{#value}})' });
+});
 
 type SchemaValue<S> = S extends Joi.AnySchema<infer T> ? T : never;
 

@@ -4,7 +4,7 @@ import Joi from 'joi';
 import { platformData } from './runtime';
 import { optional, setting, thirtyTwoBytes } from './setting';
 
-/** The Temporal server, and the payload codec every Temporal client and worker uses. */
+/** The Temporal server, the payload codec every Temporal client and worker uses, and the workers' metrics. */
 export const temporalSettings = {
   temporal: {
     address: setting('TEMPORAL_ADDRESS', Joi.string().default('127.0.0.1:7233')),
@@ -26,5 +26,15 @@ export const temporalSettings = {
     /** Default: $PLATFORM_DATA/temporal/payload-keys.json, generated once when missing. */
     keyFile: optional('TEMPORAL_PAYLOAD_KEY_FILE', Joi.string(),
       (file, lookup) => file ?? join(lookup(platformData), 'temporal', 'payload-keys.json')),
+  },
+  /**
+   * The Temporal SDK's own metrics of a worker process (task slots, schedule-to-start latencies, the
+   * sticky cache), served for Prometheus on 127.0.0.1:<port>/metrics by the SDK's core. One port per
+   * process: two workers on one machine each need their own (the cluster profile passes one per
+   * replica). 0 or empty turns the endpoint off.
+   */
+  workerMetrics: {
+    port: setting('WORKER_METRICS_PORT', Joi.alternatives(Joi.number().integer().min(0).max(65535), Joi.string().valid('')).default(9464),
+      (port: number | string) => (port === '' || port === 0 ? undefined : Number(port))),
   },
 };

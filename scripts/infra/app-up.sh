@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The application half of the bring-up, run by up.sh once every server answers: Node 24 and the
-# npm dependencies, the build, migrations, Kafka topics, then the gateway, the Temporal worker and
-# the outbox relay. Processes already running the current build are left alone; a new build
-# restarts them so `npm run up` always serves the code in the work tree.
+# npm dependencies, the build, migrations, Kafka topics, then the Temporal worker, the outbox relay,
+# the audit consumer and the gateway (in the cluster profile, CLUSTER_REPLICAS of each, lib.sh).
+# Processes already running the current build are left alone; a new build restarts them so
+# `npm run up` always serves the code in the work tree.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_TAG=app
@@ -22,11 +23,22 @@ if [[ ! -x node_modules/.bin/node || "$(cat "$install_stamp" 2>/dev/null)" != "$
 fi
 log "node $(node --version)"
 
-log "build (tsc)"
-# tsc never deletes what it compiled before: a moved module would live on in dist/, and Node loads a
-# stale dist/common/config.js before dist/common/config/index.js. tsc rebuilds everything anyway.
-rm -rf dist
-run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
+# The build is skipped when its sources are those of the last build: a restart after a crash (what
+# `npm run up` is for) then takes seconds, not the half minute or more of tsc on a busy machine.
+source_stamp=dist/.platform-source.sha
+source_sha=$({ printf '%s\n' "$lock_sha"; cat tsconfig.json tsconfig.build.json
+  find api services workflows activities workers db common modules sdk scripts -type f \( -name '*.ts' -o -name '*.json' \) -print0 |
+    sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$source_stamp" 2>/dev/null)" == "$source_sha" ]]; then
+  log "build: dist/ was built from these sources; not rebuilt"
+else
+  log "build (tsc)"
+  # tsc never deletes what it compiled before: a moved module would live on in dist/, and Node loads a
+  # stale dist/common/config.js before dist/common/config/index.js. tsc rebuilds everything anyway.
+  rm -rf dist
+  run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
+  printf '%s\n' "$source_sha" >"$source_stamp"
+fi
 # The build is the compiled code and the dependencies it runs on (a new patch of one restarts too).
 build_sha=$({ printf '%s\n' "$lock_sha"; find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
 
@@ -66,16 +78,39 @@ start_app() {
     log_says "$PLATFORM_LOGS/$logfile" "$offset" "$ready_pattern"
 }
 
-start_app worker worker.log '"msg":"schedules ensured"' node dist/workers/main.js
-start_app relay outbox-relay.log '"msg":"\(relay is the leader\|another relay is the leader\)' node dist/workers/outbox-relay.js
-# The audit consumer is ready once it has joined its consumer group (audit.store) on the audit topic.
-start_app audit-consumer audit-consumer.log '"msg":"audit consumer joined its group"' node dist/workers/audit-consumer.js
 # A young generation of 4 MiB semi-spaces: the gateway allocates small short-lived objects, and V8's
 # default lets them grow the resident set by ~50 MB before a scavenge (docs/decisions/audit.md, export memory).
 # --expose-gc: a streamed upload asks for a young collection per 5 MiB part (common/object-parts.ts).
-start_app api api.log '"msg":"' node --max-semi-space-size=4 --expose-gc dist/api/server.js
-WAIT_PID=$(bg_pid api) wait_until "gateway /ready" 60 "$PLATFORM_LOGS/api.log" \
-  http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"
-# The gateway serves the gRPC EventService beside HTTP (api/grpc/server.ts).
-WAIT_PID=$(bg_pid api) wait_for_port "EventService (gRPC)" 127.0.0.1 "${GRPC_PORT:-50051}" 60 "$PLATFORM_LOGS/api.log"
-log "gateway http://127.0.0.1:${API_PORT:-8080}  EventService (gRPC) 127.0.0.1:${GRPC_PORT:-50051}  docs /api-docs/gateway  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"
+GATEWAY=(node --max-semi-space-size=4 --expose-gc dist/api/server.js)
+
+# start_gateway NAME HTTP_PORT GRPC_PORT [VAR=value...]: a gateway, awaited until /ready answers on
+# its HTTP port and its EventService (api/grpc/server.ts) accepts connections on its gRPC port.
+start_gateway() {
+  local name=$1 http=$2 grpc=$3
+  shift 3
+  start_app "$name" "$name.log" '"msg":"' env API_PORT="$http" GRPC_PORT="$grpc" "$@" "${GATEWAY[@]}"
+  WAIT_PID=$(bg_pid "$name") wait_until "$name /ready" 60 "$PLATFORM_LOGS/$name.log" http_ok "http://127.0.0.1:$http/ready"
+  WAIT_PID=$(bg_pid "$name") wait_for_port "$name EventService (gRPC)" 127.0.0.1 "$grpc" 60 "$PLATFORM_LOGS/$name.log"
+}
+
+# The audit consumer is ready once it has joined its consumer group (audit.store) on the audit topic.
+RELAY_READY='"msg":"\(relay is the leader\|another relay is the leader\)'
+AUDIT_READY='"msg":"audit consumer joined its group"'
+if [[ "$PLATFORM_PROFILE" == cluster ]]; then
+  # Replicas of every process, all on the same servers; the gateways behind HAProxy, which trusts
+  # nothing but itself to name the client (TRUSTED_PROXIES, docs/operations.md).
+  for ((i = 1; i <= CLUSTER_REPLICAS; i++)); do
+    start_app "worker-$i" "worker-$i.log" '"msg":"schedules ensured"' env WORKER_METRICS_PORT=$((9464 + i)) node dist/workers/main.js
+    start_app "relay-$i" "outbox-relay-$i.log" "$RELAY_READY" node dist/workers/outbox-relay.js
+    start_app "audit-consumer-$i" "audit-consumer-$i.log" "$AUDIT_READY" node dist/workers/audit-consumer.js
+    start_gateway "api-$i" "$(gateway_http_port "$i")" "$(gateway_grpc_port "$i")" TRUSTED_PROXIES=127.0.0.1
+  done
+  wait_until "the balancer's gateways" 30 "$PLATFORM_LOGS/haproxy.log" http_ok "http://127.0.0.1:${API_PORT:-8080}/ready"
+  log "balancer http://127.0.0.1:8080  EventService (gRPC) 127.0.0.1:50051  stats http://127.0.0.1:8404/stats  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"
+else
+  start_app worker worker.log '"msg":"schedules ensured"' node dist/workers/main.js
+  start_app relay outbox-relay.log "$RELAY_READY" node dist/workers/outbox-relay.js
+  start_app audit-consumer audit-consumer.log "$AUDIT_READY" node dist/workers/audit-consumer.js
+  start_gateway api "${API_PORT:-8080}" "${GRPC_PORT:-50051}"
+  log "gateway http://127.0.0.1:${API_PORT:-8080}  EventService (gRPC) 127.0.0.1:${GRPC_PORT:-50051}  docs /api-docs/gateway  Temporal UI http://127.0.0.1:8233  Mailpit http://127.0.0.1:8025"
+fi

@@ -7,7 +7,8 @@
 #
 # Components: apt, go-tools (temporal CLI, versitygw, mailpit), kafka (jars), temporal-test-server
 # (jars + wrapper + class-data-sharing archive), clamav-db (signatures), schemathesis (the API
-# fuzzer of test/api/fuzz, in a Python venv).
+# fuzzer of test/api/fuzz, in a Python venv); for the cluster profile also haproxy (apt) and
+# temporal-server (the Temporal server, its schema tool and the UI server, built with Go).
 # Nothing is written in the work tree: binaries and jars go to $PLATFORM_CACHE, logs of the
 # slow steps to $PLATFORM_LOGS/install-*.log.
 set -euo pipefail
@@ -346,6 +347,56 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# The cluster profile: HAProxy (Debian's package), the Temporal server with its schema tool, and
+# the standalone Web UI server, built from the modules the CLI's dev server embeds (same versions)
+# ---------------------------------------------------------------------------------------------
+install_haproxy() {
+  if command -v haproxy >/dev/null; then
+    log "haproxy: $(haproxy -v | head -n 1 | cut -d' ' -f1-3) present"
+    return 0
+  fi
+  [[ $(id -u) -eq 0 ]] || die "haproxy: missing; run this script as root (or sudo apt-get install haproxy)"
+  local t policy=/usr/sbin/policy-rc.d created_policy=0 rc=0
+  t=$(now_ms)
+  # As for the other packages: Debian's own haproxy service is not started; services/haproxy.sh starts ours.
+  if [[ ! -e "$policy" ]]; then printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created_policy=1; fi
+  {
+    run_with_progress "apt-get update" "$PLATFORM_LOGS/install-apt.log" apt-get update &&
+      run_with_progress "apt-get install haproxy" "$PLATFORM_LOGS/install-apt.log" \
+        env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy
+  } || rc=$?
+  ((created_policy)) && rm -f "$policy"
+  ((rc == 0)) || die "haproxy: apt-get install failed (log: $PLATFORM_LOGS/install-apt.log)"
+  note_time haproxy "$(elapsed_since "$t")"
+}
+
+# TEMPORAL_SERVER_BUILDS: binary in the cache | go package | version (go install names its binaries
+# after their folders, server and sql, so each is built into a folder of its own and renamed).
+TEMPORAL_SERVER_BUILDS=(
+  "temporal-server-v1.29.1|go.temporal.io/server/cmd/server|v1.29.1"
+  "temporal-sql-tool-v1.29.1|go.temporal.io/server/cmd/tools/sql|v1.29.1"
+  "temporal-ui-server-v2.42.1|github.com/temporalio/ui-server/v2/cmd/server|v2.42.1"
+)
+install_temporal_server() {
+  local entry name pkg version gobin t
+  for entry in "${TEMPORAL_SERVER_BUILDS[@]}"; do
+    IFS='|' read -r name pkg version <<<"$entry"
+    if [[ -x "$PLATFORM_BIN/$name" ]]; then
+      log "temporal-server: $name present"
+      continue
+    fi
+    command -v go >/dev/null || die "temporal-server: 'go' is not on PATH (Go >= 1.25 builds $name)"
+    t=$(now_ms)
+    gobin=$(mktemp -d)
+    run_with_progress "temporal-server: go install $pkg@$version (once; minutes on two cores)" "$PLATFORM_LOGS/install-go.log" \
+      env GOBIN="$gobin" go install "$pkg@$version" || { rm -rf "$gobin"; die "temporal-server: building $name failed"; }
+    mv "$gobin/$(basename "$pkg")" "$PLATFORM_BIN/$name"
+    rm -rf "$gobin"
+    note_time "$name" "$(elapsed_since "$t")"
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
 # ClamAV signatures
 # ---------------------------------------------------------------------------------------------
 install_clamav_db() {
@@ -440,9 +491,13 @@ install_schemathesis() {
 
 # ---------------------------------------------------------------------------------------------
 main() {
-  local all=(apt go-tools kafka temporal-test-server clamav-db schemathesis) wanted start
+  local all=(apt go-tools kafka temporal-test-server clamav-db schemathesis haproxy temporal-server) wanted start
   wanted=("$@")
-  ((${#wanted[@]})) || wanted=("${all[@]}")
+  # Without names: what the profile runs (the cluster's load balancer and Temporal server only for it).
+  if ((${#wanted[@]} == 0)); then
+    wanted=(apt go-tools kafka temporal-test-server clamav-db schemathesis)
+    [[ "$PLATFORM_PROFILE" == cluster ]] && wanted+=(haproxy temporal-server)
+  fi
   start=$(now_ms)
   local c
   for c in "${wanted[@]}"; do
@@ -456,7 +511,9 @@ main() {
   want kafka && install_kafka
   want clamav-db && install_clamav_db
   want schemathesis && install_schemathesis
+  want haproxy && install_haproxy
   want go-tools && install_go_tools_wait
+  want temporal-server && install_temporal_server
   # Last: its training run uses the temporal CLI when it has been built.
   want temporal-test-server && install_temporal_test_server
 

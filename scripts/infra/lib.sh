@@ -303,6 +303,15 @@ stop_all_bg() {
   done
 }
 
+# app_port NAME: what status prints in the port column for an app process (a gateway's HTTP/gRPC).
+app_port() {
+  case "$1" in
+    api) printf '%s/%s\n' "${API_PORT:-8080}" "${GRPC_PORT:-50051}" ;;
+    api-*) printf '%s/%s\n' "$(gateway_http_port "${1#api-}")" "$(gateway_grpc_port "${1#api-}")" ;;
+    *) printf -- '-\n' ;;
+  esac
+}
+
 # status_all_bg: one status line per app process known by a pidfile.
 status_all_bg() {
   local f name pid
@@ -310,9 +319,9 @@ status_all_bg() {
     [[ -e "$f" ]] || continue
     name=$(basename "$f" .pid)
     if pid=$(read_pidfile "$f"); then
-      printf '%-10s %-12s %-5s pid=%s\n' "$name" "-" "up" "$pid"
+      printf '%-17s %-12s %-5s pid=%s\n' "$name" "$(app_port "$name")" "up" "$pid"
     else
-      printf '%-10s %-12s %-5s pid=%s\n' "$name" "-" "down" "-"
+      printf '%-17s %-12s %-5s pid=%s\n' "$name" "$(app_port "$name")" "down" "-"
     fi
   done
 }
@@ -338,8 +347,26 @@ write_if_changed() {
   return 0
 }
 
+# ---------------------------------------------------------------------------------------------
+# Profiles: the topology, the same code (docs/operations.md)
+#   default  one gateway, worker, relay and audit consumer; Temporal's dev server (laptops, CI)
+#   cluster  CLUSTER_REPLICAS of each behind HAProxy; the Temporal server on PostgreSQL
+# up.sh takes the profile from --cluster (or PLATFORM_PROFILE) and records it, so status and down
+# act on what runs.
+# ---------------------------------------------------------------------------------------------
+PLATFORM_PROFILE_FILE=$PLATFORM_RUN/profile
+recorded_profile() { cat "$PLATFORM_PROFILE_FILE" 2>/dev/null || echo default; }
+export PLATFORM_PROFILE=${PLATFORM_PROFILE:-$(recorded_profile)}
+case "$PLATFORM_PROFILE" in default | cluster) ;; *) die "unknown profile '$PLATFORM_PROFILE' (known: default, cluster)" ;; esac
+CLUSTER_REPLICAS=2
+
+# The ports of gateway replica N (1, 2, ...) in the cluster profile; the balancer keeps 8080 and 50051.
+gateway_http_port() { printf '%d\n' $((8080 + $1)); }
+gateway_grpc_port() { printf '%d\n' $((50051 + $1)); }
+
 # Names of the servers in the order they are started and listed.
 PLATFORM_SERVICES=(postgres redis temporal kafka s3 clamav mailpit)
+[[ "$PLATFORM_PROFILE" == cluster ]] && PLATFORM_SERVICES+=(haproxy)
 
 # load_service NAME: sources scripts/infra/services/NAME.sh (defines NAME_start/stop/status...).
 load_service() {
@@ -417,9 +444,9 @@ svc_status_line() {
   port=$(svc_port "$n")
   pid=$("${n}_pid" 2>/dev/null || true)
   if "${n}_ready" >/dev/null 2>&1; then
-    printf '%-10s %-12s %-5s pid=%s\n' "$n" "$port" "up" "${pid:--}"
+    printf '%-17s %-12s %-5s pid=%s\n' "$n" "$port" "up" "${pid:--}"
   else
-    printf '%-10s %-12s %-5s pid=%s\n' "$n" "$port" "down" "${pid:--}"
+    printf '%-17s %-12s %-5s pid=%s\n' "$n" "$port" "down" "${pid:--}"
     return 1
   fi
 }

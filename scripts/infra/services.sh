@@ -5,7 +5,8 @@
 #   scripts/infra/services.sh down   [name...]   stop (graceful, then kill after a timeout)
 #   scripts/infra/services.sh status [name...]   one line per server; exit 1 when one is down
 #
-# Names: postgres redis temporal kafka s3 clamav mailpit (default: all). `up` does not install;
+# Names: postgres redis temporal kafka s3 clamav mailpit, and haproxy in the cluster profile (default:
+# all of the profile's, lib.sh). `up` does not install;
 # services-up.sh (called by up.sh) runs install.sh first.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -29,14 +30,17 @@ cmd_up() {
   t=$(now_ms)
   # Spawn everything that is down first and wait afterwards, so the slow starters (the JVM of
   # Kafka, Temporal's SQLite schema set-up) overlap instead of adding up. Slowest first.
-  local order=(kafka temporal s3 mailpit redis clamav postgres) late=()
+  local order=(kafka temporal s3 mailpit redis clamav postgres haproxy) late=()
+  # The cluster profile's Temporal server keeps its data in PostgreSQL: it starts once PostgreSQL answers.
+  [[ "$PLATFORM_PROFILE" == cluster ]] && order=(kafka s3 mailpit redis clamav postgres haproxy) && late=(temporal)
   # S3 bucket notifications to Kafka need the broker up before the gateway starts.
-  [[ -n "${S3_EVENT_KAFKA_TOPIC:-}" ]] && order=(kafka temporal mailpit redis clamav postgres) && late=(s3)
+  [[ -n "${S3_EVENT_KAFKA_TOPIC:-}" ]] && order=("${order[@]/s3/}") && late+=(s3)
   for n in "${order[@]}"; do
     [[ " ${names[*]} " == *" $n "* ]] || continue
     if LOG_TAG=$n svc_spawn_if_down "$n"; then spawned+=("$n"); fi
   done
   for n in "${names[@]}"; do
+    [[ " ${late[*]} " == *" $n "* ]] && continue
     if [[ " ${spawned[*]} " == *" $n "* ]]; then
       LOG_TAG=$n svc_wait "$n" || { failed+=("$n"); continue; }
     fi
@@ -71,7 +75,7 @@ cmd_down() {
 cmd_status() {
   local names=() n rc=0
   mapfile -t names < <(select_services "$@")
-  printf '%-10s %-12s %-5s %s\n' NAME PORT STATE PID
+  printf '%-17s %-12s %-5s %s\n' NAME PORT STATE PID
   for n in "${names[@]}"; do svc_status_line "$n" || rc=1; done
   return $rc
 }

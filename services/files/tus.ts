@@ -1,13 +1,14 @@
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { S3Store, type MetadataValue } from '@tus/s3-store';
+import { S3Store, type MetadataValue, type Options as S3StoreOptions } from '@tus/s3-store';
 import { EXPOSED_HEADERS, Metadata, Server, type KvStore, type Upload } from '@tus/server';
 import { LRUCache } from 'lru-cache';
 import { fileTypeFromBuffer } from 'file-type';
 import type { Config } from '../../common/config';
 import { currentRequestContext, type AuthState } from '../../common/context';
 import { newId } from '../../common/ids';
+import { s3HttpsAgent } from '../../common/object-store';
 import { problems, type Problem } from '../../common/problems';
 import type { TemporalHandle } from '../../common/temporal/client';
 import { selectFile, type FileRow } from '../../db/queries/files/files.queries';
@@ -126,6 +127,26 @@ const REASONS = {
   tooLarge: 'too-large',
 } as const;
 
+/**
+ * The tus store's own S3 client (the AWS SDK) reaches the object store as the platform's minio
+ * clients do (common/object-store.ts): the same address, keys, request style and TLS (S3_CA_FILE's
+ * agent; without it Node's built-in CAs).
+ */
+export function tusS3ClientConfig(s3: Config['s3'], bucket: string): S3StoreOptions['s3ClientConfig'] {
+  const httpsAgent = s3HttpsAgent(s3);
+  return {
+    bucket,
+    endpoint: `${s3.useSSL ? 'https' : 'http'}://${s3.endPoint}:${s3.port}`,
+    region: s3.region,
+    forcePathStyle: s3.pathStyle,
+    ...(httpsAgent && { requestHandler: { httpsAgent } }),
+    credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
+    // The SDK's default checksums (aws-chunked trailers) are not what every S3-compatible store takes.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  };
+}
+
 export class TusUploads {
   private readonly server: Server;
   private readonly calls = new WeakMap<Request, TusCall>();
@@ -134,18 +155,8 @@ export class TusUploads {
 
   constructor(private readonly deps: TusDeps) {
     this.uploadTtlMs = deps.settings.stagingTtlHours * 3_600_000;
-    const { s3 } = deps;
     const datastore = new S3Store({
-      s3ClientConfig: {
-        bucket: deps.objectStore.bucket,
-        endpoint: `${s3.useSSL ? 'https' : 'http'}://${s3.endPoint}:${s3.port}`,
-        region: s3.region,
-        forcePathStyle: true,
-        credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey },
-        // The SDK's default checksums (aws-chunked trailers) are not what every S3-compatible store takes.
-        requestChecksumCalculation: 'WHEN_REQUIRED',
-        responseChecksumValidation: 'WHEN_REQUIRED',
-      },
+      s3ClientConfig: tusS3ClientConfig(deps.s3, deps.objectStore.bucket),
       // Upload-Expires tells the client the workflow's wait; the workflow, not the store, enforces it.
       expirationPeriodInMilliseconds: this.uploadTtlMs,
       useTags: false,

@@ -47,7 +47,7 @@ export async function createUser(deps: IdentityDeps, auth: AuthState, request: N
       to: profile.email,
       template: 'set-password',
       data: { link: emailLink(deps.config, 'set-password', token.value), tenantName: await selectTenantName(tx), expiresAt: token.expiresAt },
-    }, `set-password:${token.id}`);
+    }, `set-password:${token.id}`, auth.tenantId);
     return toUserView(profile, auth.tenantId, roleNames);
   });
 }

@@ -31,7 +31,7 @@ export async function sendVerificationEmail(
     to: subject.email,
     template: 'verify-email',
     data: { link: emailLink(deps.config, 'verify-email', token.value), expiresAt: token.expiresAt },
-  }, `verify-email:${token.id}`);
+  }, `verify-email:${token.id}`, subject.tenantId);
 }
 
 /**

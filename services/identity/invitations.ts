@@ -49,7 +49,7 @@ export async function invite(deps: IdentityDeps, auth: AuthState, request: Invit
     const member = await selectMemberByEmail(tx, request.email);
     if (member && member.membershipStatus === 'active' && member.deletedAt === null) {
       // No token, so nothing else names this mail: each such request is its own notice.
-      await deps.mailer.send({ to: request.email, template: 'duplicate-invite', data: { tenantName, invitedBy } }, `duplicate-invite:${newId()}`);
+      await deps.mailer.send({ to: request.email, template: 'duplicate-invite', data: { tenantName, invitedBy } }, `duplicate-invite:${newId()}`, auth.tenantId);
       return null;
     }
     const token = await issueOneTimeToken(tx, deps.config.identity.oneTimeTokenTtl, {
@@ -60,7 +60,7 @@ export async function invite(deps: IdentityDeps, auth: AuthState, request: Invit
       to: request.email,
       template: 'invite',
       data: { link: emailLink(deps.config, 'accept-invite', token.value), tenantName, invitedBy, expiresAt: token.expiresAt },
-    }, `invite:${token.id}`);
+    }, `invite:${token.id}`, auth.tenantId);
     return { invite_id: token.id, email: request.email, expires_at: token.expiresAt };
   });
 }

@@ -40,7 +40,7 @@ async function startPasswordReset(deps: IdentityDeps, email: string): Promise<vo
       to: user.email,
       template: 'reset-password',
       data: { link: emailLink(deps.config, 'reset-password', token.value), expiresAt: token.expiresAt },
-    }, `reset-password:${token.id}`);
+    }, `reset-password:${token.id}`, tenant.id);
   });
 }
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type SearchAttributePair } from '@temporalio/common';
 import type { Config } from '../../common/config';
 import type { PlanLimitReader } from './plan-limits';
 import { problems } from '../../common/problems';
@@ -18,6 +18,7 @@ import {
 } from '../../workflows/money/money.messages';
 import type { moneyTransfer } from '../../workflows/money/transfer.workflow';
 import type { TemporalHandle } from '../../common/temporal/client';
+import { WalletId } from '../../common/temporal/search-attributes';
 import type { LeaveAdmission, MoneyAdmission } from './admission';
 import { answerByDeadline, type FlowAnswer, type JobMark } from './flow-deadline';
 import { MONEY_FLOW_SCOPES, holdJob, holdWorkflowId, settleJob, transferJob } from './jobs';
@@ -76,7 +77,7 @@ export class MoneyFlows {
       const limits = await this.deps.limits.limitsFor(tenantId);
       const args = [{ tenantId, ...request, limits, maxOpenHolds: this.deps.config.moneyFlows.maxHoldsPerWallet, idempotency }] as const;
       mark.job = holdJob(tenantId, key);
-      return this.withStart(tenantId, idempotency, mark.job.workflowId, async (client, options) =>
+      return this.withStart(tenantId, [request.walletId], idempotency, mark.job.workflowId, async (client, options) =>
         client.workflow.executeUpdateWithStart(holdPlaced, {
           args: [{ requestHash: idempotency.requestHash }],
           startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyHold>('moneyHold', { ...options, args }),
@@ -93,7 +94,8 @@ export class MoneyFlows {
       const limits = await this.deps.limits.limitsFor(tenantId);
       const args = [{ tenantId, ...request, limits, idempotency }] as const;
       mark.job = transferJob(tenantId, key);
-      return this.withStart(tenantId, idempotency, mark.job.workflowId, async (client, options) =>
+      // Found by either wallet (WalletId is a keyword list): the debited one and the credited one.
+      return this.withStart(tenantId, [request.fromWalletId, request.toWalletId], idempotency, mark.job.workflowId, async (client, options) =>
         client.workflow.executeUpdateWithStart(transferDone, {
           args: [{ requestHash: idempotency.requestHash }],
           startWorkflowOperation: new WithStartWorkflowOperation<typeof moneyTransfer>('moneyTransfer', { ...options, args }),
@@ -165,13 +167,14 @@ export class MoneyFlows {
 
   private async withStart(
     tenantId: string,
+    walletIds: string[],
     idempotency: IdempotencyUse,
     workflowId: string,
     run: (client: TemporalHandle['client'], options: StartOptions) => Promise<TransactionView>,
   ): Promise<TransactionView> {
     const client = await this.client();
     try {
-      return await run(client, this.startOptions(tenantId, workflowId, 'ALLOW_DUPLICATE_FAILED_ONLY'));
+      return await run(client, this.startOptions(tenantId, walletIds, workflowId, 'ALLOW_DUPLICATE_FAILED_ONLY'));
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw refusalOf(error);
     }
@@ -182,17 +185,21 @@ export class MoneyFlows {
     // new run that evaluates it again; a run that answered, whose stored answer expired, does not.
     if (!await mayRunAgain(client, workflowId)) throw problems.conflict('This Idempotency-Key was already used, and its answer is no longer kept');
     try {
-      return await run(client, this.startOptions(tenantId, workflowId, 'ALLOW_DUPLICATE'));
+      return await run(client, this.startOptions(tenantId, walletIds, workflowId, 'ALLOW_DUPLICATE'));
     } catch (error) {
       throw refusalOf(error);
     }
   }
 
-  private startOptions(tenantId: string, workflowId: string, workflowIdReusePolicy: StartOptions['workflowIdReusePolicy']): StartOptions {
+  private startOptions(
+    tenantId: string, walletIds: string[], workflowId: string, workflowIdReusePolicy: StartOptions['workflowIdReusePolicy'],
+  ): StartOptions {
     return {
       workflowId, taskQueue: this.deps.config.moneyFlows.taskQueue, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy,
       // The job of the request, if its deadline passes, is read from this workflow in its tenant (read-job.ts).
       memo: { tenantId },
+      // The wallets it acts on; the client's interceptor adds TenantId and BusinessKind (common/temporal/search-attributes.ts).
+      typedSearchAttributes: [{ key: WalletId, value: walletIds }],
     };
   }
 
@@ -220,6 +227,7 @@ interface StartOptions {
   workflowIdConflictPolicy: 'USE_EXISTING';
   workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' | 'ALLOW_DUPLICATE';
   memo: { tenantId: string };
+  typedSearchAttributes: SearchAttributePair[];
 }
 
 /**

@@ -5,6 +5,7 @@ import { problems } from '../../common/problems';
 import type { EmailMessage } from './templates';
 import type { sendEmail } from '../../workflows/notify/send-email.workflow';
 import type { TemporalHandle } from '../../common/temporal/client';
+import { tenantSearchAttributes } from '../../common/temporal/search-attributes';
 
 /**
  * What a feature calls to send an e-mail. The mail goes out from the sendEmail workflow (activity
@@ -22,8 +23,14 @@ export class Mailer {
     private readonly logger: Logger,
   ) {}
 
-  async send(message: EmailMessage, idempotencyKey: string): Promise<void> {
+  /**
+   * `tenantId` is the tenant the mail concerns, its TenantId search attribute (common/temporal/search-attributes.ts):
+   * the mail workflow's input names none, and many senders' request contexts do not either (a
+   * registration, a password reset, a lock alert), so every sender passes it.
+   */
+  async send(message: EmailMessage, idempotencyKey: string, tenantId?: string): Promise<void> {
     const handle = await this.connected();
+    const typedSearchAttributes = tenantSearchAttributes(tenantId);
     try {
       await handle.client.workflow.start<typeof sendEmail>('sendEmail', {
         taskQueue: this.taskQueue,
@@ -31,6 +38,7 @@ export class Mailer {
         args: [{ message, idempotencyKey }],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         workflowIdConflictPolicy: 'USE_EXISTING',
+        ...(typedSearchAttributes && { typedSearchAttributes }),
       });
     } catch (error) {
       // The mail was handed over before (and has finished): nothing more to do.

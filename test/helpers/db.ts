@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { config } from '../../common/config';
 import { migrate } from '../../db/migrate';
+import { pgSsl } from '../../db/pg-ssl';
 
 /**
  * Databases for integration tests. Tests that only read and write tenant rows use the shared
@@ -36,7 +37,7 @@ export interface ScratchDatabase {
 }
 
 async function asOwner<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: ownerUrl() });
+  const client = new Client({ connectionString: ownerUrl(), ssl: pgSsl(config().db.ssl) });
   await client.connect();
   try {
     return await work(client);

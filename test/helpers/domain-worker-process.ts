@@ -7,7 +7,7 @@ import { contextBoundLogger } from '../../common/temporal/activity-context';
 import { platformDataConverter } from '../../common/temporal/data-converter';
 import { createDbPool } from '../../db/pool';
 import { createSmtpSender } from '../../services/notify/smtp';
-import { installRuntimeLogger } from '../../workers/temporal/runtime-logger';
+import { installWorkerRuntime } from '../../workers/temporal/runtime';
 import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/worker';
 
 type Activities = Record<string, (...args: never[]) => Promise<unknown>>;
@@ -37,7 +37,7 @@ async function main({ domain, taskQueue: queueOf, appPoolSize, activities }: Dom
   const name = `${domain}-worker`;
   const cfg = config();
   const logger = createLogger(name, cfg.logLevel);
-  installRuntimeLogger(logger);
+  installWorkerRuntime(logger, { metricsPort: cfg.workerMetrics.port });
 
   const appPool = await createDbPool(cfg.db.url, { name: `${name}-app`, maxPoolSize: appPoolSize(cfg) });
   const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: `${name}-fleet`, maxPoolSize: 1 });

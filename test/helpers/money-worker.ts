@@ -23,12 +23,13 @@ export function startMoneyWorkerProcess(taskQueue: string, env: Record<string, s
 /**
  * A Temporal worker entry point (TypeScript, run from source through the swc register hook like
  * bench/lib/load.ts's servers) as a child process; resolves once it logs a JSON line whose message
- * is `readyMessage`.
+ * is `readyMessage`. Its metrics endpoint is off unless `env` names a WORKER_METRICS_PORT: the
+ * platform's own worker holds the default port, and a second process binding it would fail.
  */
 export function startWorkerProcess(entry: string, readyMessage: string, args: string[] = [], env: Record<string, string> = {}): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['-r', join(repoRoot, 'test/helpers/app-swc-register.cjs'), join(repoRoot, entry), ...args], {
     cwd: repoRoot,
-    env: { ...process.env, NODE_OPTIONS: '', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, NODE_OPTIONS: '', LOG_LEVEL: 'info', WORKER_METRICS_PORT: '', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));

@@ -8,6 +8,7 @@ import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { clientInterceptors } from '../../common/temporal/client-interceptors';
 import { platformDataConverter } from '../../common/temporal/data-converter';
+import { registerSearchAttributes } from '../../common/temporal/register-search-attributes';
 import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/worker';
 
 // The SDK logs every worker state change at INFO; a test's output should show only what went wrong.
@@ -29,12 +30,27 @@ Runtime.install({
  * The SDK gives the server 5 s to start. Measured here with the wrapper's class-data sharing: 0.4 to
  * 0.9 s alone, about 1 s with four starting at once and 1.7 s with eight on two cores, so the SDK
  * starts it itself and no pre-started server is needed.
+ *
+ * Every start carries the platform's search attributes (common/temporal/search-attributes.ts), which
+ * the test server refuses until they are registered, so each new server gets them first.
  */
 export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } },
     client: { interceptors: clientInterceptors, dataConverter: await platformDataConverter(config().temporalCodec) },
   });
+  return withSearchAttributes(env);
+}
+
+/** A test server with the platform's search attributes registered in its namespace; torn down if that fails. */
+export async function withSearchAttributes(env: TestWorkflowEnvironment): Promise<TestWorkflowEnvironment> {
+  try {
+    await registerSearchAttributes(env.connection, env.namespace ?? 'default');
+  } catch (error) {
+    await env.teardown();
+    throw error;
+  }
+  return env;
 }
 
 /** A task queue no other test or worker polls. */
@@ -98,7 +114,9 @@ export interface DevServer extends WorkerTarget {
 
 /**
  * The real Temporal dev server of the local services (config.temporal.address), for what the
- * time-skipping server does not do faithfully: Schedules, signal headers, the UI.
+ * time-skipping server does not do faithfully: Schedules, signal headers, the UI. The bring-up
+ * registers the platform's search attributes there; making sure costs one call, and a server started
+ * some other way then works too.
  */
 export async function connectDevServer(): Promise<DevServer> {
   const cfg = config().temporal;
@@ -106,6 +124,7 @@ export async function connectDevServer(): Promise<DevServer> {
     connectTemporal(cfg, config().temporalCodec),
     NativeConnection.connect({ address: cfg.address }),
   ]);
+  await registerSearchAttributes(connection, cfg.namespace);
   return {
     client,
     nativeConnection,

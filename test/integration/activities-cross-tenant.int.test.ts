@@ -92,24 +92,34 @@ async function stateOf(tenantId: string): Promise<unknown> {
 }
 
 /**
- * Runs the attempt while another transaction holds tenant B's wallet locked: an attempt that locked
- * (or even waited on) B's row would still be waiting when the lock is given up after `patienceMs`.
+ * Runs the attempt while another transaction holds tenant B's wallet locked: an attempt that locks
+ * (or even waits on) B's row waits for that transaction until it gives the lock up, which happens
+ * only once this has decided. PostgreSQL is asked meanwhile whether anything waits for the holder
+ * (pg_blocking_pids), so the wait is seen as it happens, not inferred from a slow answer;
+ * `patienceMs` is only the backstop.
  */
-async function whileLocked<T>(walletId: string, attempt: () => Promise<T>, patienceMs = 3000): Promise<PromiseSettledResult<T> | 'waited'> {
+async function whileLocked<T>(walletId: string, attempt: () => Promise<T>, patienceMs = 20_000): Promise<PromiseSettledResult<T> | 'waited'> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => { release = resolve; });
-  let locked!: () => void;
-  const isLocked = new Promise<void>((resolve) => { locked = resolve; });
+  let locked!: (pid: number) => void;
+  const isLocked = new Promise<number>((resolve) => { locked = resolve; });
   const holder = owner.transaction(async (tx) => {
     await tx.query(sql.unsafe`SELECT 1 FROM wallets WHERE id = ${walletId} FOR UPDATE`);
-    locked();
+    locked(Number(await tx.oneFirst(sql.unsafe`SELECT pg_backend_pid()`)));
     await released;
   });
-  await isLocked;
+  const holderPid = await isLocked;
+  const waitsForHolder = async () => Boolean(await owner.oneFirst(sql.unsafe`
+    SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE ${holderPid} = ANY(pg_blocking_pids(pid)))
+  `));
   try {
     const outcome = Promise.allSettled([attempt()]).then(([settled]) => settled);
-    const timer = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), patienceMs));
-    return await Promise.race([outcome, timer]);
+    for (const deadline = Date.now() + patienceMs; Date.now() < deadline;) {
+      const settled = await Promise.race([outcome, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20))]);
+      if (settled) return settled;
+      if (await waitsForHolder()) return 'waited';
+    }
+    return 'waited';
   } finally {
     release();
     await holder;

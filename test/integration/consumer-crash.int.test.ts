@@ -1,5 +1,6 @@
 import { newId } from '../../common/ids';
 import { committedOffsets, topicBounds } from '../../common/kafka-groups';
+import { sql } from '../../db/pool';
 import { GroupConsumer, GROUP_CONSUMER_JOINED } from '../../services/events/consumers/group-consumer';
 import { createAuditDatabase, createTestTopic, eventually, quietLogger, type AuditDatabase, type TestTopic } from '../helpers/audit';
 import {
@@ -19,6 +20,9 @@ jest.setTimeout(120_000);
 
 const EVENTS_PER_KEY = 30;
 const KEYS_PER_TENANT = 5;
+/** The member's delivery (of the 300) from which on it stalls, and the advisory lock it stalls on. */
+const STALL_AFTER = 100;
+const STALL_LOCK = 918_273;
 
 let db: AuditDatabase;
 let topic: TestTopic;
@@ -49,16 +53,35 @@ async function committedToTheEnd(groupId: string): Promise<boolean> {
   }
 }
 
+/** Deliveries of the member waiting for STALL_LOCK (held by the test). */
+const stalledDeliveries = async () => Number(await db.owner.oneFirst(sql.unsafe`
+  SELECT count(*) FROM pg_locks
+  WHERE locktype = 'advisory' AND NOT granted AND classid = 0 AND objid = ${STALL_LOCK} AND objsubid = 1
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+`));
+
 it('handles every event exactly once and in order per key when a member is killed in the middle of a batch', async () => {
   const groupId = `test.crash-${newId().slice(-8)}`;
   const events = testEvents([newId(), newId()], KEYS_PER_TENANT, EVENTS_PER_KEY);
   await publish(topic.kafka, events.map((event) => recordOf(topic.name, event)));
 
-  member = await startWorkerProcess('test/helpers/consumer-group-entry.ts', GROUP_CONSUMER_JOINED, [topic.name, groupId, db.appUrl, '10']);
-  await eventually(async () => (await effectsOf(db.owner, groupId)).length >= events.length / 3, 'a third of the events handled');
-  expect(await member.stop('SIGKILL')).toBe('SIGKILL');
+  // The member stalls from its STALL_AFTER-th delivery on, in the delivery's transaction, on an
+  // advisory lock this test holds: the kill lands in the middle of the batch whatever the machine's speed.
+  await db.owner.connect(async (holder) => {
+    await holder.query(sql.unsafe`SELECT pg_advisory_lock(${STALL_LOCK})`);
+    try {
+      member = await startWorkerProcess('test/helpers/consumer-group-entry.ts', GROUP_CONSUMER_JOINED,
+        [topic.name, groupId, db.appUrl, String(STALL_AFTER), String(STALL_LOCK)]);
+      await eventually(async () => (await effectsOf(db.owner, groupId)).length === STALL_AFTER - 1 && await stalledDeliveries() > 0,
+        'the member stalled in the middle of its batch');
+      expect(await member.stop('SIGKILL')).toBe('SIGKILL');
+    } finally {
+      // The killed member's stalled transactions take the lock in turn, find their client gone and roll back.
+      await holder.query(sql.unsafe`SELECT pg_advisory_unlock(${STALL_LOCK})`);
+    }
+  });
   const beforeKill = (await effectsOf(db.owner, groupId)).length;
-  expect(beforeKill).toBeLessThan(events.length);
+  expect(beforeKill).toBe(STALL_AFTER - 1);
 
   successor = new GroupConsumer({
     kafka: topic.kafka, db: db.app, logger: quietLogger(), groupId, topic: topic.name, tenantId: null, accepts: () => true,

@@ -53,6 +53,10 @@ describe('maintenance.expire-stale-records schedule', () => {
     expect(description.spec.intervals).toMatchObject([{ every: 30 * 60_000 }]);
     expect(description.policies.overlap).toBe(ScheduleOverlapPolicy.SKIP);
     expect(description.action).toMatchObject({ workflowType: 'expireStaleRecords', taskQueue, args: [{ batchSize: 100 }] });
+    // A fleet-wide sweep: its BusinessKind (common/temporal/search-attributes.ts) and no tenant.
+    const attributes = description.action.type === 'startWorkflow' ? description.action.typedSearchAttributes : undefined;
+    expect(Array.isArray(attributes) ? attributes : attributes?.getAll())
+      .toEqual([{ key: { name: 'BusinessKind', type: 'KEYWORD' }, value: 'maintenance.expire-stale-records' }]);
     const listed = await eventually(async () => {
       const ids: string[] = [];
       for await (const summary of server.client.schedule.list()) {

@@ -3,7 +3,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { config } from '../../common/config';
 import { MigrationError, migrate, migrationsDir, readMigrations } from '../../db/migrate';
+import { pgSsl } from '../../db/pg-ssl';
 import { createScratchDatabase, type ScratchDatabase } from '../helpers/db';
 
 let scratch: ScratchDatabase;
@@ -28,7 +30,7 @@ function migrationsCopy(extra: Record<string, string> = {}): string {
 }
 
 async function query<T extends object>(text: string): Promise<T[]> {
-  const client = new Client({ connectionString: scratch.ownerUrl });
+  const client = new Client({ connectionString: scratch.ownerUrl, ssl: pgSsl(config().db.ssl) });
   await client.connect();
   try {
     return (await client.query<T>(text)).rows;

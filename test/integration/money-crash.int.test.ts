@@ -216,15 +216,19 @@ describe('SIGKILL of the money worker', () => {
   it('fires the timer of a hold that came due while no worker ran once, after the restart', async () => {
     const tenantId = account.tenant.id;
     const walletId = await fundedWallet(app, tenantId, account.user.id, 1000);
-    const op = holdOf(walletId, 400, '3s');
+    // Long enough that the live Worker cannot expire the hold before the kill, however slow the answer.
+    const op = holdOf(walletId, 400, '30s');
     const placed = await untilAnswered(op, Date.now() + 60_000);
     const holdId = String(placed.body.id);
 
     await killWhen(async () => true);
+    const statusOf = () => owner.oneFirst(sql.type(z.object({ status: z.string() }))`SELECT status FROM money_transactions WHERE id = ${holdId}`);
+    expect(await statusOf()).toBe('held');
     // The hold comes due while nothing runs its workflow: it stays held (nothing else expires it here).
     const due = Date.parse(String(placed.body.expiresAt));
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now()) + 1000));
     expect(await walletOf(app, tenantId, walletId)).toMatchObject({ available: 600, frozen: 400 });
+    expect(await statusOf()).toBe('held');
 
     worker = await startMoneyWorkerProcess(taskQueue);
     const result = await server.client.workflow.getHandle(`money.hold:${tenantId}:${op.key}`).result();

@@ -257,10 +257,11 @@ describe('relay linger', () => {
   });
 
   it('sends the events committed within the linger after a batch in one batch', async () => {
-    const relay = await startRelay(undefined, { lingerMs: 500 });
+    // A long linger, so both writes below commit within it however slow the machine.
+    const relay = await startRelay(undefined, { lingerMs: 5000 });
     try {
       const tenantId = newId();
-      // Once this has left, the relay is idle, waiting for a notification, and lingers until 500 ms after it.
+      // Once this has left, the relay is idle, waiting for a notification, and lingers until 5 s after it.
       const [settled] = await write(contactEventsOf(tenantId, 1)) as [string];
       const settledSeq = await seqOf(settled);
       await relay.log.waitFor((line) => line.msg === PUBLISHED && Number(line.lastSeq) >= settledSeq, 'the first event published');

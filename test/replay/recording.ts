@@ -5,9 +5,10 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { config } from '../../common/config';
+import { registerSearchAttributes } from '../../common/temporal/register-search-attributes';
 import { createDomainWorker } from '../../workers/temporal/worker';
 import { startFilesWorkflowStack, type FilesWorkflowStack } from '../helpers/files-workflows';
-import { platformBundle, type DevServer, type WorkerTarget } from '../helpers/temporal';
+import { platformBundle, withSearchAttributes, type DevServer, type WorkerTarget } from '../helpers/temporal';
 
 /**
  * What the test/replay/record-*-histories.ts scripts share. Payloads are recorded without the codec, as
@@ -16,14 +17,17 @@ import { platformBundle, type DevServer, type WorkerTarget } from '../helpers/te
  */
 
 /** The time-skipping server, its client without the platform's codec and interceptors. */
-export function createPlainTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } } });
+export async function createPlainTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  return withSearchAttributes(await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: config().temporal.testServerPath } },
+  }));
 }
 
 /** The dev server of the local services (config.temporal.address), its client without the codec. */
 export async function connectPlainDevServer(): Promise<DevServer> {
   const { address, namespace } = config().temporal;
   const [connection, nativeConnection] = await Promise.all([Connection.connect({ address }), NativeConnection.connect({ address })]);
+  await registerSearchAttributes(connection, namespace);
   return {
     client: new Client({ connection, namespace }),
     nativeConnection,

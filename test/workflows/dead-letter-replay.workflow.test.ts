@@ -121,13 +121,16 @@ describe('deadLetterReplay workflow', () => {
 
     const pages = (await Promise.all(runs.map(pagesOf))).flat();
     expect(pages.map((page) => page.result.replayed)).toEqual([50, 50, 20]);
-    // The throttle, on the workflow's clock: each page starts a second or more after the one before,
-    // each of them waits for its timer (the rest of its second), and none re-publishes more than 50.
+    // The throttle is a rate on the workflow's clock: no page re-publishes more than 50, and each page
+    // starts a second or more after the one before. How many timers that takes depends on the machine:
+    // a page that itself lasted a second needs none, so only their length is asserted (the rest of a
+    // second at most), never their number.
+    expect(Math.max(...pages.map((page) => page.result.replayed))).toBeLessThanOrEqual(50);
     for (let index = 1; index < pages.length; index += 1) {
       expect(pages[index].startedAt - pages[index - 1].startedAt).toBeGreaterThanOrEqual(1000);
     }
     const timers = runs.flat().filter((event) => event.timerStartedEventAttributes);
-    expect(timers).toHaveLength(2);
+    expect(timers.length).toBeLessThan(pages.length);
     for (const timer of timers) expect(tsToMs(timer.timerStartedEventAttributes!.startToFireTimeout)).toBeLessThanOrEqual(1000);
 
     for (const row of pending) expect((await deadLetterState(owner, row.id)).status).toBe('retrying');

@@ -8,12 +8,12 @@ import { bundleWorkflows } from '../../workers/temporal/worker';
 /**
  * Workflows are pure orchestration (STYLE rule 7): they run in Temporal's deterministic sandbox, so
  * they may not import Node built-ins, I/O (db, config) or activity code, only the workflow SDK, their
- * own folder and the context codec, which is bundled with them. Type-only imports are erased and
+ * own folder, the context codec and the search attributes, which are bundled with them. Type-only imports are erased and
  * always allowed. The bundler catches built-ins as well; this check also catches a value import of
  * activities, config or database code, which would bundle but run I/O inside the sandbox.
  */
 const sandboxRoot = join(repoRoot, 'workflows');
-const bundledWithWorkflows = [join(repoRoot, 'common', 'temporal', 'propagated-context.ts')];
+const bundledWithWorkflows = ['propagated-context.ts', 'search-attributes.ts'].map((file) => join(repoRoot, 'common', 'temporal', file));
 const allowedPackages = new Set(['@temporalio/workflow', '@temporalio/common']);
 
 function workflowFiles(dir: string): string[] {

@@ -5,6 +5,7 @@ import {
 import type { DataConverter } from '@temporalio/common';
 import { setFlagsFromString } from 'node:v8';
 import { contextActivityInterceptors } from '../../common/temporal/activity-context';
+import { clientInterceptors } from '../../common/temporal/client-interceptors';
 
 /** The one workflows entry and the workflow interceptor modules compiled into every bundle. */
 export const workflowsPath = require.resolve('../../workflows');
@@ -55,7 +56,9 @@ export function createDomainWorker({ connection, namespace, taskQueue, workflowB
     workflowBundle,
     activities,
     dataConverter,
-    interceptors: { activity: [contextActivityInterceptors] },
+    // client: the Client activities reach through their Context (the webhook redelivery signals with
+    // it) starts workflows with the platform's search attributes, as the gateway's does.
+    interceptors: { activity: [contextActivityInterceptors], client: clientInterceptors },
     // In-flight activities get this long to finish on shutdown before they are cancelled.
     shutdownGraceTime: '30 seconds',
   });

@@ -3,15 +3,21 @@
 # The data stays where Debian keeps it (/var/lib/postgresql/15/main); the postgres OS user
 # cannot write under /root, so PLATFORM_LOGS/postgres.log is a symlink to Debian's log file.
 # Roles and databases come from infra/postgres/init.sql (shared with docker-compose.yml).
+# TLS is on with the local CA's certificate (scripts/infra/tls.sh) beside plain connections: each
+# client chooses (DATABASE_SSL_MODE); pg_hba's `host` lines match both.
 # Usage: postgres.sh start|stop|restart|status
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../tls.sh"
 
 PG_VERSION=15
 PG_CLUSTER=main
 # shellcheck disable=SC2034 # read by svc_port in lib.sh
 postgres_port=5432
 PG_CONF_DIR=/etc/postgresql/$PG_VERSION/$PG_CLUSTER
+# The server's certificate and key as the postgres user may read them (it cannot enter $PLATFORM_DATA
+# under /root, and it refuses a key file others can read).
+PG_TLS_DIR=$PG_CONF_DIR/platform-tls
 
 postgres_log() { printf '%s\n' "$PLATFORM_LOGS/postgres.log"; }
 
@@ -35,6 +41,8 @@ _postgres_prepare() {
     log "creating cluster $PG_VERSION/$PG_CLUSTER"
     pg_createcluster "$PG_VERSION" "$PG_CLUSTER" --port "$postgres_port" --encoding UTF8 --locale C.UTF-8 >&2
   fi
+  tls_server_cert
+  tls_copy_for postgres "$PG_TLS_DIR" || true
   # Dev/test tuning in a conf.d file (Debian's postgresql.conf includes conf.d/*.conf), so the
   # packaged file stays untouched.
   write_if_changed "$PG_CONF_DIR/conf.d/90-platform.conf" <<EOF || true
@@ -50,6 +58,12 @@ synchronous_commit = off
 # Log slow statements for debugging tests.
 log_min_duration_statement = 1000
 log_line_prefix = '%m [%p] %q%u@%d '
+# TLS for the clients that ask (DATABASE_SSL_MODE=require|verify-ca|verify-full); plain ones still connect.
+# The ssl_* settings are reloadable: a new certificate takes effect on the reload below, without a restart.
+ssl = on
+ssl_cert_file = '$PG_TLS_DIR/$TLS_SERVER_NAME.crt'
+ssl_key_file = '$PG_TLS_DIR/$TLS_SERVER_NAME.key'
+ssl_min_protocol_version = 'TLSv1.2'
 EOF
   # Password login over TCP must be allowed; Debian's default pg_hba has exactly this line.
   if ! grep -Eq '^host[[:space:]]+all[[:space:]]+all[[:space:]]+127\.0\.0\.1/32[[:space:]]+(scram-sha-256|md5)' "$PG_CONF_DIR/pg_hba.conf"; then
@@ -89,7 +103,12 @@ postgres_after_start() {
     die "postgres: infra/postgres/init.sql failed (see above)"
   PGPASSWORD=platform_app psql -X -q -h 127.0.0.1 -p "$postgres_port" -U platform_app -d platform -tAc 'select 1' >/dev/null ||
     die "postgres: password login as platform_app@127.0.0.1 failed; check $PG_CONF_DIR/pg_hba.conf"
-  log "postgres: roles platform_owner/platform_app and databases platform/platform_test are in place"
+  # The same login over TLS, checked as the platform checks it (DATABASE_SSL_MODE=verify-full): a
+  # certificate the server could not load on a reload leaves it on the old one, or on none.
+  [[ "$(PGPASSWORD=platform_app PGSSLMODE=verify-full PGSSLROOTCERT=$TLS_CA_CERT psql -X -q -h 127.0.0.1 -p "$postgres_port" \
+    -U platform_app -d platform -tAc 'select ssl from pg_stat_ssl where pid = pg_backend_pid()')" == t ]] ||
+    die "postgres: a verify-full TLS login with $TLS_CA_CERT failed; see $(postgres_log)"
+  log "postgres: roles platform_owner/platform_app and databases platform/platform_test are in place; TLS answers"
 }
 
 # The postgres user may not be allowed into the caller's directory (a clone under /tmp or /root):

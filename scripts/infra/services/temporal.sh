@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Temporal dev server (the real server, SQLite persistence, with the Web UI):
-# gRPC 127.0.0.1:7233, UI http://127.0.0.1:8233, namespace `default`.
-# Binary: $PLATFORM_CACHE/bin/temporal (Temporal CLI v1.5.1, installed by install.sh).
-# Extra `start-dev` flags (e.g. --search-attribute TenantId=Keyword) can be given in
-# TEMPORAL_DEV_ARGS.
+# Temporal on gRPC 127.0.0.1:7233 with its Web UI on http://127.0.0.1:8233, namespace
+# $TEMPORAL_NAMESPACE (default `default`). Which server depends on the profile (lib.sh):
+#   default  the dev server (`temporal server start-dev`, SQLite, the UI built in), from the Temporal
+#            CLI v1.5.1 that install.sh builds; extra `start-dev` flags can be given in TEMPORAL_DEV_ARGS;
+#   cluster  the Temporal server itself on PostgreSQL with the standalone UI server (temporal-server.sh).
+# Both register the platform's search attributes (infra/temporal/search-attributes.txt).
 # Usage: temporal.sh start|stop|restart|status
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -14,13 +15,14 @@ TEMPORAL_GRPC_PORT=7233
 TEMPORAL_UI_PORT=8233
 TEMPORAL_DIR=$PLATFORM_DATA/temporal
 TEMPORAL_PIDFILE=$(pidfile_of temporal)
+TEMPORAL_NAMESPACE=${TEMPORAL_NAMESPACE:-default}
 
 temporal_log() { printf '%s\n' "$PLATFORM_LOGS/temporal.log"; }
 
 # Answering = the frontend serves a real API call for the namespace (the port opens earlier).
 temporal_ready() {
   port_open 127.0.0.1 "$TEMPORAL_GRPC_PORT" &&
-    "$PLATFORM_BIN/temporal" operator namespace describe --namespace default \
+    "$PLATFORM_BIN/temporal" operator namespace describe --namespace "$TEMPORAL_NAMESPACE" \
       --address "127.0.0.1:$TEMPORAL_GRPC_PORT" --command-timeout 3s >/dev/null 2>&1
 }
 
@@ -49,7 +51,7 @@ temporal_spawn() {
     "$PLATFORM_BIN/temporal" server start-dev \
     --ip 127.0.0.1 --port "$TEMPORAL_GRPC_PORT" \
     --ui-ip 127.0.0.1 --ui-port "$TEMPORAL_UI_PORT" \
-    --namespace default \
+    --namespace "$TEMPORAL_NAMESPACE" \
     --db-filename "$TEMPORAL_DIR/temporal.db" \
     --log-level warn \
     --dynamic-config-value matching.useNewMatcher=true \
@@ -73,5 +75,43 @@ temporal_stop() {
   fi
   rm -f "$TEMPORAL_PIDFILE"
 }
+
+# The search attributes every workflow carries (common/temporal/search-attributes.ts), registered in
+# the namespace when missing; a registration takes effect at once, on either server.
+temporal_search_attributes() {
+  "$PLATFORM_BIN/temporal" operator search-attribute list --namespace "$TEMPORAL_NAMESPACE" \
+    --address "127.0.0.1:$TEMPORAL_GRPC_PORT" --command-timeout 5s
+}
+temporal_register_search_attributes() {
+  local name type present
+  # A namespace just created is known to the frontend's cache some seconds after it can be described.
+  wait_until "namespace $TEMPORAL_NAMESPACE's search attributes" 60 "$(temporal_log)" temporal_search_attributes
+  present=$(temporal_search_attributes)
+  while read -r name type; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    grep -qw -- "$name" <<<"$present" && continue
+    log "temporal: registering the search attribute $name ($type) in namespace $TEMPORAL_NAMESPACE"
+    "$PLATFORM_BIN/temporal" operator search-attribute create --namespace "$TEMPORAL_NAMESPACE" --name "$name" \
+      --type "$type" --address "127.0.0.1:$TEMPORAL_GRPC_PORT" --command-timeout 10s >/dev/null ||
+      die "temporal: registering the search attribute $name failed"
+  done <"$REPO_ROOT/infra/temporal/search-attributes.txt"
+}
+temporal_after_start() { temporal_register_search_attributes; }
+
+# The cluster profile: the same service name, ports and readiness; the Temporal server on PostgreSQL
+# behind them, and the standalone UI server, started again whenever it is down. up.sh stops the other
+# profile's Temporal when the profile changes (both serve port 7233).
+if [[ "$PLATFORM_PROFILE" == cluster ]]; then
+  source "$(dirname "${BASH_SOURCE[0]}")/temporal-server.sh"
+  temporal_log() { tserver_log; }
+  temporal_pid() { tserver_pid || pids_listening "$TEMPORAL_GRPC_PORT" | head -n 1; }
+  temporal_spawn() { tserver_spawn; }
+  temporal_wait() { tserver_wait; }
+  temporal_after_start() {
+    if ! http_ok "http://127.0.0.1:$TEMPORAL_UI_PORT/"; then tserver_ui_spawn && tserver_ui_wait; fi
+    temporal_register_search_attributes
+  }
+  temporal_stop() { tserver_ui_stop; tserver_stop; }
+fi
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then svc_cli temporal "$@"; fi

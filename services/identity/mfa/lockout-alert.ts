@@ -60,17 +60,17 @@ export async function mailRecoveryLockAlert(
 ): Promise<void> {
   try {
     const tenants = await selectUserTenants(deps.db, alert.userId);
-    const owners = new Map<string, { email: string; tenantName: string }>();
+    const owners = new Map<string, { email: string; tenantId: string; tenantName: string }>();
     for (const tenant of tenants) {
       const owner = await withTenant(deps.db, tenant.id, (tx) => selectTenantOwner(tx));
-      if (owner && !owners.has(owner.id)) owners.set(owner.id, { email: owner.email, tenantName: tenant.name });
+      if (owner && !owners.has(owner.id)) owners.set(owner.id, { email: owner.email, tenantId: tenant.id, tenantName: tenant.name });
     }
     const lockId = Date.parse(alert.lockedUntil);
-    await Promise.all([...owners].map(([ownerId, { email, tenantName }]) => deps.mailer.send({
+    await Promise.all([...owners].map(([ownerId, { email, tenantId, tenantName }]) => deps.mailer.send({
       to: email,
       template: 'recovery-locked',
       data: { account: alert.email, tenantName, lockedUntil: alert.lockedUntil },
-    }, `recovery-locked:${alert.userId}:${lockId}:${ownerId}`)));
+    }, `recovery-locked:${alert.userId}:${lockId}:${ownerId}`, tenantId)));
   } catch (err) {
     deps.logger.error({ err, userId: alert.userId, lockedUntil: alert.lockedUntil }, 'the recovery-lock alert mail could not be handed over');
   }

@@ -9,9 +9,18 @@ import { bearer, registerAccount } from '../../helpers/identity';
 
 /**
  * Route calls under the resilience rules of document 1, with test routes whose failures the test
- * controls: GET retried once, other methods never; a deadline (short here) answering 504; five
+ * controls: GET retried once, other methods never; a deadline (2 s here) answering 504; five
  * consecutive failures opening the namespace's breaker; a failing tenant isolated alone.
  */
+jest.setTimeout(60_000);
+
+/**
+ * The deadline of the gateway under test: long enough for the routes that should succeed on a busy
+ * machine; the slow routes sleep well past it (the deadline's timer always fires first).
+ */
+const DEADLINE_MS = 2000;
+const PAST_DEADLINE_MS = 5000;
+
 const calls = new Map<string, number>();
 const failures = new Map<string, number>();
 const ok = { 200: Joi.object({ calls: Joi.number().required() }) };
@@ -41,11 +50,11 @@ async function flaky(key: string): Promise<void> {
 const routes = [
   countingRoute('GET', '/test/flaky', 'gateway', flaky),
   countingRoute('POST', '/test/flaky', 'gateway', flaky),
-  countingRoute('GET', '/test/slow', 'gateway', () => sleep(1_000)),
+  countingRoute('GET', '/test/slow', 'gateway', () => sleep(PAST_DEADLINE_MS)),
   countingRoute('GET', '/test/client-error', 'notify', async () => { throw problems.notFound('thing'); }),
   countingRoute('POST', '/test/broken', 'notify', flaky),
   countingRoute('POST', '/test/tenant', 'events', flaky),
-  countingRoute('GET', '/test/crawl', 'data', () => sleep(1_000)),
+  countingRoute('GET', '/test/crawl', 'data', () => sleep(PAST_DEADLINE_MS)),
   countingRoute('POST', '/test/quick', 'data', async () => undefined),
 ];
 
@@ -57,7 +66,7 @@ let token: string;
 beforeAll(async () => {
   await migrateSharedDatabase();
   [gateway, registrar] = await Promise.all([
-    startTestGateway({ routes, env: { GRPC_CALL_TIMEOUT_MS: '200', TENANT_BREAKER_MIN_REQUESTS: '6' } }),
+    startTestGateway({ routes, env: { GRPC_CALL_TIMEOUT_MS: String(DEADLINE_MS), TENANT_BREAKER_MIN_REQUESTS: '6' } }),
     startTestGateway(),
   ]);
   token = (await registerAccount(registrar)).accessToken;

@@ -84,8 +84,9 @@ describe('webhook delivery after the answer', () => {
   it('delivers a receipt whose gateway could not reach Temporal by the redelivery Schedule', async () => {
     const account = await registerAccount(gateway);
     // A gateway whose Temporal client points at a closed port: it records and answers, but cannot signal.
+    // Its deadline (which bounds the failed signal too) leaves the answer room on a busy machine.
     const cutOff = await startTestGateway({
-      env: { BILLING_TASK_QUEUE: taskQueue, NOTIFY_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: '127.0.0.1:1', GRPC_CALL_TIMEOUT_MS: '200' },
+      env: { BILLING_TASK_QUEUE: taskQueue, NOTIFY_TASK_QUEUE: taskQueue, TEMPORAL_ADDRESS: '127.0.0.1:1', GRPC_CALL_TIMEOUT_MS: '5000' },
     });
     try {
       const paid = stripeEvent('invoice.paid', account.tenant.id);

@@ -325,14 +325,16 @@ describe('gRPC DLQRetry', () => {
 
 describe('a broker that is down', () => {
   it('is 503 events-broker-unavailable and UNAVAILABLE at once, the dead letter left pending', async () => {
-    const down = await startTestGateway({ env: { KAFKA_BROKERS: `127.0.0.1:${await closedPort()}` } });
+    // A publish timeout far above the bound: answering within it shows the refused connection failed
+    // the call at once, not the timeout, however slow the machine.
+    const down = await startTestGateway({ env: { KAFKA_BROKERS: `127.0.0.1:${await closedPort()}`, EVENTS_PUBLISH_TIMEOUT_MS: '20000' } });
     const downClient = new (eventServiceClass())(down.grpcAddress, credentials.createInsecure());
     try {
       const row = await seed();
       const before = await deadLetterState(owner, row.id);
       const started = Date.now();
       const problem = expectProblem(down, await retry(down, row.id), 503, 'events-broker-unavailable');
-      expect(Date.now() - started).toBeLessThan(2000);
+      expect(Date.now() - started).toBeLessThan(10_000);
       expect(problem.code).toBe('events.broker.unavailable');
       expect(await failure(rpc('DLQRetry', { event_id: row.eventId }, operator.accessToken, downClient)))
         .toMatchObject({ code: status.UNAVAILABLE, problem: 'events-broker-unavailable' });

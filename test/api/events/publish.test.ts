@@ -184,7 +184,9 @@ describe('refusals', () => {
 describe('a broker that is down', () => {
   it('is 503 events-broker-unavailable at once, with nothing stored under the key', async () => {
     // A gateway of this test whose producer (like its other Kafka clients) points at no broker; the shared one stays up.
-    const down = await startTestGateway({ env: { KAFKA_BROKERS: `127.0.0.1:${await closedPort()}` } });
+    // A publish timeout far above the bound: answering within it shows the refused connection failed
+    // the call at once, not the timeout, however slow the machine.
+    const down = await startTestGateway({ env: { KAFKA_BROKERS: `127.0.0.1:${await closedPort()}`, EVENTS_PUBLISH_TIMEOUT_MS: '20000' } });
     try {
       const key = randomUUID();
       const body = contactCreated();
@@ -193,7 +195,7 @@ describe('a broker that is down', () => {
       const elapsedMs = Date.now() - started;
       const problem = expectProblem(down, response, 503, 'events-broker-unavailable');
       expect(problem.code).toBe('events.broker.unavailable');
-      expect(elapsedMs).toBeLessThan(1000);
+      expect(elapsedMs).toBeLessThan(10_000);
       // Nothing half-written: the key holds no answer, so the retry against a live broker publishes.
       expect((await publish(gateway, publisher.accessToken, body, { 'Idempotency-Key': key })).status).toBe(201);
     } finally {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from '../../../db/pool';
 import {
   makeAvailable, read, setStatus, upload, uploadParts, type FileObject, type Problem,
 } from '../../helpers/files';
 import { samplePng } from '../../helpers/files-scan';
+import { waitFor } from '../../helpers/http';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { expectProblem as problemOf, useFilesApiStack } from '../../helpers/files-api';
 
@@ -125,11 +125,25 @@ describe('GET /files/:id/url', () => {
     expect(new URL(day.body.url).searchParams.get('X-Amz-Expires')).toBe('86400');
   });
 
-  it('hands out a URL that stops working after its TTL', async () => {
-    const { body } = await read<{ url: string }>(stack.gateway, `/files/${report.id}/url?ttlSeconds=1`, stack.account.accessToken);
-    expect((await fetch(body.url)).status).toBe(200);
-    await sleep(2100);
-    expect((await fetch(body.url)).status).toBe(403);
+  it('hands out a URL that stops working after its TTL, and not before expiresAt (less the signature\'s 1 s rounding)', async () => {
+    // The signature's X-Amz-Date is truncated to the second, so the URL lives between ttl - 1 s and
+    // ttl from the answer: a 10 s TTL leaves room to use it at once on a slow machine.
+    const { body } = await read<{ url: string; expiresAt: string }>(stack.gateway, `/files/${report.id}/url?ttlSeconds=10`, stack.account.accessToken);
+    const expiresAt = Date.parse(body.expiresAt);
+    const first = await fetch(body.url);
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+
+    let refused = { status: 0, at: 0 };
+    await waitFor('the presigned URL to stop working', async () => {
+      const response = await fetch(body.url);
+      await response.arrayBuffer();
+      refused = { status: response.status, at: Date.now() };
+      return response.status !== 200;
+    }, 40_000, 250);
+    expect(refused.status).toBe(403);
+    // A 403 received at refused.at was decided no later than that, so this shows it never came early.
+    expect(refused.at).toBeGreaterThanOrEqual(expiresAt - 1000);
   });
 
   it('refuses a TTL outside 1..86400 (400 validation-error), and another tenant\'s file (404)', async () => {

@@ -43,6 +43,7 @@ describe('POST /auth/impersonate', () => {
     const customer = await registerAccount(gateway);
     const started = Date.now();
     const response = await impersonate(platformOwner.token, { tenantId: customer.tenant.id, reason: 'Ticket 4711: billing page blank', note: 'with consent' });
+    const answeredAt = Date.now();
     expect(response.status).toBe(200);
 
     const claims = decodeJwt(response.body.accessToken);
@@ -50,8 +51,14 @@ describe('POST /auth/impersonate', () => {
     expect(claims).toMatchObject({
       sub: customer.user.id, email: customer.user.email, tenantId: customer.tenant.id, roles: ['owner'], act: { sub: platformOwner.id },
     });
-    expect(claims.exp! - claims.iat!).toBe(3600);
-    expect(Math.abs(claims.iat! * 1000 - started)).toBeLessThan(5000);
+    // Whole seconds, both taken while the request ran: exp is the impersonation's end, one hour after
+    // its start; iat is when the token was signed, a moment later (possibly in the next second).
+    const startSecond = Math.floor(started / 1000) * 1000;
+    expect(claims.iat! * 1000).toBeGreaterThanOrEqual(startSecond);
+    expect(claims.iat! * 1000).toBeLessThanOrEqual(answeredAt);
+    expect(claims.exp! * 1000).toBeGreaterThanOrEqual(startSecond + 3600_000);
+    expect(claims.exp! * 1000).toBeLessThanOrEqual(answeredAt + 3600_000);
+    expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(3600);
     expect(new Date(response.body.expiresAt).getTime()).toBe(claims.exp! * 1000);
 
     expect(await auditRecordsOf(owner, customer.tenant.id, 'auth.impersonation.started')).toEqual([expect.objectContaining({

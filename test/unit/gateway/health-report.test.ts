@@ -50,15 +50,18 @@ describe('proxy component (circuit breakers)', () => {
 
 describe('event-loop liveness', () => {
   it('reports a blocked event loop as a process defect', async () => {
-    const monitor = new EventLoopMonitor(250);
+    // A limit no busy machine's scheduling reaches in the idle 50 ms below, and a block well past it.
+    const limitMs = 2000;
+    const monitor = new EventLoopMonitor(limitMs);
     monitor.start();
     try {
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(monitor.liveness()).toEqual({ alive: true });
-      const until = Date.now() + 800;
-      while (Date.now() < until) { /* block the loop on purpose */ }
+      // Monotonic time: a step of the wall clock cannot cut the block short.
+      const until = performance.now() + limitMs + 500;
+      while (performance.now() < until) { /* block the loop on purpose */ }
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(monitor.liveness()).toEqual({ alive: false, reason: expect.stringMatching(/^event loop blocked for \d+ ms \(limit 250 ms\)$/) });
+      expect(monitor.liveness()).toEqual({ alive: false, reason: expect.stringMatching(/^event loop blocked for \d+ ms \(limit 2000 ms\)$/) });
     } finally {
       monitor.stop();
     }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../../common/config';
+import { productionEnvironment } from '../../helpers/production-config';
 
 /** MFA_ENCRYPTION_KEY: a public default for development, never accepted in production. */
 const DEV_KEY = loadConfig({}).identity.mfa.encryptionKey;
@@ -12,10 +13,10 @@ describe('MFA_ENCRYPTION_KEY', () => {
   });
 
   it('must be set in production, and not to the development key', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
-    expect(() => loadConfig({ NODE_ENV: 'production', MFA_ENCRYPTION_KEY: DEV_KEY })).toThrow(/MFA_ENCRYPTION_KEY/);
+    expect(() => loadConfig({ ...productionEnvironment(), MFA_ENCRYPTION_KEY: undefined })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...productionEnvironment(), MFA_ENCRYPTION_KEY: DEV_KEY })).toThrow(/MFA_ENCRYPTION_KEY/);
     const own = randomBytes(32).toString('base64');
-    expect(loadConfig({ NODE_ENV: 'production', MFA_ENCRYPTION_KEY: own }).identity.mfa.encryptionKey).toBe(own);
+    expect(loadConfig({ ...productionEnvironment(), MFA_ENCRYPTION_KEY: own }).identity.mfa.encryptionKey).toBe(own);
   });
 
   it('must be 32 bytes of base64', () => {

@@ -28,6 +28,19 @@ describe('configuration', () => {
     expect(Object.isFrozen(config.kafka.brokers)).toBe(true);
   });
 
+  it.each<[string, string | undefined, number | undefined]>([
+    ['by default', undefined, 9464],
+    ['on the port given', '9470', 9470],
+    ['off with 0', '0', undefined],
+    ['off when empty', '', undefined],
+  ])('serves the worker\'s metrics %s (WORKER_METRICS_PORT)', (_case, value, port) => {
+    expect(loadConfig(value === undefined ? {} : { WORKER_METRICS_PORT: value }).workerMetrics.port).toBe(port);
+  });
+
+  it('refuses a worker metrics port that is no port', () => {
+    expect(() => loadConfig({ WORKER_METRICS_PORT: '70000' })).toThrow(/WORKER_METRICS_PORT/);
+  });
+
   it('refuses a variable declared twice', () => {
     const port = () => setting('API_PORT', Joi.number().port().default(8080));
     expect(() => compileSettings({ a: port(), b: { c: port() } })).toThrow('Configuration variables declared twice: API_PORT');

@@ -84,6 +84,11 @@ describe('docker-compose.yml', () => {
     const configMount = compose.services.temporal.volumes?.find((v) => v.endsWith(`:${dynamicConfig}:ro`)) ?? '';
     const settings = parse(readFileSync(join(repoRoot, configMount.split(':')[0]), 'utf8')) as Record<string, Array<{ value: unknown }>>;
     expect(settings['matching.useNewMatcher']).toEqual([{ value: true }]);
+    // Every dynamic setting of the dev server is the Temporal server's too (compose and the cluster profile).
+    const devSettings = [...nativeTemporal.matchAll(/--dynamic-config-value ([\w.]+)=(\w+)/g)];
+    expect(devSettings.length).toBeGreaterThanOrEqual(4);
+    for (const [, key, value] of devSettings) expect(settings[key]).toEqual([{ value: value === 'true' ? true : Number(value) }]);
+    expect(readFileSync(join(repoRoot, 'scripts/infra/services/temporal-server.sh'), 'utf8')).toContain(configMount.split(':')[0].replace(/^\.\//, ''));
   });
 
   it('uses the same credentials as the native servers', () => {
