@@ -17,6 +17,7 @@ import { createFileScanActivities } from './files/scan.activities';
 import { createFileTrashActivities } from './files/trash.activities';
 import { createFileRescanActivities } from './files/rescan.activities';
 import { createFileOrphanActivities } from './files/orphans.activities';
+import { createFileStagingSweepActivities } from './files/staging-sweep.activities';
 import { createFileProcessActivities } from './files/process.activities';
 import { createClamdScanner } from '../services/files/scanner';
 import { config } from '../common/config';
@@ -32,7 +33,7 @@ export interface ActivityDeps {
   /**
    * The owner role's pool, which row-level security does not filter: only the fleet-wide sweeps of
    * the Schedules (maintenance, audit retention, usage snapshots, hold sweep, webhook redelivery, file orphans,
-   * the files re-scan's walk over tenants) use it.
+   * the files staging sweep, the files re-scan's walk over tenants) use it.
    */
   fleetPool: DatabasePool;
   /** Bound to the running activity's context by the worker (contextBoundLogger). */
@@ -76,6 +77,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createFileRescanActivities({ ...deps, scanner }),
       ...createFileTrashActivities(deps),
       ...createFileOrphanActivities(deps),
+      ...createFileStagingSweepActivities(deps),
       ...createFileProcessActivities(deps),
     },
   } satisfies Partial<Record<Domain, object>>;

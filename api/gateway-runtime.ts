@@ -9,6 +9,8 @@ import type { ReadinessCondition } from './health/readiness';
 import { createAccessControl, type AccessControl } from './runtime/access-control';
 import { SlidingWindowLimiter } from './runtime/rate-limiter';
 import { GatewayMetrics } from './metrics/gateway-metrics';
+import { registerBacklogMetrics } from './metrics/backlog-metrics';
+import { selectOperationsBacklogs } from '../db/queries/gateway/backlogs.queries';
 import type { AppDeps } from './app';
 import { createAuditServices } from '../services/audit';
 import type { AuditDeps } from '../services/audit/deps';
@@ -135,7 +137,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const money = createMoneyServices(config, connections, logger);
   const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
   const events = createEventsServices(config, { db: connections.db, catalogue, installed: modules.installed, temporal: () => temporal }, logger);
-  const limits = createLimitEnforcement(config, connections.db, flags, logger);
+  const limits = createLimitEnforcement(config, connections.db, flags, logger, (tenantId) => money.limits.invalidate(tenantId));
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
 
@@ -196,6 +198,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const metrics = new GatewayMetrics(breakers, tenantBreakers, {
     lookups: { permissions: access.cache.stats, me: meAnswers.stats }, isListening: () => announcements.isListening,
   });
+  registerBacklogMetrics(metrics.registry, () => selectOperationsBacklogs(connections.db, config.backlogMetrics.timeoutMs), config.backlogMetrics, logger);
 
   return {
     connections,

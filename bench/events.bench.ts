@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   const tenantId = (account.tenant as { id: string }).id;
   await call('POST', '/modules/crm/install', undefined, token);
 
-  const kafka = createKafka({ brokers: cfg.kafka.brokers, clientId: 'bench-events' });
+  const kafka = createKafka({ ...cfg.kafka, clientId: 'bench-events' });
   // Bare kafkajs, as the target names it: the gateway's own producer (common/fail-fast-producer.ts)
   // shares requests between concurrent publishes, which plain kafkajs does not.
   const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });

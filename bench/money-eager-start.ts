@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { config } from '../common/config';
+import { temporalConnectionOptions } from '../common/temporal/connection-options';
 import { newId } from '../common/ids';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { bundleWorkflows, createDomainWorker } from '../workers/temporal/worker';
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
   const taskQueue = `bench.eager.${newId()}`;
   const temporalPid = recordedTemporalPid();
   if (temporalPid === undefined) throw new Error('no Temporal dev server recorded: start the platform (npm run up)');
-  const connection = await NativeConnection.connect({ address: settings.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal));
   const dataConverter = await platformDataConverter(settings.temporalCodec);
   const worker = await createDomainWorker({
     connection, namespace: settings.temporal.namespace, taskQueue,

@@ -1,18 +1,22 @@
+import { readFileSync } from 'node:fs';
 import {
   ConfigResourceTypes, Kafka, logLevel,
-  type Admin, type Producer, type Consumer, type ConsumerConfig, type EachBatchPayload, type KafkaMessage, type Message,
+  type Admin, type Producer, type Consumer, type ConsumerConfig, type EachBatchPayload, type KafkaConfig, type KafkaMessage, type Message,
 } from 'kafkajs';
+import type { Config } from './config';
 import { keyPartitioner } from './kafka-partitioner';
 import type { Logger } from './logger';
 
 /**
  * Every Kafka call of the platform goes through this module, so the client library (kafkajs, with
  * no release since 2023) can be replaced without touching the domains.
+ *
+ * A client's settings: where and under which client id, and the process's TLS and SASL
+ * (config.kafka: KAFKA_SSL, KAFKA_SASL_*). The security members are required, so a caller that
+ * builds its own settings passes them on (`{ ...config.kafka, clientId }`) instead of silently
+ * connecting without them.
  */
-export interface KafkaSettings {
-  brokers: string[];
-  clientId: string;
-}
+export type KafkaSettings = Pick<Config['kafka'], 'brokers' | 'clientId' | 'ssl' | 'sslCaFile' | 'sasl'>;
 
 export type { Admin, Producer, Consumer, ConsumerConfig, Kafka, KafkaMessage, Message };
 
@@ -26,10 +30,26 @@ export interface KafkaTimeouts {
 // A bounded retry: callers (relay, health check) decide what happens when the broker is down.
 const DEFAULT_TIMEOUTS: KafkaTimeouts = { connectionTimeoutMs: 3000, requestTimeoutMs: 10_000, retries: 3 };
 
-export function createKafka({ brokers, clientId }: KafkaSettings, logger?: Logger, timeouts: KafkaTimeouts = DEFAULT_TIMEOUTS): Kafka {
+/**
+ * kafkajs's `ssl` and `sasl` of the settings: TLS checking the brokers' certificates (host name
+ * included) against KAFKA_SSL_CA_FILE or Node's public CAs; SASL when a mechanism is set (the
+ * configuration has already refused a mechanism without its username and password).
+ */
+export function kafkaSecurity({ ssl, sslCaFile, sasl }: Pick<KafkaSettings, 'ssl' | 'sslCaFile' | 'sasl'>): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  const { mechanism, username, password } = sasl;
+  return {
+    ...(ssl && { ssl: sslCaFile ? { ca: readFileSync(sslCaFile, 'utf8') } : true }),
+    ...(mechanism && username !== undefined && password !== undefined && { sasl: { mechanism, username, password } as KafkaConfig['sasl'] }),
+  };
+}
+
+/** Every kafkajs client of the platform: the relay's, the consumers', the gateway's admin and publishers. */
+export function createKafka(settings: KafkaSettings, logger?: Logger, timeouts: KafkaTimeouts = DEFAULT_TIMEOUTS): Kafka {
+  const { brokers, clientId } = settings;
   return new Kafka({
     clientId,
     brokers,
+    ...kafkaSecurity(settings),
     connectionTimeout: timeouts.connectionTimeoutMs,
     requestTimeout: timeouts.requestTimeoutMs,
     retry: { retries: timeouts.retries, initialRetryTime: 100, maxRetryTime: 2000 },

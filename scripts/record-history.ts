@@ -7,6 +7,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { config } from '../common/config';
+import { temporalConnectionOptions } from '../common/temporal/connection-options';
 import { newId } from '../common/ids';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     : undefined;
   // Child workflows carry the platform's search attributes (workflows/interceptors.ts): the test server must know them.
   if (testServer) await registerSearchAttributes(testServer.connection, testServer.namespace ?? 'default');
-  const connection = testServer?.nativeConnection ?? await NativeConnection.connect({ address: cfg.temporal.address });
+  const connection = testServer?.nativeConnection ?? await NativeConnection.connect(temporalConnectionOptions(cfg.temporal));
   const smtp = createSmtpSender(cfg.mail);
   try {
     const taskQueue = `record-history.${newId()}`;

@@ -10,6 +10,7 @@ import { StagedObjectConsumer } from '../services/files/staged-objects';
 import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { clientInterceptors } from '../common/temporal/client-interceptors';
+import { temporalConnectionOptions } from '../common/temporal/connection-options';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { taskQueues, type Domain } from '../common/temporal/task-queues';
 import { createDbPool } from '../db/pool';
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   // gateway; only the Schedules' fleet-wide sweeps get the owner role, on a small pool of their own.
   const appPool = await createDbPool(cfg.db.url, { name: 'worker-app', maxPoolSize: cfg.db.poolSize });
   const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: 'worker-fleet', maxPoolSize: 2 });
-  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(cfg.temporal));
   const workflowBundle = await bundleWorkflows();
   // Every payload the workers and the Schedules client write is encrypted (common/temporal/payload-codec.ts).
   const dataConverter = await platformDataConverter(cfg.temporalCodec);

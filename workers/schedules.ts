@@ -12,8 +12,10 @@ import type { usageSnapshot } from '../workflows/billing/usage-snapshot.workflow
 import type { moneyHoldSweep } from '../workflows/money/hold-sweep.workflow';
 import type { webhookRedelivery } from '../workflows/billing/webhook-redelivery.workflow';
 import type { filesOrphanSweep } from '../workflows/files/orphan-sweep.workflow';
+import type { filesStagingSweep } from '../workflows/files/staging-sweep.workflow';
 import type { fileRescanCheck } from '../workflows/files/rescan.workflow';
 import { subscriptionTarget } from '../services/billing/subscription-signal';
+import { fileScanSettingsOf } from '../services/files/scan-client';
 
 export const EXPIRE_STALE_RECORDS_SCHEDULE_ID = 'maintenance.expire-stale-records';
 
@@ -218,6 +220,47 @@ export function filesOrphanSweepSchedule({
   };
 }
 
+export const FILES_STAGING_SWEEP_SCHEDULE_ID = 'files.staging-sweep';
+
+export interface FilesStagingSweepScheduleSettings {
+  /** config.files (FILES_STAGING_SWEEP_*, the scans' FILES_STAGING_TTL_HOURS and task queue) and config.mail (NOTIFY_TASK_QUEUE). */
+  cfg: Pick<Config, 'files' | 'mail'>;
+  scheduleId?: string;
+  /** Where the sweep runs; the scans it starts go to FILES_TASK_QUEUE, where the gateway starts them. */
+  taskQueue?: string;
+}
+
+/**
+ * The staging sweep (workflows/files/staging-sweep.workflow.ts, docs/decisions/files.md Staging
+ * sweep): every FILES_STAGING_SWEEP_MINUTES it starts the scan of the pending_scan files recorded
+ * more than FILES_STAGING_SWEEP_GRACE_MINUTES ago that have none (their gateway stopped between
+ * recording them and starting their scan), with the settings the gateway starts scans with, at most
+ * 10 pages of 100 files a run. Overlapping runs are skipped; missed runs are not caught up (the next
+ * one covers them).
+ */
+export function filesStagingSweepSchedule({
+  cfg, scheduleId = FILES_STAGING_SWEEP_SCHEDULE_ID, taskQueue = cfg.files.taskQueue,
+}: FilesStagingSweepScheduleSettings): StartWorkflow<typeof filesStagingSweep> {
+  const minutes = cfg.files.stagingSweepMinutes;
+  return {
+    scheduleId,
+    spec: { intervals: [{ every: `${minutes} minutes` }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'filesStagingSweep',
+      workflowId: scheduleId,
+      taskQueue,
+      args: [{
+        graceMinutes: cfg.files.stagingSweepGraceMinutes, batchSize: 100, maxBatches: 10,
+        scan: { taskQueue: cfg.files.taskQueue, ...fileScanSettingsOf(cfg) },
+      }],
+      workflowExecutionTimeout: '10 minutes',
+      staticSummary: 'Starts the scan of pending_scan files whose upload never started it (its gateway stopped in between)',
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${minutes} minutes` },
+  };
+}
+
 export const FILES_RESCAN_CHECK_SCHEDULE_ID = 'files.rescan-check';
 
 export interface FileRescanCheckScheduleSettings {
@@ -300,5 +343,6 @@ export async function ensureSchedules(client: Client, cfg: Pick<Config, 'mainten
   await ensureSchedule(client, moneyHoldSweepSchedule(cfg.moneyFlows));
   await ensureSchedule(client, webhookRedeliverySchedule({ cfg }));
   await ensureSchedule(client, filesOrphanSweepSchedule({ files: cfg.files }));
+  await ensureSchedule(client, filesStagingSweepSchedule({ cfg }));
   await ensureSchedule(client, fileRescanCheckSchedule({ cfg }));
 }

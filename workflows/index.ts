@@ -13,6 +13,7 @@ export { webhookRedelivery } from './billing/webhook-redelivery.workflow';
 export { fileScan } from './files/scan.workflow';
 export { fileTrash } from './files/trash.workflow';
 export { filesOrphanSweep } from './files/orphan-sweep.workflow';
+export { filesStagingSweep } from './files/staging-sweep.workflow';
 export { fileProcess } from './files/process.workflow';
 export { fileRescan, fileRescanCheck } from './files/rescan.workflow';
 export { deadLetterReplay } from './events/dead-letter-replay.workflow';

@@ -25,7 +25,7 @@ export interface SubscriptionService {
  * join the gateway's /metrics.
  */
 export function createSubscriptionService(runtime: GatewayRuntime, config: Readonly<Config>, logger: Logger): SubscriptionService {
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-subscribe` }, logger);
+  const kafka = createKafka({ ...config.kafka, clientId: `${config.kafka.clientId}-subscribe` }, logger);
   const admin = kafka.admin();
   const streams = new OpenStreams();
   const tails = new TopicTails(kafka, logger);

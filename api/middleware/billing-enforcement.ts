@@ -67,16 +67,24 @@ export class LimitEnforcement {
 
 /**
  * Null when billing is not deployed (BILLING_ENABLED=false): the router then adds no step at all.
- * Deployed, the step still checks nothing while the flag billing.enforcement is off.
+ * Deployed, the step still checks nothing while the flag billing.enforcement is off. `onPlanChange`
+ * drops what else the gateway keeps of a tenant's plan (the money routes' limits,
+ * services/money/plan-limits.ts) on the same events, so a plan change binds them on every gateway too
+ * (test/api/replicas/billing-changes.test.ts).
  */
 export function createLimitEnforcement(
   config: Readonly<Config>, db: DatabasePool, flags: Pick<FeatureFlagCache, 'isEnabled'>, logger: Logger,
+  onPlanChange: (tenantId: string) => void = () => undefined,
 ): LimitEnforcement | null {
   if (!config.billingLimits.enabled) return null;
   const cache = new PlanCache({ db, ttlMs: config.billingLimits.cacheTtlMs });
   const listener = createTenantEventListener(config, logger, {
     name: 'plan-cache', topic: topics.billing.name,
-    concerns: (type) => PLAN_CACHE_EVENTS.has(type), invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+    concerns: (type) => PLAN_CACHE_EVENTS.has(type),
+    invalidate: (tenantId) => {
+      cache.invalidateTenant(tenantId);
+      onPlanChange(tenantId);
+    },
   });
   return new LimitEnforcement(cache, listener, db, flags);
 }

@@ -57,7 +57,7 @@ export async function openConnections(config: Readonly<Config>, logger: Logger):
   });
 
   // The admin client answers health checks: no retries of its own, so a dead broker shows at once.
-  const kafkaAdmin = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-api` }, logger)
+  const kafkaAdmin = createKafka({ ...config.kafka, clientId: `${config.kafka.clientId}-api` }, logger)
     .admin({ retry: { retries: 0 } });
 
   const s3 = createS3Client(config.s3);

@@ -93,6 +93,6 @@ export class TenantEventListener {
 
 /** A listener with a Kafka client of its own (client id `<KAFKA_CLIENT_ID>-<name>`). */
 export function createTenantEventListener(config: Readonly<Config>, logger: Logger, options: TenantEventListenerOptions): TenantEventListener {
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-${options.name}` }, logger);
+  const kafka = createKafka({ ...config.kafka, clientId: `${config.kafka.clientId}-${options.name}` }, logger);
   return new TenantEventListener(kafka, options, logger);
 }

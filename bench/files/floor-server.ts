@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { config } from '../../common/config';
+import { temporalConnectionOptions } from '../../common/temporal/connection-options';
 import { newId } from '../../common/ids';
 import { createObjectStore, putStream } from '../../common/object-store';
 import { platformDataConverter } from '../../common/temporal/data-converter';
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   const cfg = config();
   const store = createObjectStore(cfg.s3);
   const scanner = createClamdScanner(cfg.clamav);
-  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(cfg.temporal));
   const dataConverter = await platformDataConverter(cfg.temporalCodec);
   const taskQueue = `bench.files-floor.${newId()}`;
   const available = new Completions<string[]>();

@@ -1,5 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import { config } from '../../common/config';
+import { temporalConnectionOptions } from '../../common/temporal/connection-options';
 import { createLogger } from '../../common/logger';
 import { platformDataConverter } from '../../common/temporal/data-converter';
 import { installWorkerRuntime } from '../../workers/temporal/runtime';
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const cfg = config();
   const logger = createLogger('noop-worker', cfg.logLevel);
   installWorkerRuntime(logger);
-  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(cfg.temporal));
   const worker = await createDomainWorker({
     connection,
     namespace: cfg.temporal.namespace,

@@ -1,6 +1,26 @@
 import Joi from 'joi';
 import { taskQueues } from '../temporal/task-queues';
-import { setting } from './setting';
+import { caFile, optional, setting } from './setting';
+
+/** KAFKA_SASL_MECHANISM, as kafkajs names the mechanisms. */
+export type KafkaSaslMechanism = 'scram-sha-256' | 'scram-sha-512' | 'plain';
+
+const SASL_MECHANISMS: KafkaSaslMechanism[] = ['scram-sha-256', 'scram-sha-512', 'plain'];
+
+/**
+ * The SCRAM user scripts/infra/services/kafka.sh creates on the local broker's SASL_SSL listener
+ * (127.0.0.1:9094). Its password is public (it is in the script and .env.example): production refuses
+ * it (common/config/production.ts).
+ */
+export const LOCAL_KAFKA_SASL = { username: 'platform', password: 'platform-kafka-secret' } as const;
+
+/** A username or password: required with a mechanism, refused without one (it would be sent nowhere). */
+const saslCredential = () => Joi.string()
+  .when('KAFKA_SASL_MECHANISM', { is: Joi.string().valid(...SASL_MECHANISMS).required(), then: Joi.required(), otherwise: Joi.forbidden() })
+  .messages({
+    'any.required': '{{#label}} is required with KAFKA_SASL_MECHANISM',
+    'any.unknown': '{{#label}} is only read with KAFKA_SASL_MECHANISM (scram-sha-256, scram-sha-512 or plain)',
+  });
 
 /** Kafka and the outbox relay that publishes to it. */
 export const eventsSettings = {
@@ -10,6 +30,22 @@ export const eventsSettings = {
     retentionHours: setting('BROKER_RETENTION_HOURS', Joi.number().integer().min(1).default(168)),
     auditRetentionHours: setting('BROKER_AUDIT_RETENTION_HOURS', Joi.number().integer().min(1).default(720)),
     partitions: setting('BROKER_PARTITIONS', Joi.number().integer().min(1).max(128).default(6)),
+    /**
+     * TLS and SASL of every kafkajs client (common/kafka.ts, createKafka), as managed Kafka services
+     * take them: SASL_SSL with SCRAM. The CA file is what the brokers' certificates are checked against
+     * (without one, Node's built-in public CAs); the host name is always checked. A mechanism needs
+     * its username and password. `plain` sends the password itself: production refuses it without
+     * KAFKA_SSL (SCRAM never sends it).
+     */
+    ssl: setting('KAFKA_SSL', Joi.boolean().default(false)),
+    sslCaFile: optional('KAFKA_SSL_CA_FILE', caFile()
+      .when('KAFKA_SSL', { is: true, otherwise: Joi.forbidden() })
+      .messages({ 'any.unknown': '{{#label}} is only read with KAFKA_SSL=true' })),
+    sasl: {
+      mechanism: optional('KAFKA_SASL_MECHANISM', Joi.string<KafkaSaslMechanism>().valid(...SASL_MECHANISMS).empty('')),
+      username: optional('KAFKA_SASL_USERNAME', saslCredential()),
+      password: optional('KAFKA_SASL_PASSWORD', saslCredential()),
+    },
   },
   /**
    * The relay: rows per batch, idle poll (LISTEN wakes it sooner), the linger (least time between batches),

@@ -45,6 +45,12 @@ export const filesSettings = {
     /** The orphan sweep (docs/decisions/files.md, Orphans): unreferenced this long after upload → marked; marked this long → purged. */
     orphanGraceHours: setting('FILES_ORPHAN_GRACE_HOURS', Joi.number().integer().min(1).max(24 * 365).default(24)),
     orphanRetentionDays: setting('FILES_ORPHAN_RETENTION_DAYS', Joi.number().integer().min(1).max(3650).default(30)),
+    /**
+     * The staging sweep (docs/decisions/files.md, Staging sweep): every N minutes, the scan of a
+     * pending_scan file recorded more than the grace ago whose upload never started it.
+     */
+    stagingSweepMinutes: setting('FILES_STAGING_SWEEP_MINUTES', Joi.number().integer().min(1).max(24 * 60).default(5)),
+    stagingSweepGraceMinutes: setting('FILES_STAGING_SWEEP_GRACE_MINUTES', Joi.number().integer().min(1).max(24 * 60).default(5)),
     /** The re-scan (docs/decisions/files.md, Re-scan): how often clamd's version is checked, the pace, how far back. */
     rescanCheckMinutes: setting('FILES_RESCAN_CHECK_MINUTES', Joi.number().integer().min(1).max(7 * 24 * 60).default(60)),
     rescanPerSecond: setting('FILES_RESCAN_PER_SECOND', Joi.number().min(0.1).max(1000).default(5)),

@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs';
 import type { billingSettings } from './billing';
 import type { dbSettings } from './db';
+import { LOCAL_KAFKA_SASL, type eventsSettings } from './events';
 import type { filesSettings } from './files';
 import type { gatewaySettings } from './gateway';
 import type { identitySettings } from './identity';
 import { ConfigError, type Resolved } from './setting';
 
 /** The members the rules read, typed from their parts: common/config/index.ts composes the whole and calls this module. */
-type Config = Resolved<typeof dbSettings & typeof filesSettings & typeof billingSettings & typeof identitySettings & typeof gatewaySettings>;
+type Config = Resolved<typeof dbSettings & typeof eventsSettings & typeof filesSettings & typeof billingSettings & typeof identitySettings
+  & typeof gatewaySettings>;
 
 /** The environment a configuration was loaded from: tells a variable that was set from one defaulted. */
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -67,8 +69,9 @@ const provisionedKey = (keyVariable: string, fileVariable: string): ProductionRu
  * What `NODE_ENV=production` refuses (docs/decisions/platform.md, Production mode): public development
  * secrets, keys a process would generate for itself, and switches meant for development. TLS settings
  * that contradict each other (verify-full without a CA file, a CA file of a plain connection) are
- * refused in every environment by the rules of their variables (common/config/db.ts, files.ts).
- * TLS itself is not required: a deployment on a private network may do without it.
+ * refused in every environment by the rules of their variables (common/config/db.ts, files.ts,
+ * events.ts, temporal.ts). TLS itself is not required: a deployment on a private network may do
+ * without it; only a password sent in clear (SASL PLAIN without TLS) is refused.
  */
 export const productionRules: readonly ProductionRule[] = [
   publicPassword('DATABASE_URL', (config) => config.db.url),
@@ -79,6 +82,16 @@ export const productionRules: readonly ProductionRule[] = [
   publicDefault('BILLING_STRIPE_WEBHOOK_SECRET', (config) => config.billing.stripeWebhookSecret),
   publicDefault('BILLING_PADDLE_WEBHOOK_SECRET', (config) => config.billing.paddleWebhookSecret),
   publicDefault('MFA_ENCRYPTION_KEY', (config) => config.identity.mfa.encryptionKey),
+  {
+    variable: 'KAFKA_SASL_PASSWORD',
+    because: 'is the password of the local broker\'s SCRAM user (scripts/infra/services/kafka.sh); give the deployment\'s user its own',
+    refuses: (config) => config.kafka.sasl.password === LOCAL_KAFKA_SASL.password,
+  },
+  {
+    variable: 'KAFKA_SASL_MECHANISM',
+    because: 'is plain without KAFKA_SSL: every connection would carry the password in clear (scram-sha-256/512 never send it)',
+    refuses: (config) => config.kafka.sasl.mechanism === 'plain' && !config.kafka.ssl,
+  },
   ...provisionedKey('JWT_PRIVATE_KEY', 'JWT_KEY_FILE'),
   ...provisionedKey('TEMPORAL_PAYLOAD_KEY', 'TEMPORAL_PAYLOAD_KEY_FILE'),
   {

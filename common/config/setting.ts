@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 
@@ -13,20 +14,52 @@ export class ConfigError extends Error {}
 export const thirtyTwoBytes: Joi.CustomValidator<string> = (value, helpers) => (
   Buffer.from(value, 'base64').length === 32 ? value : helpers.error('any.invalid'));
 
+/** The text of a file, or the code of why it cannot be read. */
+function readText(file: string): { text: string } | { code: string } {
+  try {
+    return { text: readFileSync(file, 'utf8') };
+  } catch (error) {
+    return { code: (error as NodeJS.ErrnoException).code ?? 'error' };
+  }
+}
+
 /**
- * A CA file of a TLS setting (DATABASE_SSL_CA_FILE, REDIS_TLS_CA_FILE, S3_CA_FILE): a readable PEM
- * file with at least one certificate, checked at start-up so a wrong path stops the process with the
+ * A CA file of a TLS setting (DATABASE_SSL_CA_FILE, REDIS_TLS_CA_FILE, S3_CA_FILE, KAFKA_SSL_CA_FILE,
+ * TEMPORAL_TLS_CA_FILE), or a client certificate (TEMPORAL_TLS_CERT_FILE): a readable PEM file with
+ * at least one certificate, checked at start-up so a wrong path stops the process with the
  * variable's name instead of failing the first connection. The member stays the path; the clients'
  * factories read the file when they connect.
  */
 export const caFile = () => Joi.string().custom((file: string, helpers) => {
-  let text: string;
+  const read = readText(file);
+  if ('code' in read) return helpers.message({ custom: `{{#label}} cannot be read (${read.code}: {{#value}})` });
+  return read.text.includes('-----BEGIN CERTIFICATE-----') ? file : helpers.message({ custom: '{{#label}} holds no PEM certificate ({{#value}})' });
+});
+
+/**
+ * The private key of a client certificate (TEMPORAL_TLS_KEY_FILE): a readable, unencrypted PEM key
+ * that belongs to the certificate of `certVariable`, so a key and certificate from two different
+ * pairs stop the process at start-up rather than fail every TLS handshake.
+ */
+export const privateKeyFile = (certVariable: string) => Joi.string().custom((file: string, helpers) => {
+  const read = readText(file);
+  if ('code' in read) return helpers.message({ custom: `{{#label}} cannot be read (${read.code}: {{#value}})` });
+  let key;
   try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    return helpers.message({ custom: `{{#label}} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}: {{#value}})` });
+    key = createPrivateKey(read.text);
+  } catch {
+    return helpers.message({ custom: '{{#label}} holds no unencrypted PEM private key ({{#value}})' });
   }
-  return text.includes('-----BEGIN CERTIFICATE-----') ? file : helpers.message({ custom: '{{#label}} holds no PEM certificate ({{#value}})' });
+  const certFile = (helpers.state.ancestors as Array<Record<string, unknown>>)[0]?.[certVariable];
+  const cert = typeof certFile === 'string' ? readText(certFile) : undefined;
+  // An unreadable certificate is reported on its own variable.
+  if (!cert || !('text' in cert)) return file;
+  try {
+    if (new X509Certificate(cert.text).checkPrivateKey(key)) return file;
+  } catch {
+    return file;
+  }
+  return helpers.message({ custom: `{{#label}} is not the key of ${certVariable}'s certificate ({{#value}})` });
 });
 
 type SchemaValue<S> = S extends Joi.AnySchema<infer T> ? T : never;

@@ -48,6 +48,7 @@ export const businessKinds: Readonly<Record<string, string>> = {
   fileRescan: 'files.rescan',
   fileRescanCheck: 'files.rescan-check',
   fileScan: 'files.scan',
+  filesStagingSweep: 'files.staging-sweep',
   fileTrash: 'files.trash',
   expireStaleRecords: 'maintenance.expire-stale-records',
   moneyHold: 'money.hold',

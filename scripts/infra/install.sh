@@ -7,8 +7,8 @@
 #
 # Components: apt, go-tools (temporal CLI, versitygw, mailpit), kafka (jars), temporal-test-server
 # (jars + wrapper + class-data-sharing archive), clamav-db (signatures), schemathesis (the API
-# fuzzer of test/api/fuzz, in a Python venv); for the cluster profile also haproxy (apt) and
-# temporal-server (the Temporal server, its schema tool and the UI server, built with Go).
+# fuzzer of test/api/fuzz, in a Python venv), temporal-server (the Temporal server, its schema tool
+# and the UI server, built with Go), and for the cluster profile haproxy (apt).
 # Nothing is written in the work tree: binaries and jars go to $PLATFORM_CACHE, logs of the
 # slow steps to $PLATFORM_LOGS/install-*.log.
 set -euo pipefail
@@ -493,10 +493,11 @@ install_schemathesis() {
 main() {
   local all=(apt go-tools kafka temporal-test-server clamav-db schemathesis haproxy temporal-server) wanted start
   wanted=("$@")
-  # Without names: what the profile runs (the cluster's load balancer and Temporal server only for it).
+  # Without names: what the profile runs and the tests need. The Temporal server is built in both
+  # profiles: the default one's tests start one with mTLS (test/integration/temporal-tls.int.test.ts).
   if ((${#wanted[@]} == 0)); then
-    wanted=(apt go-tools kafka temporal-test-server clamav-db schemathesis)
-    [[ "$PLATFORM_PROFILE" == cluster ]] && wanted+=(haproxy temporal-server)
+    wanted=(apt go-tools kafka temporal-test-server clamav-db schemathesis temporal-server)
+    [[ "$PLATFORM_PROFILE" == cluster ]] && wanted+=(haproxy)
   fi
   start=$(now_ms)
   local c

@@ -15,7 +15,7 @@ export function createAuditServices(
   logger: Logger,
 ): AuditDeps {
   const intake = new AuditIntake({
-    kafka: createKafka({ brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-audit-intake` }, logger),
+    kafka: createKafka({ ...config.kafka, clientId: `${config.kafka.clientId}-audit-intake` }, logger),
     bufferDb: clients.db,
     logger,
     settings: { publishTimeoutMs: config.audit.publishTimeoutMs, kafkaRetryMs: config.audit.kafkaRetryMs },

@@ -32,7 +32,7 @@ export function createEventsServices(
 ): EventsDeps {
   const timeoutMs = config.eventBus.publishTimeoutMs;
   const kafka = createKafka(
-    { brokers: config.kafka.brokers, clientId: `${config.kafka.clientId}-publish` }, logger,
+    { ...config.kafka, clientId: `${config.kafka.clientId}-publish` }, logger,
     { connectionTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, retries: 0 },
   );
   const producer = new FailFastProducer(kafka, timeoutMs);

@@ -1,6 +1,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { config, type Config } from '../../common/config';
+import { temporalConnectionOptions } from '../../common/temporal/connection-options';
 import { createLogger, type Logger } from '../../common/logger';
 import { createObjectStore } from '../../common/object-store';
 import { contextBoundLogger } from '../../common/temporal/activity-context';
@@ -41,7 +42,7 @@ async function main({ domain, taskQueue: queueOf, appPoolSize, activities }: Dom
 
   const appPool = await createDbPool(cfg.db.url, { name: `${name}-app`, maxPoolSize: appPoolSize(cfg) });
   const fleetPool = await createDbPool(cfg.db.ownerUrl, { name: `${name}-fleet`, maxPoolSize: 1 });
-  const connection = await NativeConnection.connect({ address: cfg.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(cfg.temporal));
   const smtp = createSmtpSender(cfg.mail);
   const all = createActivities({
     appPool, fleetPool, logger: contextBoundLogger(logger), objectStore: createObjectStore(cfg.s3), smtp, clamav: cfg.clamav,

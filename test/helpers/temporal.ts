@@ -5,6 +5,7 @@ import {
 } from '@temporalio/worker';
 import { connectTemporal } from '../../common/temporal/client';
 import { config } from '../../common/config';
+import { temporalConnectionOptions } from '../../common/temporal/connection-options';
 import { newId } from '../../common/ids';
 import { clientInterceptors } from '../../common/temporal/client-interceptors';
 import { platformDataConverter } from '../../common/temporal/data-converter';
@@ -122,7 +123,7 @@ export async function connectDevServer(): Promise<DevServer> {
   const cfg = config().temporal;
   const [{ connection, client }, nativeConnection] = await Promise.all([
     connectTemporal(cfg, config().temporalCodec),
-    NativeConnection.connect({ address: cfg.address }),
+    NativeConnection.connect(temporalConnectionOptions(cfg)),
   ]);
   await registerSearchAttributes(connection, cfg.namespace);
   return {

@@ -157,7 +157,7 @@ describe('Kafka unreachable', () => {
   it('buffers records durably and stores them after the replay once Kafka is back', async () => {
     const tenantId = newId();
     const down = new AuditIntake({
-      kafka: createKafka({ brokers: CLOSED_PORT, clientId: 'audit-intake-down' }), bufferDb: db.app, logger,
+      kafka: createKafka({ ...config().kafka, brokers: CLOSED_PORT, clientId: 'audit-intake-down' }), bufferDb: db.app, logger,
       settings: intakeSettings, topic: topic.name,
     });
     const accepted: string[] = [];
@@ -196,13 +196,13 @@ describe('Kafka unreachable', () => {
   it('keeps the rows when the replay cannot reach Kafka either', async () => {
     const tenantId = newId();
     const down = new AuditIntake({
-      kafka: createKafka({ brokers: CLOSED_PORT, clientId: 'audit-intake-down' }), bufferDb: db.app, logger,
+      kafka: createKafka({ ...config().kafka, brokers: CLOSED_PORT, clientId: 'audit-intake-down' }), bufferDb: db.app, logger,
       settings: intakeSettings, topic: topic.name,
     });
     await down.publishAuditRecords([draftOf(tenantId, 1)]);
     await down.close();
     const replayer = new AuditFallbackReplayer({
-      pool: db.owner, kafka: createKafka({ brokers: CLOSED_PORT, clientId: 'audit-replay-down' }), logger, topic: topic.name,
+      pool: db.owner, kafka: createKafka({ ...config().kafka, brokers: CLOSED_PORT, clientId: 'audit-replay-down' }), logger, topic: topic.name,
       settings: { intervalMs: 30_000, batchSize: 10, alarmAfterDays: 7 },
     });
     await expect(replayer.replayOnce()).rejects.toThrow();

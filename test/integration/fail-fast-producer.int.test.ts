@@ -1,3 +1,4 @@
+import { config } from '../../common/config';
 import { FailFastProducer, type Acknowledgement } from '../../common/fail-fast-producer';
 import { createKafka } from '../../common/kafka';
 import { newId } from '../../common/ids';
@@ -71,7 +72,7 @@ it('tells every one of 300 concurrent senders the partition and offset of its ow
 
 it('fails every waiting sender when the broker cannot be reached, and sends again once asked', async () => {
   const down = new FailFastProducer(createKafka(
-    { brokers: [`127.0.0.1:${await closedPort()}`], clientId: 'test-fail-fast-down' }, undefined,
+    { ...config().kafka, brokers: [`127.0.0.1:${await closedPort()}`], clientId: 'test-fail-fast-down' }, undefined,
     { connectionTimeoutMs: 500, requestTimeoutMs: 500, retries: 0 },
   ), 500);
   try {

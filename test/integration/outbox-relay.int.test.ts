@@ -15,55 +15,13 @@ import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { OutboxRelay, type RelayDeps } from '../../workers/outbox/relay';
 import { createScratchDatabase, type ScratchDatabase } from '../helpers/db';
 import { consumeTenantEvents, ensureCatalogueTopics, type ReceivedEvent } from '../helpers/kafka';
+import { JsonLog } from '../helpers/replica-processes';
 
 /**
  * The relay against real PostgreSQL and Kafka. It runs on a scratch database of its own: the leader
  * lock is one per database, and a relay some engineer runs on the shared database must not take
  * this test's rows (or hold the lock). Kafka is shared, so every test reads only its own tenant.
  */
-
-type LogLine = Record<string, unknown> & { msg?: string };
-
-/** The JSON lines a relay logs, and a way to wait for one of them (the test's only clock). */
-class RelayLog {
-  readonly lines: LogLine[] = [];
-  private partial = '';
-  private waiters: Array<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }> = [];
-
-  feed(chunk: string): void {
-    const text = this.partial + chunk;
-    const complete = text.split('\n');
-    this.partial = complete.pop() ?? '';
-    for (const raw of complete) {
-      let line: LogLine;
-      try {
-        line = JSON.parse(raw) as LogLine;
-      } catch {
-        continue;
-      }
-      this.lines.push(line);
-      this.waiters = this.waiters.filter((waiter) => {
-        if (!waiter.match(line)) return true;
-        waiter.resolve(line);
-        return false;
-      });
-    }
-  }
-
-  waitFor(match: (line: LogLine) => boolean, what: string, timeoutMs = 20_000): Promise<LogLine> {
-    const seen = this.lines.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no log line "${what}" within ${timeoutMs} ms; last lines:\n${
-        this.lines.slice(-10).map((line) => JSON.stringify(line)).join('\n')}`)), timeoutMs);
-      this.waiters.push({ match, resolve: (line) => { clearTimeout(timer); resolve(line); } });
-    });
-  }
-
-  waitForMessage(msg: string): Promise<LogLine> {
-    return this.waitFor((line) => line.msg === msg, msg);
-  }
-}
 
 const LEADER = 'relay is the leader; publishing';
 const STANDBY = 'another relay is the leader; standing by';
@@ -111,9 +69,9 @@ const relaySettings = {
   batchSize: 50, idlePollMs: 100, lingerMs: 10, backoffInitialMs: 50, backoffMaxMs: 200, statusIntervalMs: 60_000, retentionHours: 168,
 };
 
-/** A relay inside the test process, logging into a RelayLog. */
+/** A relay inside the test process, logging into a JsonLog. */
 async function startRelay(brokers = config().kafka.brokers, settings: Partial<RelayDeps['settings']> = {}) {
-  const log = new RelayLog();
+  const log = new JsonLog();
   const logger = pino({ level: 'info' }, new Writable({
     write(chunk: Buffer, _encoding, done) {
       log.feed(chunk.toString());
@@ -122,7 +80,7 @@ async function startRelay(brokers = config().kafka.brokers, settings: Partial<Re
   }));
   const pool = await createDbPool(scratch.ownerUrl, { maxPoolSize: 1, name: 'outbox-relay-under-test' });
   const deps: RelayDeps = {
-    pool, listenUrl: scratch.ownerUrl, kafka: createKafka({ brokers, clientId: 'outbox-relay-test' }, logger), logger,
+    pool, listenUrl: scratch.ownerUrl, kafka: createKafka({ ...config().kafka, brokers, clientId: 'outbox-relay-test' }, logger), logger,
     settings: { ...relaySettings, ...settings },
   };
   const relay = new OutboxRelay(deps);
@@ -350,7 +308,7 @@ describe('relay processes', () => {
   });
 
   function spawnRelay() {
-    const log = new RelayLog();
+    const log = new JsonLog();
     const child = spawn(process.execPath, [join(repoRoot, 'dist/workers/outbox-relay.js')], {
       env: {
         ...process.env, NODE_OPTIONS: '', NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_OWNER_URL: scratch.ownerUrl,

@@ -5,6 +5,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { config } from '../../common/config';
+import { temporalConnectionOptions } from '../../common/temporal/connection-options';
 import { registerSearchAttributes } from '../../common/temporal/register-search-attributes';
 import { createDomainWorker } from '../../workers/temporal/worker';
 import { startFilesWorkflowStack, type FilesWorkflowStack } from '../helpers/files-workflows';
@@ -25,8 +26,9 @@ export async function createPlainTimeSkippingEnv(): Promise<TestWorkflowEnvironm
 
 /** The dev server of the local services (config.temporal.address), its client without the codec. */
 export async function connectPlainDevServer(): Promise<DevServer> {
-  const { address, namespace } = config().temporal;
-  const [connection, nativeConnection] = await Promise.all([Connection.connect({ address }), NativeConnection.connect({ address })]);
+  const { namespace } = config().temporal;
+  const options = temporalConnectionOptions(config().temporal);
+  const [connection, nativeConnection] = await Promise.all([Connection.connect(options), NativeConnection.connect(options)]);
   await registerSearchAttributes(connection, namespace);
   return {
     client: new Client({ connection, namespace }),

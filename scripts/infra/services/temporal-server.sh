@@ -11,6 +11,12 @@
 #   TSERVER_SHARDS      history shards, fixed once the databases exist (4)
 #   TSERVER_NAMESPACE   the namespace it serves (TEMPORAL_NAMESPACE, default `default`)
 #   TSERVER_METRICS_PORT  its Prometheus metrics on 127.0.0.1 (8000)
+#   TSERVER_TLS_DIR     empty (the default): plain gRPC. Set: mTLS on the frontend (gRPC and HTTP API): it
+#                       presents the local servers' certificate (scripts/infra/tls.sh: 127.0.0.1, localhost)
+#                       and accepts only clients with a certificate of the local CA, such as the client
+#                       certificate `temporal-client` issued here. The files are copied into the folder:
+#                       ca.crt, server.crt/.key, temporal-client.crt/.key (what a client of it needs).
+#                       Its own system worker and tserver_cli present that client certificate too.
 # The binaries are built once into the cache by `scripts/infra/install.sh temporal-server`.
 source "$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
 
@@ -28,6 +34,9 @@ TSERVER_DB_PASSWORD=${TSERVER_DB_PASSWORD:-temporal}
 TSERVER_SHARDS=${TSERVER_SHARDS:-4}
 TSERVER_NAMESPACE=${TSERVER_NAMESPACE:-${TEMPORAL_NAMESPACE:-default}}
 TSERVER_METRICS_PORT=${TSERVER_METRICS_PORT:-8000}
+TSERVER_TLS_DIR=${TSERVER_TLS_DIR:-}
+# The client certificate of a TLS server (tls.sh's name, and its CN).
+TSERVER_TLS_CLIENT=temporal-client
 
 tserver_dir() { printf '%s/%s\n' "$PLATFORM_DATA" "$TSERVER_NAME"; }
 tserver_log() { printf '%s/%s.log\n' "$PLATFORM_LOGS" "$TSERVER_NAME"; }
@@ -92,6 +101,41 @@ YAML
 
 # One of the four services: its gRPC port and its membership port (the server's own layout, 7233/6933...).
 # The frontend also serves Temporal's HTTP API, on its gRPC port + 10 (the server's default is 7243 for all).
+# The certificates of a TLS server, issued by the local CA (once) and copied into TSERVER_TLS_DIR.
+tserver_tls_files() {
+  tls_server_cert
+  tls_issue "$TSERVER_TLS_CLIENT" "DNS:$TSERVER_TLS_CLIENT"
+  tls_copy_for "$(id -un)" "$TSERVER_TLS_DIR" "$TLS_SERVER_NAME" || true
+  tls_copy_for "$(id -un)" "$TSERVER_TLS_DIR" "$TSERVER_TLS_CLIENT" || true
+}
+
+# The frontend's mTLS, and how the server's own system worker reaches it (with the client certificate,
+# the frontend's certificate checked under the name localhost), as global.tls of the configuration.
+tserver_tls_config() {
+  local dir=$TSERVER_TLS_DIR
+  cat <<YAML
+  tls:
+    frontend:
+      server:
+        certFile: $dir/$TLS_SERVER_NAME.crt
+        keyFile: $dir/$TLS_SERVER_NAME.key
+        requireClientAuth: true
+        clientCaFiles:
+          - $dir/ca.crt
+      client:
+        serverName: localhost
+        rootCaFiles:
+          - $dir/ca.crt
+    systemWorker:
+      certFile: $dir/$TSERVER_TLS_CLIENT.crt
+      keyFile: $dir/$TSERVER_TLS_CLIENT.key
+      client:
+        serverName: localhost
+        rootCaFiles:
+          - $dir/ca.crt
+YAML
+}
+
 tserver_service() {
   printf '  %s:\n    rpc:\n      grpcPort: %s\n      membershipPort: %s\n      bindOnLocalHost: true\n' "$1" "$2" "$(($2 - 300))"
   [[ $1 == frontend ]] && printf '      httpPort: %s\n' "$(($2 + 10))"
@@ -112,6 +156,7 @@ tserver_config() {
     tserver_datastore visibility "${TSERVER_DB}_visibility" 10
     printf 'global:\n  membership:\n    maxJoinDuration: 30s\n    broadcastAddress: 127.0.0.1\n'
     printf '  metrics:\n    prometheus:\n      framework: tally\n      timerType: histogram\n      listenAddress: 127.0.0.1:%s\n' "$TSERVER_METRICS_PORT"
+    if [[ -n "$TSERVER_TLS_DIR" ]]; then tserver_tls_config; fi
     printf 'services:\n'
     tserver_service frontend "$TSERVER_PORT"
     tserver_service history $((TSERVER_PORT + 1))
@@ -125,7 +170,14 @@ tserver_config() {
   } | write_if_changed "$dir/development.yaml" || true
 }
 
-tserver_cli() { "$PLATFORM_BIN/temporal" --address "127.0.0.1:$TSERVER_PORT" --command-timeout 5s "$@"; }
+tserver_cli() {
+  local tls=()
+  if [[ -n "$TSERVER_TLS_DIR" ]]; then
+    tls=(--tls-ca-path "$TSERVER_TLS_DIR/ca.crt" --tls-cert-path "$TSERVER_TLS_DIR/$TSERVER_TLS_CLIENT.crt"
+      --tls-key-path "$TSERVER_TLS_DIR/$TSERVER_TLS_CLIENT.key")
+  fi
+  "$PLATFORM_BIN/temporal" --address "127.0.0.1:$TSERVER_PORT" --command-timeout 5s "${tls[@]}" "$@"
+}
 
 tserver_ready() {
   port_open 127.0.0.1 "$TSERVER_PORT" && tserver_cli operator namespace describe --namespace "$TSERVER_NAMESPACE" >/dev/null 2>&1
@@ -135,6 +187,7 @@ tserver_spawn() {
   [[ -x "$TSERVER_BIN" && -x "$TSERVER_SQL_TOOL" ]] || die "$TSERVER_NAME: $TSERVER_BIN missing; run scripts/infra/install.sh temporal-server"
   postgres_ready || die "$TSERVER_NAME: PostgreSQL does not answer (it keeps the server's data)"
   tserver_databases
+  if [[ -n "$TSERVER_TLS_DIR" ]]; then tserver_tls_files; fi
   tserver_config
   spawn_detached "$(tserver_pidfile)" "$(tserver_log)" "$TSERVER_BIN" --root "$(tserver_dir)" --config config \
     --env development --allow-no-auth start

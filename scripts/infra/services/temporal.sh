@@ -89,7 +89,9 @@ temporal_register_search_attributes() {
   present=$(temporal_search_attributes)
   while read -r name type; do
     [[ -z "$name" || "$name" == \#* ]] && continue
-    grep -qw -- "$name" <<<"$present" && continue
+    grep -Eq "^\s*$name\s+$type\s*$" <<<"$present" && continue
+    # A type cannot be changed in place: the namespace's attribute must be removed first, by hand.
+    grep -qw -- "$name" <<<"$present" && die "temporal: the search attribute $name of namespace $TEMPORAL_NAMESPACE is not a $type; remove it (temporal operator search-attribute remove --name $name) and bring the platform up again"
     log "temporal: registering the search attribute $name ($type) in namespace $TEMPORAL_NAMESPACE"
     "$PLATFORM_BIN/temporal" operator search-attribute create --namespace "$TEMPORAL_NAMESPACE" --name "$name" \
       --type "$type" --address "127.0.0.1:$TEMPORAL_GRPC_PORT" --command-timeout 10s >/dev/null ||

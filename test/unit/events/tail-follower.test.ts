@@ -53,7 +53,7 @@ function handling(options: { gate?: Promise<void>; fail?: (offsets: string[]) =>
 }
 
 const tailWith = (...messages: KafkaMessage[]) => {
-  const tail = new TopicTail(createKafka({ brokers: ['127.0.0.1:1'], clientId: 'unit' }), 'test.topic', logger);
+  const tail = new TopicTail(createKafka({ brokers: ['127.0.0.1:1'], clientId: 'unit', ssl: false, sasl: {} }), 'test.topic', logger);
   tail.received(0, messages);
   return tail;
 };

@@ -17,7 +17,7 @@ const message = (offset: number, tenantId?: string): KafkaMessage => ({
 });
 
 /** A tail that never connects: the client is only used by start(). */
-const tail = (bufferSize = 4) => new TopicTail(createKafka({ brokers: ['127.0.0.1:1'], clientId: 'unit' }), 'test.topic', pino({ level: 'silent' }), bufferSize);
+const tail = (bufferSize = 4) => new TopicTail(createKafka({ brokers: ['127.0.0.1:1'], clientId: 'unit', ssl: false, sasl: {} }), 'test.topic', pino({ level: 'silent' }), bufferSize);
 
 const listener = (tenantId: string): TailListener & { batches: TailBatch[]; lostCount: number } => {
   const batches: TailBatch[] = [];

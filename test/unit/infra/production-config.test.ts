@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { ConfigError, loadConfig } from '../../../common/config';
+import { LOCAL_KAFKA_SASL } from '../../../common/config/events';
 import { productionEnvironment } from '../../helpers/production-config';
 
 /**
@@ -16,6 +18,18 @@ writeFileSync(caFile, rootCertificates[0]);
 const keyFile = join(dir, 'signing-keys.json');
 writeFileSync(keyFile, '{"keys": []}');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A self-signed certificate and its key (a client certificate's files), as openssl writes them. */
+function certificatePair(name: string): { cert: string; key: string } {
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`], { stdio: 'ignore' });
+  return { cert, key };
+}
+const client = certificatePair('client');
+const other = certificatePair('other');
+const kafkaScram = { KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'svc-platform', KAFKA_SASL_PASSWORD: 'a-secret-of-its-own' };
 
 const DEV_MFA_KEY = loadConfig({}).identity.mfa.encryptionKey;
 const load = (change: Record<string, string | undefined>) => loadConfig({ ...productionEnvironment(), ...change });
@@ -46,6 +60,20 @@ describe('production mode', () => {
     expect(load({ DATABASE_SSL_MODE: 'require' }).db.ssl).toEqual({ mode: 'require' });
   });
 
+  it('accepts Kafka over SASL_SSL and Temporal over mTLS or with an API key', () => {
+    const kafka = load({ KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: caFile, ...kafkaScram }).kafka;
+    expect(kafka).toMatchObject({ ssl: true, sslCaFile: caFile, sasl: { mechanism: 'scram-sha-512', username: 'svc-platform', password: 'a-secret-of-its-own' } });
+    // SCRAM never sends the password: allowed without TLS, as TLS is not required.
+    expect(load(kafkaScram).kafka.ssl).toBe(false);
+    expect(load({ KAFKA_SSL: 'true' }).kafka).toMatchObject({ ssl: true, sasl: {} });
+    const mtls = load({
+      TEMPORAL_NAMESPACE: 'platform-prod', TEMPORAL_TLS_CERT_FILE: client.cert, TEMPORAL_TLS_KEY_FILE: client.key,
+      TEMPORAL_TLS_CA_FILE: caFile, TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+    }).temporal;
+    expect(mtls).toMatchObject({ namespace: 'platform-prod', tls: { certFile: client.cert, keyFile: client.key, caFile, serverName: 'temporal.internal' } });
+    expect(load({ TEMPORAL_API_KEY: 'key-of-the-namespace' }).temporal).toMatchObject({ apiKey: 'key-of-the-namespace', tls: {} });
+  });
+
   it('accepts a key file that exists in place of a key', () => {
     expect(load({ JWT_PRIVATE_KEY: undefined, JWT_KEY_FILE: keyFile }).identity.jwt.keyFile).toBe(keyFile);
     expect(load({ TEMPORAL_PAYLOAD_KEY: undefined, TEMPORAL_PAYLOAD_KEY_FILE: keyFile }).temporalCodec.keyFile).toBe(keyFile);
@@ -66,6 +94,9 @@ describe('production mode', () => {
     ['TEMPORAL_PAYLOAD_KEY', { TEMPORAL_PAYLOAD_KEY: undefined }, 'would generate a key of its own'],
     ['TEMPORAL_PAYLOAD_KEY_FILE', { TEMPORAL_PAYLOAD_KEY: undefined, TEMPORAL_PAYLOAD_KEY_FILE: join(dir, 'missing.json') }, 'does not exist'],
     ['RESPONSE_VALIDATION', { RESPONSE_VALIDATION: 'on' }, 'for development, test and staging'],
+    ['KAFKA_SASL_PASSWORD', { ...kafkaScram, KAFKA_SASL_PASSWORD: LOCAL_KAFKA_SASL.password }, 'password of the local broker\'s SCRAM user'],
+    // PLAIN sends the password itself: in clear without TLS.
+    ['KAFKA_SASL_MECHANISM', { ...kafkaScram, KAFKA_SASL_MECHANISM: 'plain' }, 'plain without KAFKA_SSL'],
     ['AUTH_PROVIDERS', {
       AUTH_PROVIDERS: JSON.stringify([{ id: 'acme', name: 'Acme', issuer: 'http://sso.acme.example', clientId: 'c', redirectUri: 'https://app.example/cb' }]),
     }, 'http:// issuer or redirect URI'],
@@ -101,6 +132,22 @@ describe('TLS settings, in every environment', () => {
     ['ANALYTICS_DATABASE_URL', { ANALYTICS_DATABASE_URL: 'postgres://a:b@db.internal/platform?sslrootcert=/ca.crt' }, 'must not set sslrootcert'],
     ['REDIS_TLS_CA_FILE', { REDIS_URL: 'redis://redis.internal:6379/0', REDIS_TLS_CA_FILE: caFile }, 'is only read with a rediss:// REDIS_URL'],
     ['S3_CA_FILE', { S3_CA_FILE: caFile }, 'is only read with S3_USE_SSL=true'],
+    ['KAFKA_SSL_CA_FILE', { KAFKA_SSL_CA_FILE: caFile }, 'is only read with KAFKA_SSL=true'],
+    ['KAFKA_SSL_CA_FILE', { KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: keyFile }, 'holds no PEM certificate'],
+    ['KAFKA_SASL_MECHANISM', { ...kafkaScram, KAFKA_SASL_MECHANISM: 'gssapi' }, 'must be one of \\[scram-sha-256, scram-sha-512, plain\\]'],
+    ['KAFKA_SASL_USERNAME', { ...kafkaScram, KAFKA_SASL_USERNAME: undefined }, 'is required with KAFKA_SASL_MECHANISM'],
+    ['KAFKA_SASL_PASSWORD', { ...kafkaScram, KAFKA_SASL_PASSWORD: undefined }, 'is required with KAFKA_SASL_MECHANISM'],
+    // Credentials without a mechanism would be sent nowhere.
+    ['KAFKA_SASL_USERNAME', { ...kafkaScram, KAFKA_SASL_MECHANISM: '' }, 'is only read with KAFKA_SASL_MECHANISM'],
+    ['TEMPORAL_TLS_KEY_FILE', { TEMPORAL_TLS_CERT_FILE: client.cert }, 'is required with TEMPORAL_TLS_CERT_FILE'],
+    ['TEMPORAL_TLS_KEY_FILE', { TEMPORAL_TLS_KEY_FILE: client.key }, 'is only read with TEMPORAL_TLS_CERT_FILE'],
+    ['TEMPORAL_TLS_KEY_FILE', { TEMPORAL_TLS_CERT_FILE: client.cert, TEMPORAL_TLS_KEY_FILE: other.key }, 'is not the key of TEMPORAL_TLS_CERT_FILE\'s certificate'],
+    ['TEMPORAL_TLS_KEY_FILE', { TEMPORAL_TLS_CERT_FILE: client.cert, TEMPORAL_TLS_KEY_FILE: client.cert }, 'holds no unencrypted PEM private key'],
+    ['TEMPORAL_TLS_CERT_FILE', { TEMPORAL_TLS_CERT_FILE: join(dir, 'missing.crt'), TEMPORAL_TLS_KEY_FILE: client.key }, 'cannot be read \\(ENOENT'],
+    ['TEMPORAL_TLS_CA_FILE', { TEMPORAL_TLS_CA_FILE: keyFile }, 'holds no PEM certificate'],
+    ['TEMPORAL_API_KEY', { TEMPORAL_TLS_CERT_FILE: client.cert, TEMPORAL_TLS_KEY_FILE: client.key, TEMPORAL_API_KEY: 'k' }, 'and TEMPORAL_TLS_CERT_FILE are two ways to authenticate'],
+    // A server name checks a certificate: on a plain connection there is none.
+    ['TEMPORAL_TLS_SERVER_NAME', { TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' }, 'is only read with TLS'],
   ])('refuses %s in %j', (variable, change, reason) => {
     for (const environment of [{}, productionEnvironment()]) {
       expect(() => loadConfig({ ...environment, ...change }))
