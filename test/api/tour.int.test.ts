@@ -1,9 +1,10 @@
-import { runTour, AREAS, type TourReport } from '../../scripts/tour';
+import { runTour, type TourReport } from '../../scripts/tour/run';
+import { AREAS } from '../../scripts/tour/steps';
 import { startTestGateway, type TestGateway } from '../helpers/app';
 import { migrateSharedDatabase } from '../helpers/db';
 
 /**
- * The tour of `npm run tour` (scripts/tour.ts) against a gateway of this test, HTTP and its gRPC
+ * The tour of `npm run tour` (scripts/tour/) against a gateway of this test, HTTP and its gRPC
  * EventService, so the tour stays true as the API changes. The gateway is the code of the work
  * tree; what it hands on runs where the platform runs it (`npm run up`, which `npm test` starts
  * with): the mail, money and scan workflows on the platform's workers, the outbox relay, the audit
