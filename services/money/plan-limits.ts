@@ -16,6 +16,11 @@ export type { MoneyLimits };
 export class PlanLimitReader {
   private readonly cache = new Map<string, { limits: MoneyLimits; readAt: number }>();
   private readonly inFlight = new Map<string, Promise<MoneyLimits>>();
+  /**
+   * Bumped by invalidate(): a read begun before a plan change may return the old plan's limits, so it
+   * is kept only if no change came while it ran (as the gateway's plan cache does).
+   */
+  private readonly generations = new Map<string, number>();
 
   constructor(
     private readonly load: (tenantId: string) => Promise<MoneyLimits>,
@@ -34,15 +39,21 @@ export class PlanLimitReader {
     return reading;
   }
 
-  /** Forgets a tenant's limits (a plan change); the next operation reads them again. */
+  /**
+   * Forgets a tenant's limits (a plan change); the next operation reads them again, and does not join
+   * a read begun before the change.
+   */
   invalidate(tenantId: string): void {
+    this.generations.set(tenantId, (this.generations.get(tenantId) ?? 0) + 1);
     this.cache.delete(tenantId);
+    this.inFlight.delete(tenantId);
   }
 
   private async refresh(tenantId: string, now: number): Promise<MoneyLimits> {
+    const generation = this.generations.get(tenantId) ?? 0;
     try {
       const limits = await this.load(tenantId);
-      this.remember(tenantId, limits, now);
+      if ((this.generations.get(tenantId) ?? 0) === generation) this.remember(tenantId, limits, now);
       return limits;
     } catch (error) {
       const stale = this.cache.get(tenantId);

@@ -37,6 +37,26 @@ describe('PlanLimitReader', () => {
     expect(calls).toEqual(['t1']);
   });
 
+  it('keeps no limits read before a plan change, and lets no read after it join the old one', async () => {
+    const FREE: MoneyLimits = { planId: 'free', maxTxAmount: 1000, maxBalance: 10_000 };
+    let plan = STARTER;
+    let release = () => {};
+    const { instance, calls } = reader(async () => {
+      const read = plan;
+      if (calls.length === 1) await new Promise<void>((resolve) => { release = resolve; });
+      return read;
+    });
+    const before = instance.limitsFor('t1');
+    plan = FREE;
+    instance.invalidate('t1');
+    const after = instance.limitsFor('t1');
+    release();
+    expect(await before).toEqual(STARTER);
+    expect(await after).toEqual(FREE);
+    expect(await instance.limitsFor('t1')).toEqual(FREE);
+    expect(calls).toEqual(['t1', 't1']);
+  });
+
   it('fails closed with 503 billing-unavailable when billing fails and nothing is cached', async () => {
     const { instance } = reader(async () => { throw new Error('billing down'); });
     await expect(instance.limitsFor('t1')).rejects.toMatchObject({ type: 'billing-unavailable', status: 503 });
