@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createDbPool, sql, type DatabasePool } from '../db/pool';
+import { recordedPid } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount, type BenchAccount } from './lib/money';
 
 /**
@@ -53,7 +54,7 @@ const FAULTS = Number(values.faults);
 const TARGETS = values.targets.split(',') as Target[];
 const BASE_URL = values.url;
 const REPO = join(__dirname, '..');
-const RUN_DIR = join(process.env.PLATFORM_DATA ?? join(process.env.HOME ?? '/root', '.cache/platform/data'), 'run');
+const RUN_DIR = join(config().dataDir, 'run');
 
 type Target = 'gateway' | 'worker' | 'relay' | 'temporal';
 type Operation = 'read' | 'transfer' | 'hold' | 'confirm' | 'upload';
@@ -225,18 +226,9 @@ function processesOf(target: Target): string[] {
     gateway: ['app/api-1', 'app/api-2', 'app/api'], worker: ['app/worker-1', 'app/worker-2', 'app/worker'],
     relay: ['app/relay-1', 'app/relay-2', 'app/relay'], temporal: ['temporal-server', 'temporal'],
   };
-  return names[target].filter((name) => pidOf(name) !== undefined);
+  return names[target].filter((name) => recordedPid(name) !== undefined);
 }
 
-function pidOf(name: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(join(RUN_DIR, `${name}.pid`), 'utf8').trim());
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * How long after a kill requests failed: from the kill to the last failure of the run of failures that
@@ -262,7 +254,7 @@ async function injectFaults(): Promise<void> {
     if (candidates.length === 0) continue;
     const name = pick(candidates);
     const fault: Fault = { target, process: name, killedAt: elapsed() };
-    process.kill(pidOf(name)!, 'SIGKILL');
+    process.kill(recordedPid(name)!, 'SIGKILL');
     faults.push(fault);
     console.log(`${fault.killedAt.toFixed(1)} s: kill -9 ${name}`);
     await sleep(5000);

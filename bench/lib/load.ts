@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { config } from '../../common/config';
 import { repoRoot } from '../../common/paths';
 
 /** One measured phase of a benchmark: how many steps succeeded, over how long, and their latencies. */
@@ -43,10 +43,23 @@ export function machineTicks(): { busy: number; total: number } {
   return { busy: total - ticks[3] - ticks[4], total }; // idle and iowait are fields 4 and 5
 }
 
-/** The Temporal dev server's pid as the bring-up scripts recorded it; undefined when they recorded none. */
+/**
+ * The pid the bring-up scripts recorded for `name` (`$PLATFORM_DATA/run/<name>.pid`: `temporal`,
+ * `app/api-1`...), when that process still runs; undefined otherwise.
+ */
+export function recordedPid(name: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(config().dataDir, 'run', `${name}.pid`), 'utf8').trim());
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The Temporal server's pid as the bring-up recorded it: the dev server, or the cluster profile's server. */
 export function recordedTemporalPid(): number | undefined {
-  const file = join(homedir(), '.cache/platform/data/run/temporal.pid');
-  return existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : undefined;
+  return recordedPid('temporal') ?? recordedPid('temporal-server');
 }
 
 /**
