@@ -22,7 +22,7 @@ import { send } from '../../helpers/users';
  * minutes) follow the same events. The subscription workflows run on a worker of this file's own.
  *
  * The platform has no "tenant suspended" answer of its own (no 423): a tenant is suspended by its
- * subscription (document 1, States and transitions: past_due + BILLING_SUSPEND_AFTER_DAYS unpaid),
+ * subscription (docs/decisions/billing.md: past_due, then suspended after BILLING_SUSPEND_AFTER_DAYS unpaid),
  * after which mutating requests are 402 subscription-suspended (services/billing/limits.ts). No
  * route suspends a tenant directly; gateway A receives the provider's failed payment, and with
  * BILLING_SUSPEND_AFTER_DAYS=0 in the lifecycle A hands the workflow, the workflow suspends at once.
