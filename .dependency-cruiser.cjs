@@ -64,7 +64,7 @@ module.exports = {
       from: { path: '^modules/' }, to: { path: '^(api|services|activities|workflows|workers|db|scripts)/' },
     },
     {
-      name: 'sdk-sees-only-the-wire',
+      name: 'sdk-sees-only-the-wire', severity: 'error',
       comment: 'The module SDK (sdk/) is what module code calls over the gRPC EventService: it knows the platform only through the '
         + 'proto loader and ids of common/ and the topic catalogue (which topic an event type goes to), never a service\'s code.',
       from: { path: '^sdk/' },
