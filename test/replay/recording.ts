@@ -1,13 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowStartOptions } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Workflow, WorkflowResultType } from '@temporalio/common';
+import { NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { config } from '../../common/config';
 import { temporalConnectionOptions } from '../../common/temporal/connection-options';
 import { registerSearchAttributes } from '../../common/temporal/register-search-attributes';
+import { createDbPool, type DatabasePool } from '../../db/pool';
 import { createDomainWorker } from '../../workers/temporal/worker';
+import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
 import { startFilesWorkflowStack, type FilesWorkflowStack } from '../helpers/files-workflows';
 import { platformBundle, withSearchAttributes, type DevServer, type WorkerTarget } from '../helpers/temporal';
 
@@ -41,12 +44,30 @@ export async function connectPlainDevServer(): Promise<DevServer> {
   };
 }
 
-/** A worker of `taskQueue` on `target`, as the platform assembles one but without the codec. */
-export async function createRecordingWorker(target: WorkerTarget, taskQueue: string, activities: object): Promise<Worker> {
+/**
+ * A worker of `taskQueue` on `target`, as the platform assembles one but without the codec. Its bundle
+ * is the platform's unless `workflowBundle` adds stand-ins for workflows the recorded one talks to
+ * (its recorded commands are the same: the recorded workflow's own code is the platform's).
+ */
+export async function createRecordingWorker(
+  target: WorkerTarget, taskQueue: string, activities: object, workflowBundle?: WorkflowBundleWithSourceMap,
+): Promise<Worker> {
   return createDomainWorker({
-    connection: target.nativeConnection, namespace: target.namespace ?? 'default', taskQueue, workflowBundle: await platformBundle(),
-    dataConverter: {}, activities,
+    connection: target.nativeConnection, namespace: target.namespace ?? 'default', taskQueue,
+    workflowBundle: workflowBundle ?? await platformBundle(), dataConverter: {}, activities,
   });
+}
+
+/**
+ * Runs `workflow` to its end on a worker that is running and prints its result (what the recorded run
+ * did); answers the run to write as `name`, and the result.
+ */
+export async function executeRecordedRun<W extends Workflow>(
+  client: Client, name: string, workflow: W, options: WorkflowStartOptions<W>,
+): Promise<{ run: [name: string, workflowId: string]; result: WorkflowResultType<W> }> {
+  const result = await client.workflow.execute(workflow, options);
+  console.log(name, JSON.stringify(result));
+  return { run: [name, options.workflowId], result };
 }
 
 /** Writes the history of each recorded run to test/replay/histories/<workflowType>/<name>.json. */
@@ -86,6 +107,34 @@ export function recordFilesHistories<T extends TestWorkflowEnvironment | DevServ
       await record(stack);
     } finally {
       await stack.close();
+    }
+  });
+}
+
+/** What a recorder runs against when its workflow needs neither a bucket nor the files stack's tenant. */
+export interface RecordingStack {
+  /** The time-skipping server (createPlainTimeSkippingEnv). */
+  env: TestWorkflowEnvironment;
+  /** PostgreSQL as the owner (the recorder's seeding, the fleet-wide queries) and as the application role. */
+  owner: DatabasePool;
+  app: DatabasePool;
+}
+
+/**
+ * Runs a recorder: once the database is migrated and the workflow bundle built, a time-skipping server
+ * and the pools `name` and `name`-app, `record` with them, then all closed.
+ */
+export function recordHistories(name: string, record: (stack: RecordingStack) => Promise<void>): void {
+  runScript(async () => {
+    await Promise.all([migrateSharedDatabase(), platformBundle()]);
+    const env = await createPlainTimeSkippingEnv();
+    const owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name });
+    const app = await createDbPool(appUrl(), { maxPoolSize: 2, name: `${name}-app` });
+    try {
+      await record({ env, owner, app });
+    } finally {
+      await env.teardown();
+      await Promise.all([owner.end(), app.end()]);
     }
   });
 }
