@@ -14,8 +14,10 @@ module.exports = {
       to: {},
     },
     {
-      name: 'nothing-imports-api', severity: 'error', comment: 'api/ is the gateway only; what others need of it belongs in services/ or common/.',
-      from: { path: code, pathNot: '^api/' }, to: { path: '^api/' },
+      name: 'nothing-imports-api', severity: 'error',
+      comment: 'api/ is the gateway only; what others need of it belongs in services/ or common/. The one exception is '
+        + 'scripts/sdk-generate.ts, which builds the gateway\'s OpenAPI documents from its route list to generate the typed client\'s types.',
+      from: { path: code, pathNot: ['^api/', '^scripts/sdk-generate\\.ts$'] }, to: { path: '^api/' },
     },
     {
       name: 'common-knows-no-domain', severity: 'error', comment: 'common/ is the kernel: it knows no domain and runs no SQL.',

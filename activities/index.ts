@@ -23,6 +23,9 @@ import { createClamdScanner } from '../services/files/scanner';
 import { config } from '../common/config';
 import { createKafka, ReconnectingProducer } from '../common/kafka';
 import { createDeadLetterActivities, type WorkerProducer } from './events/dead-letters.activities';
+import { createWebhookActivities } from './events/webhooks.activities';
+import { webhookUrlPolicy } from '../services/events/webhooks/deps';
+import type { WebhookUrlPolicy } from '../services/events/webhooks/url-policy';
 
 export interface ActivityDeps {
   /**
@@ -51,6 +54,8 @@ export interface ActivityDeps {
    * KAFKA_BROKERS, connected on its first page.
    */
   eventsProducer?: WorkerProducer;
+  /** Where webhooks may be sent (services/events/webhooks/url-policy.ts); the process configuration's when absent. */
+  webhookPolicy?: WebhookUrlPolicy;
 }
 
 /**
@@ -69,9 +74,14 @@ export function createActivities(deps: ActivityDeps) {
       ...createWebhookRedeliveryActivities(deps),
     },
     money: createMoneyActivities(deps),
-    events: createDeadLetterActivities({
-      appPool: deps.appPool, producer: deps.eventsProducer ?? new ReconnectingProducer(createKafka(config().kafka, deps.logger)),
-    }),
+    events: {
+      ...createDeadLetterActivities({
+        appPool: deps.appPool, producer: deps.eventsProducer ?? new ReconnectingProducer(createKafka(config().kafka, deps.logger)),
+      }),
+      ...createWebhookActivities({
+        appPool: deps.appPool, logger: deps.logger, policy: deps.webhookPolicy ?? webhookUrlPolicy(config()), consumers: config().consumers,
+      }),
+    },
     files: {
       ...createFileScanActivities({ ...deps, scanner }),
       ...createFileRescanActivities({ ...deps, scanner }),

@@ -13,6 +13,8 @@ import type { RequestAuditor } from './middleware/request-audit';
 import type { GatewayMetrics } from './metrics/gateway-metrics';
 import { authenticate } from './middleware/authenticate';
 import { VerifiedTokens } from './runtime/verified-tokens';
+import type { SessionRevocations } from './runtime/session-revocations';
+import type { VerifiedApiKeys } from './runtime/verified-api-keys';
 import { authorize, requireAdminRole } from './middleware/authorize';
 import type { InstalledModules } from './runtime/installed-modules';
 import { requireModule } from './middleware/require-module';
@@ -36,6 +38,10 @@ export interface AppDeps {
   routes: readonly AnyRoute[];
   /** Verifies the bearer token of every route not declared public, and publishes the JWKS. */
   tokens: TokenService;
+  /** The ended sessions, whose access tokens are refused although their signature holds. */
+  revocations: SessionRevocations;
+  /** The API keys this gateway has verified, dropped when PostgreSQL announces a revocation. */
+  apiKeys: VerifiedApiKeys;
   /** Checks the permission a route declares, per request. */
   permissions: PermissionResolver;
   /** Answers whether a route's module is installed and active for the caller's tenant. */
@@ -71,7 +77,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const registry = new RouteRegistry(deps.routes);
   const documents = buildOpenApiDocuments(registry, config.version);
-  const bearer = authenticate(new VerifiedTokens(deps.tokens, config.api.verifiedTokenCacheSize));
+  const bearer = authenticate(new VerifiedTokens(deps.tokens, config.api.verifiedTokenCacheSize), deps.revocations, deps.apiKeys);
   const api = buildApiRouter(registry, API_PREFIXES, {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,

@@ -17,6 +17,10 @@ import type { AuditDeps } from '../services/audit/deps';
 import { RequestAuditor } from './middleware/request-audit';
 import { createIdentityServices } from '../services/identity';
 import { MeCache } from './runtime/me-cache';
+import { SessionRevocations } from './runtime/session-revocations';
+import { VerifiedApiKeys } from './runtime/verified-api-keys';
+import { API_KEY_CHANGES_CHANNEL } from '../db/queries/identity/api-keys.queries';
+import { SESSION_REVOCATIONS_CHANNEL } from '../db/queries/identity/sessions.queries';
 import { createAuditExportServices } from '../services/audit/export';
 import type { AuditExportDeps } from '../services/audit/export/deps';
 import type { IdentityDeps } from '../services/identity/deps';
@@ -62,20 +66,24 @@ export interface GatewayRuntime {
   identity: IdentityDeps;
   /** GET /auth/me's answers, kept per account and tenant while PostgreSQL announces their changes. */
   meAnswers: MeCache;
+  /** The ended sessions (migration 0039), whose access tokens every bearer route and the EventService refuse. */
+  revocations: SessionRevocations;
   /** The permission resolver, its cache and the cache's auth.role.changed consumer. */
   access: AccessControl;
   /**
    * One connection LISTENing on what PostgreSQL announces to the gateway's caches: the tenants' RBAC
    * versions (migration 0020, to the permission cache's version reader), changed accounts (0024,
-   * to the /auth/me answers) and changed feature flags (0035, to the flag cache). Until it listens,
-   * the first two read per request and the flags reload on their interval.
+   * to the /auth/me answers), changed feature flags (0035, to the flag cache) and ended sessions
+   * (0039, to the revocations), and changed API keys (0038, to the verified keys). Until it listens, the
+   * first two read per request, the flags reload on their interval, every request's session is checked in
+   * the database and every API key is read.
    */
   announcements: PgChannelListener;
   /** The module catalogue, the installed-modules cache and the cache's module.registry.* consumer. */
   modules: ModuleServices;
   /** What createApp needs besides routes and probes: token checks, permissions, rate limits, metrics. */
   gateway: Pick<
-    AppDeps, 'tokens' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'limits' | 'installedModules'
+    AppDeps, 'tokens' | 'revocations' | 'apiKeys' | 'permissions' | 'limiter' | 'metrics' | 'breakers' | 'tenantBreakers' | 'requestAudit' | 'limits' | 'installedModules'
   >;
   /** Usage, usage history and termination routes. */
   billing: BillingStateDeps;
@@ -125,11 +133,21 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const meAnswers = new MeCache({
     db: connections.db, versions: access.versions, ttlMs: config.rbac.cacheTtlMs, maxAccounts: config.rbac.cacheMaxEntries,
   });
+  // An ended session's tokens are refused until the longest-lived of them (an impersonation's or a plain one) has expired.
+  const revocations = new SessionRevocations({
+    db: connections.db, logger, tokenLifetimeSeconds: Math.max(config.identity.ttl.accessToken, config.identity.ttl.impersonation),
+  });
   const identity = await createIdentityServices(config, { ...connections, temporal: () => temporal, meAnswers }, logger);
+  // Bounded like the verified access tokens, reused no longer than the permission cache (migration 0038 announces revocations).
+  const apiKeys = new VerifiedApiKeys({
+    db: connections.db, maxEntries: config.api.verifiedTokenCacheSize, ttlMs: config.rbac.cacheTtlMs, logger,
+  });
   const flags = new FeatureFlagCache(connections.db, logger, config.featureFlags.refreshMs);
   const announcements = new PgChannelListener({
     url: config.db.url, name: 'announcements', applicationName: `gateway-announcements-${process.pid}`, timeoutMs: config.health.checkTimeoutMs,
-  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: meAnswers, [FEATURE_FLAGS_CHANNEL]: flags }, logger);
+  }, { [RBAC_VERSIONS_CHANNEL]: access.versions, [ACCOUNT_CHANGES_CHANNEL]: meAnswers, [FEATURE_FLAGS_CHANNEL]: flags,
+    [SESSION_REVOCATIONS_CHANNEL]: revocations, [API_KEY_CHANGES_CHANNEL]: apiKeys,
+  }, logger);
   const breakers = new CircuitBreakers();
   const tenantBreakers = new TenantBreakers(config.resilience.tenantBreaker);
   const sweepTenants = setInterval(() => tenantBreakers.sweep(), config.resilience.tenantBreaker.windowMs);
@@ -207,11 +225,14 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
     flags,
     identity,
     meAnswers,
+    revocations,
     access,
     announcements,
     modules,
     gateway: {
       tokens: identity.tokens,
+      revocations,
+      apiKeys,
       permissions: access.resolver,
       limiter: new SlidingWindowLimiter(connections.redis),
       metrics,

@@ -13,6 +13,12 @@ export interface RequestContext {
   actorId?: string;
   /** The Platform Owner behind an impersonation token; the audit trail names both. */
   impersonatorId?: string;
+  /**
+   * The request's client address (after the trusted proxies) and User-Agent: a session opened or
+   * refreshed by the request records them for the session list. Sessions are opened by many flows
+   * (login, registration, invitations, provider sign-in, recovery, refresh), so they read it here.
+   */
+  client?: { ip: string | null; userAgent: string | null };
 }
 
 const storage = new AsyncLocalStorage<Readonly<RequestContext>>();
@@ -36,4 +42,27 @@ export interface AuthState {
   roles: string[];
   /** Set only under an impersonation token: the Platform Owner acting as this user (`act.sub`). */
   impersonatorId?: string;
+  /** The session (refresh-token family) of the access token (`sid`); absent for callers without a session. */
+  sessionId?: string;
+  /**
+   * Set only for a request authenticated by an API key (a service account): the key acts with exactly
+   * these permissions, never through roles. `userId` is then its actor id `apikey:<id>` (apiKeyActorId),
+   * so every audit record and event names the key; `email` and `roles` are empty.
+   */
+  apiKey?: { id: string; permissions: readonly string[] };
+}
+
+const API_KEY_ACTOR = 'apikey:';
+
+/** How audit records, events and `created_by` columns name an API key acting (docs/decisions/identity.md, API keys). */
+export function apiKeyActorId(keyId: string): string {
+  return `${API_KEY_ACTOR}${keyId}`;
+}
+
+/**
+ * The account behind an actor id, for columns that reference users (roles.created_by,
+ * tenant_modules.installed_by, files.uploaded_by): null for an API key, which is no account.
+ */
+export function accountIdOf(actorId: string): string | null {
+  return actorId.startsWith(API_KEY_ACTOR) ? null : actorId;
 }

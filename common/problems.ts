@@ -111,6 +111,8 @@ const registry = {
   'replay-out-of-range': { status: 400, title: 'Replay outside the retention window' },
   // FAILED_PRECONDITION over gRPC: the group reads another topic, or has members elsewhere.
   'consumer-group-conflict': { status: 409, title: 'Consumer group in use' },
+  // Outbound webhooks (issue 35): a URL the platform will not send to (services/events/webhooks/url-policy.ts).
+  'webhook-url-not-allowed': { status: 400, title: 'Webhook URL not allowed' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof registry;
@@ -300,6 +302,8 @@ export const problems = {
   /** Document 3, Events 7: replay is bounded by the topic's retention (and cannot start in the future). */
   replayOutOfRange: (detail: string) => new Problem('replay-out-of-range', detail),
   consumerGroupConflict: (detail: string) => new Problem('consumer-group-conflict', detail),
+  /** Not https, or a loopback, private or link-local target (server-side request forgery). */
+  webhookUrlNotAllowed: (why: string) => new Problem('webhook-url-not-allowed', `The webhook URL ${why}`),
   /** Decided before the first byte is sent (document 2, Limits: response body 1 MB), so no client reads half a body. */
   responseTooLarge: (limitBytes: number) => new Problem('payload-too-large',
     `The response would exceed ${limitBytes} bytes; ask for fewer records (page_size) or fewer fields (select)`, { limitBytes }),

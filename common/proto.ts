@@ -1,5 +1,5 @@
 import { loadPackageDefinition, type Client, type GrpcObject, type Metadata, type ServiceClientConstructor, type ServiceError } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import { join } from 'node:path';
 import { repoRoot } from './paths';
 
@@ -7,14 +7,18 @@ import { repoRoot } from './paths';
 export const PROTO_ROOT = join(repoRoot, 'protos');
 
 /**
- * Loads a proto file of protos/ for @grpc/grpc-js, the same way for the server, our scripts and
- * the tests. Field names stay as written (snake_case, DECISIONS.md casing rule); 64-bit integers
- * are decimal strings (no precision lost); absent fields read as their defaults, as in proto3.
+ * Proto files of protos/ as @grpc/proto-loader reads them, the same way for the server, our scripts
+ * and the tests. Field names stay as written (snake_case, DECISIONS.md casing rule); 64-bit integers
+ * are decimal strings (no precision lost); absent fields read as their defaults, as in proto3. Server
+ * reflection describes the services from this definition.
  */
+export function loadProtoDefinition(files: string | string[]): PackageDefinition {
+  return loadSync(files, { includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+}
+
+/** A proto file of protos/ for @grpc/grpc-js (loadProtoDefinition). */
 export function loadProto(file: string): GrpcObject {
-  return loadPackageDefinition(loadSync(file, {
-    includeDirs: [PROTO_ROOT], keepCase: true, longs: String, enums: String, defaults: true, oneofs: true,
-  }));
+  return loadPackageDefinition(loadProtoDefinition(file));
 }
 
 /** A service of a loaded proto by its full name (`package.Service`): its client class, whose `service` a server implements. */

@@ -12,6 +12,8 @@ bash scripts/infra/up.sh
 # npm run puts node_modules/.bin first on PATH, so `node` below is the project's Node 24.
 export PATH="$PWD/node_modules/.bin:$PATH"
 export NODE_ENV=test
+# The webhook tests' receivers listen on 127.0.0.1 (services/events/webhooks/url-policy.ts).
+export WEBHOOKS_ALLOW_LOOPBACK=true
 
 step "typecheck"
 tsc -p tsconfig.json --noEmit

@@ -22,7 +22,7 @@ import { defaultTopicFor } from '../services/events/topics';
 export interface EventBusClientOptions {
   /** `host:port` of the EventService (the gateway's GRPC_PORT, 127.0.0.1:50051 locally). */
   address: string;
-  /** The bearer token of the calls: an access token of the tenant the module acts for. */
+  /** The bearer token of the calls: an access token, or an API key (`plat_…`), of the tenant the module acts for. */
   token: () => string | Promise<string>;
 }
 

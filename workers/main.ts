@@ -6,6 +6,7 @@ import { createKafka, ReconnectingProducer } from '../common/kafka';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
 import { createPlatformGroups } from '../services/events/consumers/platform-groups';
+import { webhookTaskQueues } from '../services/events/webhooks/deps';
 import { StagedObjectConsumer } from '../services/files/staged-objects';
 import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
@@ -64,10 +65,14 @@ async function main(): Promise<void> {
     topic: cfg.files.storeEventsTopic, groupId: 'files.staged-objects', logger,
   }) : undefined;
 
-  // The platform's own consumer groups (the modules' event subscribers, services/events/consumers/).
+  // The platform's own consumer groups (the modules' event subscribers, services/events/consumers/,
+  // and the webhook dispatchers).
   // Which tenants of a batch have a subscriber's module: one pipelined round trip for all (db/tenant-reads.ts).
   const reads = await TenantReader.open(cfg.db.url, appPool, 2);
-  const platformGroups = createPlatformGroups(cfg, { kafka: createKafka(cfg.kafka, logger), db: appPool, reads, logger });
+  // The webhook dispatchers start deliveries through the same client (services/events/webhooks/dispatcher.ts).
+  const platformGroups = createPlatformGroups(cfg, {
+    kafka: createKafka(cfg.kafka, logger), db: appPool, reads, logger, webhooks: { temporal: client, taskQueues: webhookTaskQueues(cfg) },
+  });
 
   // One failed Worker stops the others too: a process that serves only some of its task queues
   // looks healthy while work piles up, so it exits and its supervisor restarts it whole.

@@ -17,3 +17,4 @@ export { filesStagingSweep } from './files/staging-sweep.workflow';
 export { fileProcess } from './files/process.workflow';
 export { fileRescan, fileRescanCheck } from './files/rescan.workflow';
 export { deadLetterReplay } from './events/dead-letter-replay.workflow';
+export { webhookDelivery } from './events/webhook-delivery.workflow';

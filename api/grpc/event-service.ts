@@ -9,10 +9,13 @@ import { publishBatchToTopic, publishToTopic, type TopicEvent } from '../../serv
 import type { TopicPartitions } from '../../services/events/topic-partitions';
 import { topicSchema, type TopicSchemaDeps } from '../../services/events/topic-schemas';
 import type { DeadLetterDeps } from '../../services/events/dead-letters/deps';
+import { apiKeyAuth } from '../middleware/api-key-auth';
 import { bearerAuth } from '../middleware/authenticate';
 import type { RequestAuditor } from '../middleware/request-audit';
 import type { PermissionResolver } from '../runtime/permission-resolver';
+import type { VerifiedApiKeys } from '../runtime/verified-api-keys';
 import type { VerifiedTokens } from '../runtime/verified-tokens';
+import type { SessionRevocations } from '../runtime/session-revocations';
 import { traceContextFor } from '../http/trace-context';
 import { grpcStatusOf, toServiceError } from './status';
 import { consumeHandler } from './consume-handler';
@@ -24,6 +27,10 @@ export interface EventServiceDeps {
   events: EventPublishingDeps & TopicSchemaDeps & { deadLetters: DeadLetterDeps };
   topics: TopicPartitions;
   tokens: VerifiedTokens;
+  /** The gateway's ended sessions: their tokens are refused here as on REST. */
+  revocations: SessionRevocations;
+  /** API keys act on the EventService as on REST (a module's server publishing and consuming with one). */
+  apiKeys: VerifiedApiKeys;
   permissions: PermissionResolver;
   /** audit.api.called per authenticated call, like every REST request; null when request auditing is off. */
   requestAudit: RequestAuditor | null;
@@ -92,7 +99,7 @@ export function eventServiceHandlers(deps: EventServiceDeps): UntypedServiceImpl
 }
 
 /**
- * Runs one call: the bearer token of its metadata (document 3: missing or invalid → UNAUTHENTICATED),
+ * Runs one call: the API key or bearer token of its metadata (missing or invalid → UNAUTHENTICATED),
  * the handler under the caller's request context, the answer or the status of what it threw, and
  * the call's audit record.
  */
@@ -104,8 +111,9 @@ async function answer<Response>(
   let caller: Caller | undefined;
   let code = GrpcStatus.OK;
   try {
-    caller = { auth: await bearerAuth(firstValue(metadata, 'authorization'), deps.tokens), traceId };
-    const { auth } = caller;
+    const auth = await apiKeyAuth({ path: `/grpc/${method}`, get: (header) => firstValue(metadata, header) ?? '' }, deps.apiKeys)
+      ?? await bearerAuth(firstValue(metadata, 'authorization'), deps.tokens, deps.revocations);
+    caller = { auth, traceId };
     const context = { traceId, tenantId: auth.tenantId, actorId: auth.userId, ...(auth.impersonatorId ? { impersonatorId: auth.impersonatorId } : {}) };
     return await runWithRequestContext(context, () => handle(caller!));
   } catch (error) {

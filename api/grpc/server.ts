@@ -1,13 +1,20 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
 import type { Config } from '../../common/config';
 import type { Logger } from '../../common/logger';
-import { eventServiceClass } from '../../services/events/event-service';
+import { loadProtoDefinition } from '../../common/proto';
+import { EVENT_SERVICE_NAME, eventServiceClass } from '../../services/events/event-service';
+import { brokerCheck } from '../health/components';
 import { MAX_EVENT_DATA_BYTES } from '../../services/events/event-rules';
 import { TopicPartitions } from '../../services/events/topic-partitions';
 import type { GatewayRuntime } from '../gateway-runtime';
 import { VerifiedTokens } from '../runtime/verified-tokens';
 import { eventServiceHandlers } from './event-service';
+import { EventServiceServing, healthHandlers, healthServiceClass } from './health';
 import { createSubscriptionService } from './subscriptions';
+
+/** How often a watched health status is checked again (grpc.health.v1 Watch), as a probe's period would be. */
+const HEALTH_WATCH_INTERVAL_MS = 5_000;
 
 /** How long ListTopics reuses the broker's partition counts (they change only when an operator adds partitions). */
 const TOPIC_PARTITIONS_TTL_MS = 10_000;
@@ -39,15 +46,26 @@ export async function startEventService(
     topics: new TopicPartitions(runtime.connections.kafkaAdmin, TOPIC_PARTITIONS_TTL_MS),
     // Its own cache of verified tokens: one ES256 check per token per protocol, none per call.
     tokens: new VerifiedTokens(runtime.identity.tokens, config.api.verifiedTokenCacheSize),
+    revocations: runtime.revocations,
+    apiKeys: runtime.gateway.apiKeys,
     permissions: runtime.access.resolver,
     requestAudit: config.audit.requestEnabled ? runtime.gateway.requestAudit : null,
     subscriptions: subscriptions.deps,
     logger,
   }));
+  // The ecosystem's conventions (docs/decisions/events.md): grpc.health.v1.Health, SERVING while the broker
+  // answers, and server reflection (v1 and v1alpha) of both services, so grpcurl needs none of our proto files.
+  const broker = brokerCheck({ kafkaAdmin: runtime.connections.kafkaAdmin, breakers: runtime.breakers, timeoutMs: config.health.checkTimeoutMs });
+  const health = healthHandlers(
+    new EventServiceServing(async () => (await broker()).status !== 'unhealthy', HEALTH_WATCH_INTERVAL_MS), [EVENT_SERVICE_NAME], logger,
+  );
+  server.addService(healthServiceClass().service, health.handlers);
+  new ReflectionService(loadProtoDefinition(['platform/events/v1/events.proto', 'grpc/health/v1/health.proto'])).addToServer(server);
   const host = config.api.host;
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, actual) => (error ? reject(error) : resolve(actual)));
   }).catch(async (error: unknown) => {
+    health.close();
     await subscriptions.close();
     throw error;
   });
@@ -59,6 +77,8 @@ export async function startEventService(
     port: bound,
     async close(deadlineMs) {
       runtime.eventService.listening(null);
+      // Watch streams never finish by themselves either.
+      health.close();
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(() => {
           logger.warn({ deadlineMs }, 'EventService shutdown deadline reached; cancelling open calls');

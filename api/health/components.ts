@@ -68,6 +68,19 @@ async function probe(breaker: CircuitBreaker, timeoutMs: number, call: () => Pro
 
 export type ComponentChecks = Record<Exclude<ComponentName, 'proxy'>, () => Promise<ComponentStatus>>;
 
+/**
+ * Whether the event broker answers: its cluster metadata through the Kafka breaker, within the deadline.
+ * connect() is a no-op while connected and reconnects after the broker came back. The `event_broker`
+ * component and the gRPC health service (api/grpc/health.ts) both read it.
+ */
+export function brokerCheck(deps: Pick<HealthDependencies, 'kafkaAdmin' | 'breakers' | 'timeoutMs'>): () => Promise<ComponentStatus> {
+  return () => probe(deps.breakers.for(DOWNSTREAMS.event_broker), deps.timeoutMs, async () => {
+    await deps.kafkaAdmin.connect();
+    const { brokers } = await describeBroker(deps.kafkaAdmin);
+    return brokers > 0 ? HEALTHY : { status: 'unhealthy', error: 'the cluster reports no brokers' };
+  });
+}
+
 export function componentChecks(deps: HealthDependencies): ComponentChecks {
   const guarded = (component: keyof typeof DOWNSTREAMS, call: () => Promise<Verdict>) =>
     () => probe(deps.breakers.for(DOWNSTREAMS[component]), deps.timeoutMs, call);
@@ -83,16 +96,11 @@ export function componentChecks(deps: HealthDependencies): ComponentChecks {
       return await isReadOnlyConnection(deps.analyticsDb) ? HEALTHY : { status: 'degraded', error: 'the analytics connection is not read-only' };
     }),
 
-    // connect() is a no-op while connected and reconnects after the broker came back. The event
-    // bus is the broker and the EventService (gRPC): without the service the broker still carries
-    // the platform's events, so the component is degraded, not unhealthy. The service is not behind
-    // the Kafka breaker: its failures say nothing about Kafka.
+    // The event bus is the broker and the EventService (gRPC): without the service the broker still
+    // carries the platform's events, so the component is degraded, not unhealthy. The service is not
+    // behind the Kafka breaker: its failures say nothing about Kafka.
     event_broker: async () => {
-      const broker = await guarded('event_broker', async () => {
-        await deps.kafkaAdmin.connect();
-        const { brokers } = await describeBroker(deps.kafkaAdmin);
-        return brokers > 0 ? HEALTHY : { status: 'unhealthy', error: 'the cluster reports no brokers' };
-      })();
+      const broker = await brokerCheck(deps)();
       if (broker.status === 'unhealthy') return broker;
       const problem = await deps.eventService.problem(deps.timeoutMs);
       return problem ? { ...broker, status: 'degraded', error: broker.error ? `${broker.error}; ${problem}` : problem } : broker;

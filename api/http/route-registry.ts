@@ -36,6 +36,8 @@ export interface RouteSchemas<P, Q, B, H> {
   body?: Joi.Schema<B>;
   /** Response bodies by status. `null`: no JSON body (204, a redirect, or a binary stream), not validated. */
   response: Record<number, Joi.Schema | null>;
+  /** Response headers the document shows by status, one key per header (a list's `Content-Range`); not validated. */
+  responseHeaders?: Record<number, Joi.ObjectSchema>;
   /**
    * Statuses whose body is, for some requests, a byte stream (a file download) instead of the
    * declared JSON: the media type the document shows for those bytes (a wildcard where it is the

@@ -35,6 +35,8 @@ export class LimitEnforcement {
     private readonly db: DatabasePool,
     /** The gateway's flag cache: one Map lookup per request. */
     private readonly flags: Pick<FeatureFlagCache, 'isEnabled'>,
+    /** Drops what the gateway keeps of a tenant's plan: this cache and the money routes' limits. */
+    readonly forget: (tenantId: string) => void,
   ) {}
 
   /** The router step of a bearer route. */
@@ -78,13 +80,12 @@ export function createLimitEnforcement(
 ): LimitEnforcement | null {
   if (!config.billingLimits.enabled) return null;
   const cache = new PlanCache({ db, ttlMs: config.billingLimits.cacheTtlMs });
+  const forget = (tenantId: string) => {
+    cache.invalidateTenant(tenantId);
+    onPlanChange(tenantId);
+  };
   const listener = createTenantEventListener(config, logger, {
-    name: 'plan-cache', topic: topics.billing.name,
-    concerns: (type) => PLAN_CACHE_EVENTS.has(type),
-    invalidate: (tenantId) => {
-      cache.invalidateTenant(tenantId);
-      onPlanChange(tenantId);
-    },
+    name: 'plan-cache', topic: topics.billing.name, concerns: (type) => PLAN_CACHE_EVENTS.has(type), invalidate: forget,
   });
-  return new LimitEnforcement(cache, listener, db, flags);
+  return new LimitEnforcement(cache, listener, db, flags, forget);
 }

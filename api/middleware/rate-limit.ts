@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Config } from '../../common/config';
 import { ADMIN_ROLE_NAMES } from '../../services/access/permissions';
 import { problems } from '../../common/problems';
@@ -48,7 +47,8 @@ export function rateLimit(group: RateLimitGroup, options: RateLimitOptions): App
 /**
  * The counter a request is charged to. A route grouped by user or tenant that is reached without
  * a token (a public route) falls back to the client address, and so does an API-key route called
- * without a key; the key itself is hashed so Redis holds no secrets.
+ * without a key. A key is counted by its id (authentication has verified it), so Redis holds no
+ * secrets; on a route grouped by user, a key counts as its own user (`apikey:<id>`).
  */
 function groupKey(group: RateLimitGroup, ctx: Parameters<AppMiddleware>[0]): string {
   const auth = ctx.state.auth;
@@ -57,10 +57,8 @@ function groupKey(group: RateLimitGroup, ctx: Parameters<AppMiddleware>[0]): str
       return auth ? `user:${auth.tenantId}:${auth.userId}` : `ip:${ctx.ip}`;
     case 'tenant':
       return auth ? `tenant:${auth.tenantId}` : `ip:${ctx.ip}`;
-    case 'apiKey': {
-      const key = ctx.get('x-api-key');
-      return key ? `key:${createHash('sha256').update(key).digest('base64url')}` : `ip:${ctx.ip}`;
-    }
+    case 'apiKey':
+      return auth?.apiKey ? `key:${auth.tenantId}:${auth.apiKey.id}` : `ip:${ctx.ip}`;
     case 'ip':
       return `ip:${ctx.ip}`;
   }

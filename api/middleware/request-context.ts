@@ -33,7 +33,9 @@ export function requestContext(logger: Logger): AppMiddleware {
     ctx.set('traceparent', formatTraceparent(trace));
 
     try {
-      await runWithRequestContext({ traceId: trace.traceId }, next);
+      // ctx.ip is final here: clientIp ran first.
+      const client = { ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
+      await runWithRequestContext({ traceId: trace.traceId, client }, next);
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       accessLog.info({

@@ -29,8 +29,16 @@ function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
 }
 
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+}
+
 /** A route's path, query and declared header parameters (RouteSchemas.headers: `Idempotency-Key`, signatures). */
-function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | 'query' | 'header'): unknown[] {
+function parametersOf(schema: Joi.ObjectSchema | undefined, location: Parameter['in']): Parameter[] {
   if (!schema) return [];
   const { properties = {}, required = [] } = toJsonSchema(schema);
   return Object.entries(properties).map(([name, property]) => {
@@ -45,6 +53,11 @@ function parametersOf(schema: Joi.ObjectSchema | undefined, location: 'path' | '
   });
 }
 
+/** A response's headers (RouteSchemas.responseHeaders) as OpenAPI Header Objects. */
+function headersOf(schema: Joi.ObjectSchema): Record<string, unknown> {
+  return Object.fromEntries(parametersOf(schema, 'header').map(({ name, in: _location, ...header }) => [name, header]));
+}
+
 function responsesOf(route: AnyRoute): Record<string, unknown> {
   const declared = Object.entries(route.schemas.response).map(([status, schema]): [string, unknown] => {
     const bytes = route.schemas.bytes?.[Number(status)];
@@ -52,8 +65,10 @@ function responsesOf(route: AnyRoute): Record<string, unknown> {
       ...(schema ? { 'application/json': { schema: toJsonSchema(schema) } } : {}),
       ...(bytes ? { [bytes]: { schema: { type: 'string', format: 'binary' } } } : {}),
     };
+    const headers = route.schemas.responseHeaders?.[Number(status)];
     return [status, {
       description: STATUS_CODES[Number(status)] ?? 'Response',
+      ...(headers ? { headers: headersOf(headers) } : {}),
       ...(Object.keys(content).length > 0 ? { content } : {}),
     }];
   });

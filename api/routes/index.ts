@@ -7,6 +7,7 @@ import type { AnyRoute } from '../http/route-registry';
 import { helloRoutes } from './gateway/hello.routes';
 import { authRoutes } from './identity/auth.routes';
 import { meAvatarRoutes } from './identity/me-avatar.routes';
+import { sessionRoutes } from './identity/sessions.routes';
 import { providerRoutes } from './identity/providers.routes';
 import { mfaRoutes } from './identity/mfa.routes';
 import { impersonationRoutes } from './identity/impersonation.routes';
@@ -15,6 +16,7 @@ import { auditRecordRoutes } from './audit/records.routes';
 import { roleRoutes } from './access/roles.routes';
 import { securityRoutes } from './identity/security.routes';
 import { userCreateRoutes } from './identity/user-create.routes';
+import { apiKeyRoutes } from './identity/api-keys.routes';
 import type { BillingStateDeps } from '../../services/billing/state-deps';
 import { usageRoutes } from './billing/usage.routes';
 import { terminationAdminRoutes } from './billing/admin.routes';
@@ -33,6 +35,7 @@ import { planRoutes } from './billing/plans.routes';
 import { subscriptionRoutes } from './billing/subscriptions.routes';
 import { webhookRoutes } from './billing/webhooks.routes';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { LimitEnforcement } from '../middleware/billing-enforcement';
 import { jobKinds } from '../../services/jobs/registry';
 import { jobRoutes } from './jobs/jobs.routes';
 import type { DataDeps } from '../../services/data/records';
@@ -46,6 +49,8 @@ import { thumbnailRoutes } from './files/thumbnails.routes';
 import type { EventPublishingDeps } from '../../services/events/publishing';
 import { eventPublishRoutes } from './events/publish.routes';
 import { deadLetterRoutes } from './events/dlq.routes';
+import { webhookEndpointRoutes } from './events/webhooks.routes';
+import { createWebhookDeps } from '../../services/events/webhooks/deps';
 import type { DeadLetterDeps } from '../../services/events/dead-letters/deps';
 import { fileProcessRoutes } from './files/process.routes';
 import { fileTusRoutes } from './files/tus.routes';
@@ -70,7 +75,11 @@ export interface RouteServices {
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal: () => TemporalHandle | undefined;
   /** The gateway's metrics (the runtime's): the billing webhooks report their delivery backlog there. */
-  gateway?: { metrics: GatewayMetrics };
+  gateway?: {
+    metrics: GatewayMetrics;
+    /** The plan-limit step, absent when billing is off: a subscription change forgets the tenant's cached plan before it answers. */
+    limits?: Pick<LimitEnforcement, 'forget'> | null;
+  };
 }
 
 /**
@@ -82,6 +91,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...helloRoutes,
     ...authRoutes(services.identity),
     ...meAvatarRoutes(services.identity),
+    ...sessionRoutes(services.identity),
     ...providerRoutes(services.identity, services.access.resolver),
     ...mfaRoutes(services.identity),
     ...userRoutes(services.identity),
@@ -92,6 +102,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...roleRoutes({ ...services.identity, versions: services.access.versions }),
     ...securityRoutes(services.identity),
     ...userCreateRoutes(services.identity),
+    ...apiKeyRoutes({ db: services.identity.db, permissions: services.access.resolver }),
     ...usageRoutes(services.billing),
     ...terminationAdminRoutes(services.billing),
     ...walletRoutes(services.money),
@@ -109,6 +120,7 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...thumbnailRoutes(services.files),
     ...eventPublishRoutes(services.events),
     ...deadLetterRoutes(services.events.deadLetters),
+    ...webhookEndpointRoutes(createWebhookDeps(services.identity.config, services.events.deadLetters.db, services.temporal)),
     ...fileProcessRoutes({ ...services.files, temporal: services.temporal }),
     ...fileTusRoutes({ ...services.files, s3: services.identity.config.s3, temporal: services.temporal }),
     ...billingRoutes(services),
@@ -122,5 +134,6 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
 function billingRoutes(services: RouteServices): AnyRoute[] {
   const { config, db, logger } = services.identity;
   const billing = createBillingServices(config, { db, temporal: services.temporal, metrics: services.gateway?.metrics.registry }, logger);
-  return [...planRoutes(billing), ...subscriptionRoutes(billing), ...webhookRoutes(billing)];
+  const planChanged = (tenantId: string) => services.gateway?.limits?.forget(tenantId);
+  return [...planRoutes(billing), ...subscriptionRoutes(billing, planChanged), ...webhookRoutes(billing)];
 }

@@ -13,6 +13,9 @@ export class PermissionResolver implements PermissionCheck {
   constructor(private readonly cache: PermissionCache) {}
 
   async allows(auth: AuthState, permission: string): Promise<boolean> {
+    // An API key holds exactly its own keys, whatever roles exist (docs/decisions/identity.md, API keys);
+    // a module key it holds grants nothing while the module is uninstalled, since the module's routes answer 404 first.
+    if (auth.apiKey) return permits(auth.apiKey.permissions, permission);
     const grants = await this.cache.grantsOf(auth.tenantId, auth.userId);
     return !grants.archived.has(permission) && permits(grants.permissions, permission);
   }

@@ -23,7 +23,8 @@ export interface PlanCacheOptions {
  * subscription and plans in one query, shared by every request of the tenant that arrives meanwhile.
  * `billing.plan.changed` and `billing.subscription.changed` drop the tenant's entry
  * (the plan-cache TenantEventListener); the TTL bounds staleness when an event is missed. A load that started
- * before an invalidation is answered but not kept, so an event is never undone by a slow read.
+ * before an invalidation is answered to the requests that were waiting for it but not kept, and no request
+ * arriving after the invalidation joins it, so an event is never undone by a slow read.
  */
 export class PlanCache {
   private readonly entries = new Map<string, Entry>();
@@ -52,6 +53,8 @@ export class PlanCache {
 
   invalidateTenant(tenantId: string): void {
     this.entries.delete(tenantId);
+    // A request after the invalidation must not share a read that began before it: it starts its own.
+    this.loading.delete(tenantId);
     this.generations.set(tenantId, (this.generations.get(tenantId) ?? 0) + 1);
     this.stats.invalidations += 1;
   }
@@ -67,7 +70,9 @@ export class PlanCache {
         if ((this.generations.get(tenantId) ?? 0) === generation) this.keep(tenantId, state);
         return state;
       })
-      .finally(() => this.loading.delete(tenantId));
+      .finally(() => {
+        if (this.loading.get(tenantId) === loading) this.loading.delete(tenantId);
+      });
     this.loading.set(tenantId, loading);
     return loading;
   }

@@ -87,6 +87,15 @@ export const eventsSettings = {
     /** How long a Consume stream (the SDK's subscribe) waits for an event's acknowledgement before it counts the attempt failed. */
     ackTimeoutMs: setting('EVENTS_CONSUME_ACK_TIMEOUT_MS', Joi.number().integer().min(100).max(3_600_000).default(30_000)),
   },
+  /**
+   * Outbound webhooks (services/events/webhooks/url-policy.ts): whether an endpoint may name a
+   * loopback address (127.0.0.0/8, ::1, localhost), for a receiver on the same machine, as the
+   * test stack runs one. Private and link-local targets are refused whatever this says, and
+   * production refuses the setting itself (common/config/production.ts).
+   */
+  webhooks: {
+    allowLoopback: setting('WEBHOOKS_ALLOW_LOOPBACK', Joi.boolean().default(false)),
+  },
   /** Where the events domain's workflows run (replay-all of dead letters); tests point a gateway at their own worker's. */
   eventsWorkflows: {
     taskQueue: setting('EVENTS_TASK_QUEUE', Joi.string().default(taskQueues.events)),

@@ -100,6 +100,11 @@ export const productionRules: readonly ProductionRule[] = [
     refuses: (config) => config.api.validateResponses,
   },
   {
+    variable: 'WEBHOOKS_ALLOW_LOOPBACK',
+    because: 'is true: webhooks to the servers\' own loopback address are for a local receiver in development and tests',
+    refuses: (config) => config.webhooks.allowLoopback,
+  },
+  {
     variable: 'AUTH_PROVIDERS',
     because: 'names an http:// issuer or redirect URI: plain http is for the local issuers of the tests',
     refuses: (config) => config.identity.providers.list.some((provider) =>

@@ -43,6 +43,7 @@ export const businessKinds: Readonly<Record<string, string>> = {
   usageSnapshot: 'billing.usage-snapshot',
   webhookRedelivery: 'billing.webhook-redelivery',
   deadLetterReplay: 'events.dead-letter-replay',
+  webhookDelivery: 'events.webhook-delivery',
   filesOrphanSweep: 'files.orphan-sweep',
   fileProcess: 'files.process',
   fileRescan: 'files.rescan',

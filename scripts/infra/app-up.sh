@@ -13,6 +13,13 @@ cd "$REPO_ROOT"
 # (the `node` package in devDependencies puts the real binary in node_modules/.bin).
 export PATH="$REPO_ROOT/node_modules/.bin:$PATH"
 
+# The local platform delivers webhooks to receivers on this machine (the tour's, a developer's): loopback
+# targets are allowed here unless the environment says otherwise, and never in production, which refuses
+# the setting (docs/decisions/events.md, Outbound webhooks).
+if [[ "${NODE_ENV:-development}" != production ]]; then
+  export WEBHOOKS_ALLOW_LOOPBACK=${WEBHOOKS_ALLOW_LOOPBACK:-true}
+fi
+
 install_stamp=node_modules/.platform-install.sha
 # patches/ holds patch-package fixes of dependencies, applied by npm's postinstall.
 lock_sha=$(sha256sum package.json package-lock.json patches/* | sha256sum | cut -d' ' -f1)

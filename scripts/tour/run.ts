@@ -6,6 +6,7 @@ import { events } from './areas/events';
 import { files } from './areas/files';
 import { health } from './areas/health';
 import { identity } from './areas/identity';
+import { integrations } from './areas/integrations';
 import { jobs } from './areas/jobs';
 import { modules } from './areas/modules';
 import { money } from './areas/money';
@@ -56,6 +57,7 @@ export async function runTour(options: TourOptions): Promise<TourReport> {
     await files(tour, http, state);
     await money(tour, http, state);
     await events(tour, http, grpc, state, crmInstalled);
+    await integrations(tour, http, state, crmInstalled);
     await audit(tour, http, state);
     await jobs(tour, http, state);
     await health(tour, http, state);

@@ -2,7 +2,7 @@ import { StepFailed } from './failures';
 
 // The runner: areas of steps, one line each.
 
-export const AREAS = ['identity', 'rbac', 'billing', 'modules', 'data', 'files', 'money', 'events', 'audit', 'jobs', 'health'] as const;
+export const AREAS = ['identity', 'rbac', 'billing', 'modules', 'data', 'files', 'money', 'events', 'integrations', 'audit', 'jobs', 'health'] as const;
 export type Area = (typeof AREAS)[number];
 
 export interface StepResult {

@@ -18,6 +18,10 @@ export const SYSTEM_PERMISSIONS = [
   'files.read', 'files.write', 'files.delete',
   // Event bus (document 3, Authentication 3; migrations 0032 and 0033).
   'events.publish', 'events.subscribe', 'events.dlq.read', 'events.dlq.retry',
+  // API keys, the tenant's service accounts (issue 35, migration 0038; docs/decisions/identity.md, API keys).
+  'api_keys.manage',
+  // Outbound webhooks (issue 35; migration 0040).
+  'webhooks.manage',
   'system.shutdown', 'system.backup', 'system.restore',
 ] as const;
 

@@ -1,3 +1,4 @@
+import { accountIdOf } from '../../common/context';
 import Joi from 'joi';
 import type { Config } from '../../common/config';
 import { newId } from '../../common/ids';
@@ -128,7 +129,7 @@ export function createRole(deps: RolesDeps, caller: Caller, input: RoleInput, fi
       throw problems.rbacLimitExceeded(`A tenant has at most ${max} roles (RBAC_MAX_ROLES_PER_TENANT)`);
     }
     checkPermissionsOf(deps, input.permissions, await selectTenantPermissions(tx, caller.tenantId), [], field);
-    const role = await insertCustomRole(tx, { id: newId(), tenantId: caller.tenantId, createdBy: caller.userId, ...input });
+    const role = await insertCustomRole(tx, { id: newId(), tenantId: caller.tenantId, createdBy: accountIdOf(caller.userId), ...input });
     await recordRoleChange(tx, { tenantId: caller.tenantId, actor: caller, kind: 'created', before: null, after: role });
     return role;
   });

@@ -10,7 +10,7 @@ import type { BillingStateDeps } from './state-deps';
 
 /** Termination status and recovery are the Platform Owner's (docs/decisions/billing.md). */
 async function requirePlatformOwner(deps: BillingStateDeps, auth: AuthState): Promise<void> {
-  const allowed = !auth.impersonatorId && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
+  const allowed = !auth.impersonatorId && !auth.apiKey && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
   if (!allowed) throw problems.forbidden('Only the Platform Owner can see or recover tenant terminations');
 }
 

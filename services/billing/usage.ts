@@ -57,7 +57,7 @@ const currentMonth = (): string => new Date().toISOString().slice(0, 7);
  */
 async function usageTenant(deps: BillingStateDeps, auth: AuthState, tenantId: string | undefined): Promise<string> {
   if (tenantId === undefined || tenantId === auth.tenantId) return auth.tenantId;
-  const platformOwner = !auth.impersonatorId && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
+  const platformOwner = !auth.impersonatorId && !auth.apiKey && await withTenant(deps.db, auth.tenantId, (tx) => isPlatformOwner(tx, auth.userId));
   if (!platformOwner) throw problems.notFound('tenant');
   return tenantId;
 }

@@ -274,6 +274,12 @@ export async function readRecord(deps: DataDeps, auth: AuthState, target: Record
   return measured(record);
 }
 
+/** A list's answer, and the row offset of its first record in the whole list (for the route's Content-Range). */
+export interface ListedPage {
+  body: ListAnswer;
+  pageStart: number;
+}
+
 /**
  * GET /data/{module}/{model}: filters, order, select and a keyset page. `page_size`/`page_token`
  * answer {data, next_page_token}; `limit`/`cursor` answer {data, meta {cursor, hasMore}}, the
@@ -282,18 +288,19 @@ export async function readRecord(deps: DataDeps, auth: AuthState, target: Record
  */
 export async function listRecords(
   deps: DataDeps, auth: AuthState, target: RecordTarget, query: RawQuery, options: { count?: boolean } = {},
-): Promise<ListAnswer> {
+): Promise<ListedPage> {
   const model = await modelFor(deps, auth, target, 'read');
   const plan = planList(model, deps.catalogue, query, auth.tenantId);
   await assertEmbedsReadable(deps, auth, model, plan);
   const read = readsWithinBudget(deps.reads, auth.tenantId, deps.readTimeoutMs, { discourageSorts: plan.readsOrderIndex });
   const page = await selectRecords(read, plan, options);
   const count = page.total === undefined ? {} : { count: page.total };
+  const pageStart = plan.pageStart ?? 0;
   if (query.limit !== undefined || query.cursor !== undefined) {
     const cursor = page.nextPageToken ?? null;
-    return measured({ data: page.rows, meta: { cursor, hasMore: cursor !== null }, ...count });
+    return { body: measured({ data: page.rows, meta: { cursor, hasMore: cursor !== null }, ...count }), pageStart };
   }
-  return measured({ data: page.rows, ...(page.nextPageToken ? { next_page_token: page.nextPageToken } : {}), ...count });
+  return { body: measured({ data: page.rows, ...(page.nextPageToken ? { next_page_token: page.nextPageToken } : {}), ...count }), pageStart };
 }
 
 /**

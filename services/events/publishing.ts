@@ -177,7 +177,12 @@ async function schemaOf(deps: EventPublishingDeps, type: string, version: Versio
   }
   if (version.major !== schema.version.major || version.minor > schema.version.minor
     || (version.minor === schema.version.minor && version.patch > schema.version.patch)) {
-    throw problems.invalidSchemaVersion(`${type} has no schema version ${versionText}; the current one is ${schema.versionText}`);
+    // INVALID_SCHEMA_VERSION stays the code of a malformed version; a well-formed one the registry lacks is named
+    // on its field, as an unknown type is (docs/decisions/events.md).
+    throw problems.validation([{
+      field: 'schemaVersion', code: 'UNKNOWN_SCHEMA_VERSION',
+      message: `${type} has no schema version ${versionText}; the current one is ${schema.versionText}`,
+    }], `${type} has no schema version ${versionText}`);
   }
   return schema;
 }

@@ -1,4 +1,4 @@
-import type { AuthState } from '../../common/context';
+import { accountIdOf, type AuthState } from '../../common/context';
 import { discardUpload, removeObjects, type ObjectStore } from '../../common/object-store';
 import { problems } from '../../common/problems';
 import { adjustUsage } from '../../db/queries/billing/usage.queries';
@@ -51,7 +51,7 @@ export function recordStagedFile(deps: FilesDeps, auth: AuthState, file: StagedF
   return withTenant(deps.db, tenantId, async (tx) => {
     await countCreationIn(tx, 'storage_bytes', deps.enforcePlanLimits, file.sizeBytes);
     await checkStagingRoom(tx, tenantId, deps.settings.stagingMaxPerTenant);
-    return insertFile(tx, { ...file, tenantId, uploadedBy: userId });
+    return insertFile(tx, { ...file, tenantId, uploadedBy: accountIdOf(userId) });
   });
 }
 

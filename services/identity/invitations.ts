@@ -10,7 +10,7 @@ import {
 } from '../../db/queries/identity/security-flows.queries';
 import { insertMembership, isActiveMember } from '../../db/queries/identity/tenants.queries';
 import { insertUser, selectUserForLogin, selectUserProfile } from '../../db/queries/identity/users.queries';
-import type { AuthState } from '../../common/context';
+import { accountIdOf, type AuthState } from '../../common/context';
 import { changingAccounts } from './account-changes';
 import type { IdentityDeps } from './deps';
 import { emailLink } from './email-links';
@@ -29,9 +29,10 @@ export interface Invitation {
   expires_at: string;
 }
 
-/** Who sent an invitation, as the mail names them. */
+/** Who sent an invitation, as the mail names them; an API key (no account) is "A team member". */
 async function inviterName(tx: DatabaseTransactionConnection, userId: string): Promise<string> {
-  const inviter = await selectUserProfile(tx, userId);
+  const account = accountIdOf(userId);
+  const inviter = account === null ? null : await selectUserProfile(tx, account);
   const name = inviter ? `${inviter.firstName} ${inviter.lastName}`.trim() : '';
   return name || inviter?.email || 'A team member';
 }
@@ -47,6 +48,11 @@ export async function invite(deps: IdentityDeps, auth: AuthState, request: Invit
     const tenantName = await selectTenantName(tx);
     const invitedBy = await inviterName(tx, auth.userId);
     const member = await selectMemberByEmail(tx, request.email);
+    // A deleted member keeps their membership row, roles and data so that a restore brings them all back;
+    // a new invitation would instead add a second way in beside it, so the inviter is told to restore.
+    if (member?.membershipStatus === 'deleted') {
+      throw problems.conflict(`${request.email} is a deleted member of this tenant; restore the user with PATCH /v1/users/${member.id}/restore`);
+    }
     if (member && member.membershipStatus === 'active' && member.deletedAt === null) {
       // No token, so nothing else names this mail: each such request is its own notice.
       await deps.mailer.send({ to: request.email, template: 'duplicate-invite', data: { tenantName, invitedBy } }, `duplicate-invite:${newId()}`, auth.tenantId);

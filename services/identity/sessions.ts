@@ -1,5 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { outboxEventOf, type EventInput } from '../events/publish';
+import { currentRequestContext } from '../../common/context';
 import { newId } from '../../common/ids';
 import { hashRefreshToken, newRefreshToken } from './refresh-token-crypto';
 import { insertSession, openSignIn, type NewRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
@@ -73,12 +74,19 @@ interface RefreshSecret {
   stored: Omit<NewRefreshToken, 'tenantId' | 'impersonation'>;
 }
 
+/**
+ * A new refresh token: the client address and user agent of the request issuing it (the request
+ * context, api/middleware/request-context.ts) are stored with it for the session list; the agent is
+ * cut to the column's 512 characters.
+ */
 function newRefreshSecret(deps: Pick<IdentityDeps, 'config'>, userId: string, familyId?: string): RefreshSecret {
   const refreshToken = newRefreshToken();
+  const client = currentRequestContext()?.client;
   return {
     refreshToken,
     stored: {
       id: newId(), familyId: familyId ?? newId(), userId, tokenHash: hashRefreshToken(refreshToken), ttlSeconds: deps.config.identity.ttl.refreshToken,
+      ip: client?.ip ?? null, userAgent: client?.userAgent?.slice(0, 512) ?? null,
     },
   };
 }
@@ -88,7 +96,8 @@ async function signPair(
   deps: Pick<IdentityDeps, 'tokens'>, subject: SessionSubject, roles: string[], secret: RefreshSecret,
 ): Promise<IssuedPair> {
   const { impersonation } = subject;
-  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles };
+  // The session is the refresh-token family: every rotation's access token names the same one.
+  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles, sid: secret.stored.familyId };
   const access = impersonation
     ? await deps.tokens.issueImpersonationToken(claims, impersonation.impersonatorId, new Date(impersonation.endsAt))
     : await deps.tokens.issueAccessToken(claims);

@@ -4,12 +4,17 @@ import { isUuid } from '../../common/ids';
 import { problems } from '../../common/problems';
 import { JWT_ALG, type SigningKeys } from './signing-keys';
 
-/** Document 1, Token claims: exactly these (permissions are never in the token). */
+/**
+ * Document 1, Token claims (permissions are never in the token), plus `sid`: the session the token
+ * belongs to (its refresh-token family), so a gateway can refuse the token once that session ended
+ * (api/runtime/session-revocations.ts; docs/decisions/identity.md, Instant revocation and sessions).
+ */
 export interface AccessClaims {
   sub: string;
   email: string;
   tenantId: string;
   roles: string[];
+  sid: string;
 }
 
 export interface VerifiedAccess extends AccessClaims {
@@ -20,11 +25,12 @@ export interface VerifiedAccess extends AccessClaims {
 }
 
 /**
- * The claims an access token may carry: document 1's, plus `act` (RFC 8693, "actor") on
- * impersonation tokens only. A token with any other claim is refused, so nothing outside this
+ * The claims an access token may carry: document 1's, `sid` (the session, required: a token that
+ * names no session could not be revoked with it, so one is refused), and `act` (RFC 8693, "actor")
+ * on impersonation tokens only. A token with any other claim is refused, so nothing outside this
  * list can ever be read from a token by accident.
  */
-const ACCESS_CLAIMS = new Set(['sub', 'email', 'tenantId', 'roles', 'iat', 'exp', 'iss', 'aud', 'act']);
+const ACCESS_CLAIMS = new Set(['sub', 'email', 'tenantId', 'roles', 'sid', 'iat', 'exp', 'iss', 'aud', 'act']);
 
 /** `act` is exactly `{sub: <uuid>}`: one actor, no nested delegation chain. */
 function impersonatorOf(act: unknown): string | null {
@@ -105,14 +111,14 @@ export class TokenService {
 
   async verifyAccessToken(token: string): Promise<VerifiedAccess> {
     const payload = await this.verify(token, ACCESS_TYP);
-    const { sub, email, tenantId, roles, iat, exp, act } = payload;
+    const { sub, email, tenantId, roles, sid, iat, exp, act } = payload;
     const impersonatorId = act === undefined ? undefined : impersonatorOf(act);
     const valid = typeof sub === 'string' && isUuid(sub) && typeof email === 'string' && typeof tenantId === 'string'
       && isUuid(tenantId) && Array.isArray(roles) && roles.every((role) => typeof role === 'string')
-      && typeof iat === 'number' && typeof exp === 'number' && impersonatorId !== null
+      && typeof sid === 'string' && isUuid(sid) && typeof iat === 'number' && typeof exp === 'number' && impersonatorId !== null
       && Object.keys(payload).every((claim) => ACCESS_CLAIMS.has(claim));
     if (!valid) throw problems.unauthorized('The access token is not valid');
-    return { sub, email, tenantId, roles: roles, iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
+    return { sub, email, tenantId, roles: roles, sid, iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
   }
 
   /**

@@ -15,7 +15,7 @@ export function jobIdOf(kind: string, localId: string): string {
   return `${kind}.${localId}`;
 }
 
-/** The kind and local id of a well-formed job id (JOB_ID_PATTERN, checked by the route's schema). */
+/** The kind and local id of a well-formed job id (JOB_ID_PATTERN, checked by resolveJob). */
 export function parseJobId(jobId: string): ParsedJobId {
   const dot = jobId.indexOf('.');
   return { kind: jobId.slice(0, dot), localId: jobId.slice(dot + 1) };

@@ -3,9 +3,10 @@ import { coldExportJobKind } from '../audit/export/job';
 import type { AuditExportDeps } from '../audit/export/deps';
 import { fileProcessJobKind } from '../files/process-job';
 import { deadLetterReplayJobKind } from '../events/dead-letters/replay-job';
+import { webhookTestJobKind } from '../events/webhooks/deliveries';
 import { moneyJobKinds, type MoneyJobDeps } from '../money/jobs';
 import type { JobKind } from './job';
-import { parseJobId } from './job-id';
+import { JOB_ID_PATTERN, parseJobId } from './job-id';
 
 /** Every kind of job the gateway answers 202 for; a new kind (file processing, replays…) joins here. */
 export interface JobKindDeps {
@@ -16,7 +17,9 @@ export interface JobKindDeps {
 export type JobKinds = ReadonlyMap<string, JobKind>;
 
 export function jobKinds(deps: JobKindDeps): JobKinds {
-  return new Map([coldExportJobKind(deps.auditExport), fileProcessJobKind, deadLetterReplayJobKind, ...moneyJobKinds(deps.money)]
+  return new Map([
+    coldExportJobKind(deps.auditExport), fileProcessJobKind, deadLetterReplayJobKind, webhookTestJobKind, ...moneyJobKinds(deps.money),
+  ]
     .map((kind) => [kind.name, kind]));
 }
 
@@ -26,8 +29,12 @@ export interface ResolvedJob {
   localId: string;
 }
 
-/** The kind of a well-formed job id; 404 not-found for a kind that does not exist or an id it never issues. */
+/**
+ * The kind of a job id; 404 not-found for an id of any other shape, a kind that does not exist or an id it
+ * never issues. Job ids are opaque to clients (docs/decisions/jobs.md), so none of these is a malformed request.
+ */
 export function resolveJob(kinds: JobKinds, jobId: string): ResolvedJob {
+  if (!JOB_ID_PATTERN.test(jobId)) throw problems.notFound('job');
   const { kind: name, localId } = parseJobId(jobId);
   const kind = kinds.get(name);
   if (!kind || !kind.localId.test(localId)) throw problems.notFound('job');

@@ -1,3 +1,4 @@
+import { accountIdOf } from '../../common/context';
 import { isDeepStrictEqual } from 'node:util';
 import { newId } from '../../common/ids';
 import { problems } from '../../common/problems';
@@ -134,8 +135,8 @@ async function startInstallation(
   await adjustUsage(tx, 'modules', 1);
   const { slug, version } = manifest;
   const after = existing
-    ? await restoreTenantModule(tx, caller.tenantId, slug, version, caller.userId)
-    : await insertTenantModule(tx, { id: newId(), tenantId: caller.tenantId, slug, version, installedBy: caller.userId });
+    ? await restoreTenantModule(tx, caller.tenantId, slug, version, accountIdOf(caller.userId))
+    : await insertTenantModule(tx, { id: newId(), tenantId: caller.tenantId, slug, version, installedBy: accountIdOf(caller.userId) });
   await recordModuleChange(tx, { tenantId: caller.tenantId, actor: caller, kind: 'installed', before: existing, after });
   return after;
 }

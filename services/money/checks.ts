@@ -1,4 +1,5 @@
 import { problems } from '../../common/problems';
+import { accountIdOf } from '../../common/context';
 import type { MoneyActor } from './movements';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { isEmailVerified, type WalletRow } from '../../db/queries/money/wallets.queries';
@@ -37,5 +38,14 @@ export function workflowActor(tenantId: string, caller: WorkflowCaller, system =
 
 /** Moving money needs a verified e-mail (document 1, security flows rule 2), checked in the operation's transaction. */
 export async function requireVerifiedActor(tx: DatabaseTransactionConnection, actor: MoneyActor): Promise<void> {
-  if (actor.actorId && !await isEmailVerified(tx, actor.actorId)) throw problems.emailNotVerified();
+  if (actor.actorId && !await isVerifiedPerson(tx, actor.actorId)) throw problems.emailNotVerified();
+}
+
+/**
+ * Whether an actor is an account with a verified e-mail address. An API key has none, so it cannot move
+ * money (docs/decisions/identity.md, API keys).
+ */
+export async function isVerifiedPerson(tx: DatabaseTransactionConnection, actorId: string): Promise<boolean> {
+  const account = accountIdOf(actorId);
+  return account !== null && isEmailVerified(tx, account);
 }

@@ -3,7 +3,7 @@ import { problems } from '../../common/problems';
 import type { MoneyActor } from './movements';
 import { runIdempotent, requestHash, type Answer, type Outcome } from '../idempotency/idempotent';
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { isEmailVerified } from '../../db/queries/money/wallets.queries';
+import { isVerifiedPerson } from './checks';
 import type { AuthState } from '../../common/context';
 import type { MoneyDeps } from './deps';
 
@@ -46,7 +46,7 @@ export function runMoneyMutation<T>(
 
 /** 403 forbidden until the caller has verified its e-mail address. */
 export async function requireVerifiedEmail(tx: DatabaseTransactionConnection, userId: string): Promise<void> {
-  if (!await isEmailVerified(tx, userId)) {
+  if (!await isVerifiedPerson(tx, userId)) {
     throw problems.emailNotVerified();
   }
 }

@@ -1,6 +1,8 @@
 import { problems } from '../../common/problems';
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import { isEmailVerified, lockWallets, lockWalletsForCaller, type WalletRow } from '../../db/queries/money/wallets.queries';
+import { lockWallets, lockWalletsForCaller, type WalletRow } from '../../db/queries/money/wallets.queries';
+import { accountIdOf } from '../../common/context';
+import { isVerifiedPerson } from './checks';
 import { moneyAudit } from './audit';
 import { moneyEvent } from './events';
 import { postings, recordMovement, type MoneyActor, type MoneyChange } from './movements';
@@ -44,8 +46,8 @@ export async function lockWallet(tx: DatabaseTransactionConnection, tenantId: st
 export async function lockWalletsOfVerifiedCaller(
   tx: DatabaseTransactionConnection, actor: MoneyActor, ids: readonly string[],
 ): Promise<WalletRow[]> {
-  const { wallets, callerVerified } = await lockWalletsForCaller(tx, actor.tenantId, ids, actor.actorId);
-  if (actor.actorId !== null && !(callerVerified ?? await isEmailVerified(tx, actor.actorId))) throw problems.emailNotVerified();
+  const { wallets, callerVerified } = await lockWalletsForCaller(tx, actor.tenantId, ids, actor.actorId && accountIdOf(actor.actorId));
+  if (actor.actorId !== null && !(callerVerified ?? await isVerifiedPerson(tx, actor.actorId))) throw problems.emailNotVerified();
   return wallets;
 }
 

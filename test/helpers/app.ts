@@ -40,6 +40,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     // Redis; the rate-limit tests set their own limits.
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_ADMIN_PER_MINUTE: '1000000',
+    // The webhook tests' receivers listen on 127.0.0.1 (.env.example sets the same).
+    WEBHOOKS_ALLOW_LOOPBACK: 'true',
     ...process.env,
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',

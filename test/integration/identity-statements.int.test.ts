@@ -43,7 +43,7 @@ const setting = z.object({ tenant: z.string().nullable() });
 const tenantSetting = async () => (await app.one(sql.type(setting)`SELECT current_setting('app.tenant_id', true) AS tenant`)).tenant;
 
 function newToken(tenantId: string, userId: string): NewRefreshToken {
-  return { id: newId(), familyId: newId(), userId, tenantId, tokenHash: hashRefreshToken(newRefreshToken()), ttlSeconds: 60 };
+  return { id: newId(), familyId: newId(), userId, tenantId, tokenHash: hashRefreshToken(newRefreshToken()), ttlSeconds: 60, ip: '192.0.2.1', userAgent: 'identity-statements test' };
 }
 
 const storedTokens = (id: string) => owner.oneFirst(sql.type(z.object({ n: z.number() }))`

@@ -32,7 +32,7 @@ const description = Joi.string().trim().max(500).allow('');
 const permissionKey = Joi.string().max(200)
   .pattern(/^(\*|[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*\.([a-z][a-z0-9_-]*|\*))$/, 'permission key');
 // Far above any RBAC_MAX_PERMISSIONS_PER_ROLE; the limit itself is checked as rbac-limit-exceeded.
-const permissionKeys = Joi.array().items(permissionKey).unique().max(100_000);
+export const permissionKeys = Joi.array().items(permissionKey).unique().max(100_000);
 
 export interface CreateRoleA { name: string; description: string; permission_ids: string[] }
 export interface PatchRoleA { name?: string; description?: string; permission_ids?: string[] }

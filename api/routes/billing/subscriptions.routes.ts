@@ -16,8 +16,19 @@ type NoQuery = Record<string, never>;
 /**
  * Document 1, Billing: the tenant's subscription. Reads come from the PostgreSQL mirror; changes are
  * Updates of the tenant's subscription workflow, answered with the state it reached.
+ *
+ * `planChanged` drops this gateway's cached plan of the tenant once a change is written and before it is
+ * answered: a downgrade blocks creation at once (document 1, Limits), so the request after the answer
+ * must see it. Other gateways drop theirs on billing.subscription.changed, within the TTL at the latest
+ * (docs/decisions/billing.md).
  */
-export function subscriptionRoutes(deps: BillingDeps): AnyRoute[] {
+export function subscriptionRoutes(deps: BillingDeps, planChanged: (tenantId: string) => void = () => undefined): AnyRoute[] {
+  /** The workflow's answer, after this gateway forgot the plan it held of the tenant. */
+  const changed = async <T>(tenantId: string, change: Promise<T>): Promise<T> => {
+    const answer = await change;
+    planChanged(tenantId);
+    return answer;
+  };
   return [
     defineRoute<NoParams, SubscriptionQuery>({
       namespace: 'billing', method: 'GET', path: '/billing/subscriptions', operationId: 'billing.subscriptions.get',
@@ -39,7 +50,8 @@ export function subscriptionRoutes(deps: BillingDeps): AnyRoute[] {
       auth: 'bearer', permission: 'billing.plan.change',
       schemas: { body: selectPlanBody, response: { 200: subscription } },
       async handler(ctx) {
-        ctx.body = await selectInitialPlan(deps, authOf(ctx).tenantId, ctx.guard.body.planId);
+        const { tenantId } = authOf(ctx);
+        ctx.body = await changed(tenantId, selectInitialPlan(deps, tenantId, ctx.guard.body.planId));
       },
     }),
     defineRoute<SubscriptionParams, NoQuery, ChangePlanBody>({
@@ -52,7 +64,8 @@ export function subscriptionRoutes(deps: BillingDeps): AnyRoute[] {
       auth: 'bearer', permission: 'billing.plan.change',
       schemas: { params: subscriptionParams, body: changePlanBody, response: { 200: subscription } },
       async handler(ctx) {
-        ctx.body = await changePlan(deps, authOf(ctx).tenantId, ctx.guard.params.id, ctx.guard.body);
+        const { tenantId } = authOf(ctx);
+        ctx.body = await changed(tenantId, changePlan(deps, tenantId, ctx.guard.params.id, ctx.guard.body));
       },
     }),
     defineRoute<SubscriptionParams>({
@@ -63,7 +76,8 @@ export function subscriptionRoutes(deps: BillingDeps): AnyRoute[] {
       auth: 'bearer', permission: 'billing.plan.change',
       schemas: { params: subscriptionParams, response: { 200: subscription } },
       async handler(ctx) {
-        ctx.body = await cancelSubscription(deps, authOf(ctx).tenantId, ctx.guard.params.id);
+        const { tenantId } = authOf(ctx);
+        ctx.body = await changed(tenantId, cancelSubscription(deps, tenantId, ctx.guard.params.id));
       },
     }),
     defineRoute<SubscriptionParams, NoQuery, CancelDowngradeBody>({
@@ -73,7 +87,8 @@ export function subscriptionRoutes(deps: BillingDeps): AnyRoute[] {
       auth: 'bearer', permission: 'billing.plan.change',
       schemas: { params: subscriptionParams, body: cancelDowngradeBody, response: { 200: subscription } },
       async handler(ctx) {
-        ctx.body = await cancelDowngrade(deps, authOf(ctx).tenantId, ctx.guard.params.id, ctx.guard.body.reason);
+        const { tenantId } = authOf(ctx);
+        ctx.body = await changed(tenantId, cancelDowngrade(deps, tenantId, ctx.guard.params.id, ctx.guard.body.reason));
       },
     }),
   ];

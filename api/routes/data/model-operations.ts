@@ -5,7 +5,7 @@ import { MAX_FILTERS } from '../../../services/data/query/plan';
 import type { DataCatalogue } from '../../../services/data/catalogue';
 import type { DocumentedOperation } from '../../http/route-registry';
 import { uuid } from '../../http/ids';
-import { listEnvelope, listHeaders, listQueryWith } from './records.schemas';
+import { listEnvelope, listHeaders, listQueryWith, listResponseHeaders } from './records.schemas';
 
 /**
  * The data namespace's OpenAPI document per model (issue 16): the record routes are parametric
@@ -162,7 +162,7 @@ const OPERATORS = 'eq, neq, gt, lt, gte, lte, in.(a,b), is.null, is.notnull';
 
 function filterParameter(field: DataField): Joi.Schema {
   const operators = field.type === 'jsonb' ? 'is.null, is.notnull'
-    : field.type === 'text' ? `${OPERATORS}, like and ilike (\`*\` as wildcard)` : OPERATORS;
+    : field.type === 'text' ? `${OPERATORS}, like and ilike (\`*\` or \`%\` as wildcard)` : OPERATORS;
   return Joi.string().pattern(anchored(conditionGrammar(field, false)), 'filter').description(
     `Filter on ${field.name} (${field.type}): \`op.value\` with ${operators}, each negatable with \`not.\` (\`not.in.(a,b)\`). `
     + `In \`in.(…)\` and in \`or=\` a value holding commas or parentheses is written in double quotes. At most ${MAX_FILTERS} filters a request.`,
@@ -206,7 +206,7 @@ export function recordOperations(catalogue: DataCatalogue): Record<'list' | 'cre
   return {
     list: each((model, base, record) => ({
       path: base, operationId: `${id(model)}.list`, summary: `${model.module}.${model.name} records: filters, order, select, keyset pages`,
-      schemas: { query: listQueryOf(model), headers: listHeaders, response: { 200: listEnvelope(record) } },
+      schemas: { query: listQueryOf(model), headers: listHeaders, response: { 200: listEnvelope(record) }, responseHeaders: { 200: listResponseHeaders } },
     })),
     create: each((model, base, record) => ({
       path: base, operationId: `${id(model)}.create`, summary: `Create a ${model.module}.${model.name} record`,

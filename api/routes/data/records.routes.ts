@@ -8,8 +8,8 @@ import {
 import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import { recordOperations } from './model-operations';
 import {
-  FILTER_GRAMMAR, listHeaders, listQuery, modelPathParams, prefersExactCount, record, recordBody, recordList, recordPathParams,
-  recordQuery, type ModelParams, type RecordParams,
+  contentRangeOf, FILTER_GRAMMAR, listHeaders, listQuery, listResponseHeaders, modelPathParams, prefersExactCount, record, recordBody,
+  recordList, recordPathParams, recordQuery, type ModelParams, type RecordParams,
 } from './records.schemas';
 
 type Body = Record<string, unknown>;
@@ -41,13 +41,16 @@ export function dataRecordRoutes(deps: DataDeps): AnyRoute[] {
       documentedAs: documented.list,
       summary: 'Records of a model: filters, order, select with relations, keyset pages',
       description: `${FILTER_GRAMMAR} Soft-deleted records are left out unless \`deleted_at=is.notnull\`. `
-        + `\`Prefer: count=exact\` adds \`count\` (answered with \`Preference-Applied: count=exact\`). ${BUDGET} ${PERMISSIONS}`,
+        + `\`Prefer: count=exact\` adds \`count\` (answered with \`Preference-Applied: count=exact\`). `
+        + `\`Content-Range\` gives the page's rows as PostgREST does (\`0-19/345\`, the total only when counted). ${BUDGET} ${PERMISSIONS}`,
       auth: 'bearer', module: moduleOfPath,
-      schemas: { params: modelPathParams, query: listQuery, headers: listHeaders, response: { 200: recordList } },
+      schemas: { params: modelPathParams, query: listQuery, headers: listHeaders, response: { 200: recordList }, responseHeaders: { 200: listResponseHeaders } },
       async handler(ctx) {
         const { module, model } = ctx.guard.params;
         const count = prefersExactCount(ctx.guard.headers.Prefer);
-        ctx.body = await listRecords(deps, authOf(ctx), { module, model }, rawQuery(ctx), { count });
+        const { body, pageStart } = await listRecords(deps, authOf(ctx), { module, model }, rawQuery(ctx), { count });
+        ctx.body = body;
+        ctx.set('Content-Range', contentRangeOf(pageStart, body.data.length, body.count));
         if (count) ctx.set('Preference-Applied', 'count=exact');
       },
     }),

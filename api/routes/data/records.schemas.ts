@@ -46,20 +46,24 @@ const listKeys = {
   page_token: pageQuery.page_token,
   limit: size.description(`Records per page (1 to ${PAGE_SIZE_MAX}, default ${PAGE_SIZE_DEFAULT}); answers {data, meta {cursor, hasMore}}; not with page_size or page_token`),
   cursor: cursorQuery.cursor,
+  offset: Joi.number().integer().valid(0).description(
+    'Only 0, the first page, as PostgREST clients send it (`range(0, n)`): lists are keyset pages, a later one is reached with its token',
+  ),
 };
 
 /** The keys every list takes, with `keys` added or narrowed (one model's query in the data document: model-operations.ts). */
 export function listQueryWith(keys: Joi.PartialSchemaMap = {}): Joi.ObjectSchema {
   return Joi.object({ ...listKeys, ...keys })
     .without('limit', ['page_size', 'page_token'])
-    .without('cursor', ['page_size', 'page_token']);
+    .without('cursor', ['page_size', 'page_token'])
+    .without('offset', ['page_token', 'cursor']);
 }
 
 export const listQuery = listQueryWith().pattern(/^/, languageValue);
 
 /** The grammar of the other keys, for the list route's description (OpenAPI lists only the declared keys). */
 export const FILTER_GRAMMAR = 'Any other key is a filter on a field of the model, `field=op.value`: eq, neq, gt, lt, gte, lte, '
-  + 'like and ilike (`*` as wildcard), `in.(a,b)`, `is.null`, `is.notnull`, each negated by a `not.` prefix (`not.in.(a,b)`); '
+  + 'like and ilike (`*` or `%` as wildcard), `in.(a,b)`, `is.null`, `is.notnull`, each negated by a `not.` prefix (`not.in.(a,b)`); '
   + 'at most 10 (400 filter-limit-exceeded); '
   + 'an unknown field or operator is 400 validation-error.';
 
@@ -99,6 +103,28 @@ export const recordList = listEnvelope(record);
 export const listHeaders = Joi.object({
   Prefer: Joi.string().max(200).description('`count=exact`: the answer also has `count`, every record the filters match; other preferences are ignored'),
 });
+
+/**
+ * The headers of a list's 200 (the route's and each model's operation in the data document):
+ * PostgREST's `Content-Range`, which its clients read the count from, and `Preference-Applied`.
+ */
+export const listResponseHeaders = Joi.object({
+  'Content-Range': Joi.string().pattern(/^([0-9]+-[0-9]+|\*)\/([0-9]+|\*)$/, 'range').required().description(
+    '`first-last/total` (row offsets in the whole list, from 0), the total only with `Prefer: count=exact` and `*` otherwise; '
+    + 'an empty page is `*/0` with the count and `*/*` without. The status stays 200.',
+  ),
+  'Preference-Applied': Joi.string().valid('count=exact').description('Sent when `Prefer: count=exact` was applied'),
+});
+
+/**
+ * `Content-Range` of a list page (PostgREST's form, RFC 9110 with `items` left out): the offsets of
+ * its first and last record in the whole list and the total when counted; `*` for the range of an
+ * empty page and for a total not counted.
+ */
+export function contentRangeOf(pageStart: number, rows: number, total: number | undefined): string {
+  const range = rows === 0 ? '*' : `${pageStart}-${pageStart + rows - 1}`;
+  return `${range}/${total ?? '*'}`;
+}
 
 export function prefersExactCount(prefer: string | undefined): boolean {
   return prefer !== undefined && prefer.split(',').some((preference) => /^\s*count\s*=\s*"?exact"?\s*(;|$)/i.test(preference));

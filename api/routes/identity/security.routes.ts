@@ -71,7 +71,8 @@ export function securityRoutes(deps: IdentityDeps): AnyRoute[] {
       namespace: 'iam', method: 'POST', path: '/auth/invite', operationId: 'iam.auth.invite',
       summary: 'Invites someone to the current tenant by e-mail',
       description: 'Roles by role_id or by name (roles); neither means member. An address that already is an active member '
-        + 'gets a notice instead, and the answer is 202 without a body.',
+        + 'gets a notice instead, and the answer is 202 without a body. A deleted member is 409 conflict: restore them with '
+        + 'PATCH /users/{id}/restore instead.',
       auth: 'bearer',
       permission: 'users.create',
       billing: { creates: 'users' },

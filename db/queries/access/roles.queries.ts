@@ -80,7 +80,8 @@ export interface NewCustomRole {
   name: string;
   description: string;
   permissions: readonly string[];
-  createdBy: string;
+  /** Null when an API key created the role (common/context.ts accountIdOf). */
+  createdBy: string | null;
 }
 
 /** A duplicate name fails on the unique index roles_tenant_name (409 conflict, api/http/constraint-problems.ts). */

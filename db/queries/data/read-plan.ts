@@ -68,6 +68,11 @@ export interface ReadPlan {
   pageSize: number;
   /** The order-key values of the last row of the previous page (page_token), each typed like `order[i]`. */
   after?: (PlanValue | null)[];
+  /**
+   * The row offset of this page in the whole list (lists): 0 for the first page, carried in the page
+   * token for the others, since a keyset page cannot know it (the answer's Content-Range; docs/decisions/data.md).
+   */
+  pageStart?: number;
   /** Binds page tokens to the query they were issued for (filters, order, select). */
   queryHash: string;
   /**

@@ -11,6 +11,9 @@ export interface NewRefreshToken {
   tenantId: string;
   tokenHash: Buffer;
   ttlSeconds: number;
+  /** The client address and user agent of the request that issues the token (the session list shows them). */
+  ip: string | null;
+  userAgent: string | null;
   /** An impersonation session: who impersonates, and the moment it ends (instead of ttlSeconds). */
   impersonation?: { impersonatorId: string; endsAt: string };
 }
@@ -19,7 +22,7 @@ const heldRoles = z.object({ roles: z.array(z.string()) });
 
 /**
  * A session's refresh token stored (by hash) in its tenant, with the outbox row of the event that
- * reports it if one is given, in one statement (auth_issue_session, migration 0021); answers the
+ * reports it if one is given, in one statement (auth_issue_session, migrations 0021 and 0039); answers the
  * role names the user holds there now, for the access token. Called with the pool, the statement is
  * its own transaction; inside withTenant it must be the same tenant (the function refuses another).
  */
@@ -28,7 +31,7 @@ export async function insertSession(db: CommonQueryMethods, token: NewRefreshTok
     SELECT auth_issue_session(
       ${token.tenantId}, ${token.userId}, ${token.id}, ${token.familyId}, ${sql.binary(token.tokenHash)},
       ${token.ttlSeconds}, ${token.impersonation?.endsAt ?? null}::timestamptz, ${token.impersonation?.impersonatorId ?? null},
-      ${event ? sql.jsonb(outboxRowColumns(event)) : null}::jsonb
+      ${event ? sql.jsonb(outboxRowColumns(event)) : null}::jsonb, ${token.ip}::text, ${token.userAgent}::text
     ) AS roles
   `);
   return roles;
@@ -42,7 +45,7 @@ const signIn = z.object({
 export type SignIn = z.infer<typeof signIn>;
 
 /**
- * The end of a sign-in in one statement (auth_open_sign_in, migration 0023): the user's active
+ * The end of a sign-in in one statement (auth_open_sign_in, migrations 0023 and 0039): the user's active
  * tenants and, when one is chosen (the only one, or `lastTenantId` among several), the session stored
  * in it with the event, whose tenant the statement sets. Without a choice, tenantId and roles are
  * null and nothing is written.
@@ -53,7 +56,7 @@ export async function openSignIn(
   return db.one(sql.type(signIn)`
     SELECT tenants, tenant_id AS "tenantId", roles FROM auth_open_sign_in(
       ${token.userId}, ${lastTenantId}, ${token.id}, ${token.familyId}, ${sql.binary(token.tokenHash)}, ${token.ttlSeconds},
-      ${sql.jsonb(outboxRowColumns(event))}
+      ${sql.jsonb(outboxRowColumns(event))}, ${token.ip}::text, ${token.userAgent}::text
     )
   `);
 }
@@ -88,13 +91,17 @@ export type StoredRefreshToken = z.infer<typeof storedToken>;
 
 /**
  * Locks the token's row for the rest of the transaction, so two refreshes with the same token run
- * one after the other: the second sees the first one's rotation and its sealed successor pair.
+ * one after the other: the second sees the first one's rotation and its sealed successor pair. The
+ * token counts as revoked when any token of its family is: a revocation that ran beside a rotation
+ * may have missed the successor row the rotation was inserting, and the session is over all the same
+ * (the gateways refuse its access tokens by family, api/runtime/session-revocations.ts).
  */
 export function lockRefreshToken(tx: DatabaseTransactionConnection, tokenHash: Buffer): Promise<StoredRefreshToken | null> {
   return tx.maybeOne(sql.type(storedToken)`
     SELECT id, family_id AS "familyId", user_id AS "userId", tenant_id AS "tenantId", successor_pair AS "successorPair",
            extract(epoch FROM clock_timestamp() - rotated_at)::float8 AS "rotatedAgoSeconds",
-           revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired,
+           EXISTS (SELECT 1 FROM refresh_tokens f WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NOT NULL) AS revoked,
+           expires_at <= now() AS expired,
            expires_at AS "expiresAt", impersonator_id AS "impersonatorId"
     FROM refresh_tokens WHERE token_hash = ${sql.binary(tokenHash)}
     FOR UPDATE

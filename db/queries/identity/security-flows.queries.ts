@@ -54,7 +54,8 @@ export async function revokeAllRefreshTokens(tx: DatabaseTransactionConnection, 
 const member = z.object({
   id: z.string(),
   firstName: z.string(),
-  membershipStatus: z.enum(['active', 'blocked']),
+  // 'deleted': a member removed with DELETE /users/:id, restorable (migration 0007).
+  membershipStatus: z.enum(['active', 'blocked', 'deleted']),
   deletedAt: z.string().nullable(),
 });
 export type TenantMember = z.infer<typeof member>;

@@ -66,7 +66,8 @@ export interface NewInstallation {
   tenantId: string;
   slug: string;
   version: string;
-  installedBy: string;
+  /** Null when an API key installed the module (common/context.ts accountIdOf). */
+  installedBy: string | null;
 }
 
 export function insertTenantModule(tx: DatabaseTransactionConnection, module: NewInstallation): Promise<TenantModuleRow> {
@@ -79,7 +80,7 @@ export function insertTenantModule(tx: DatabaseTransactionConnection, module: Ne
 
 /** Reinstall after an uninstall: a new, active installation of the same row; its configuration is kept. */
 export function restoreTenantModule(
-  tx: DatabaseTransactionConnection, tenantId: string, slug: string, version: string, installedBy: string,
+  tx: DatabaseTransactionConnection, tenantId: string, slug: string, version: string, installedBy: string | null,
 ): Promise<TenantModuleRow> {
   return tx.one(sql.type(moduleRow)`
     UPDATE tenant_modules

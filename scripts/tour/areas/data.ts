@@ -1,5 +1,5 @@
 import { brief, canonical, check, expectStatus } from '../expect';
-import type { Http } from '../http';
+import { answerOf, type Http } from '../http';
 import { short, type State } from '../state';
 import type { Tour } from '../steps';
 
@@ -11,6 +11,7 @@ export async function data(tour: Tour, http: Http, state: State, crmInstalled: b
   const owner = state.owner;
   await tour.area('data', !owner ? 'needs the owner session of identity' : crmInstalled ? null : 'needs crm installed by modules', async (step) => {
     const { token } = owner!;
+    const api = http.client(token);
     let companyId = '';
     const contacts: Partial<Record<'ada' | 'charles' | 'grace', string>> = {};
     await step('create a company with two contacts', async () => {
@@ -27,12 +28,16 @@ export async function data(tour: Tour, http: Http, state: State, crmInstalled: b
       return `201 company ${short(companyId)} with 2 contacts`;
     });
     await step('create a contact', async () => {
-      const answer = await http.post<DataRecord>('/v1/data/crm/contacts', { firstName: 'Grace', lastName: 'Hopper', email: 'Grace.Hopper@Example.TEST', age: 85, companyId }, token);
+      const answer = answerOf(await api.data.POST('/data/crm/contacts', {
+        body: { firstName: 'Grace', lastName: 'Hopper', email: 'Grace.Hopper@Example.TEST', age: 85, companyId },
+      }));
       expectStatus(answer, 201);
       // The crm module's beforeCreate hook stores one spelling of an address (modules/crm/hooks.ts).
       check(answer.body.email === 'grace.hopper@example.test', `expected the hook to lower-case the e-mail, got ${brief(answer)}`);
-      contacts.grace = answer.body.id;
-      return `201 contact ${short(answer.body.id)}, e-mail normalised`;
+      const { id } = answer.body;
+      check(id !== undefined, `expected the contact's id, got ${brief(answer)}`);
+      contacts.grace = id;
+      return `201 contact ${short(id)}, e-mail normalised`;
     });
     const query = (params: string) => http.get<{ data: DataRecord[]; count?: number }>(`/v1/data/crm/contacts?${params}`, token, { prefer: 'count=exact' });
     await step('query: filter, select, order, count', async () => {
@@ -51,13 +56,13 @@ export async function data(tour: Tour, http: Http, state: State, crmInstalled: b
       return '200 Ada with companies(name)';
     });
     await step('update a contact', async () => {
-      const answer = await http.send<DataRecord>('PATCH', `/v1/data/crm/contacts/${contacts.ada}`, { token, json: { age: 37 } });
+      const answer = answerOf(await api.data.PATCH('/data/crm/contacts/{id}', { params: { path: { id: contacts.ada! } }, body: { age: 37 } }));
       expectStatus(answer, 200);
       check(answer.body.age === 37 && answer.body.lastName === 'Lovelace', `expected age 37, the rest unchanged, got ${brief(answer)}`);
       return '200 age 37';
     });
     await step('delete a contact', async () => {
-      expectStatus(await http.send('DELETE', `/v1/data/crm/contacts/${contacts.charles}`, { token }), 204);
+      expectStatus(answerOf(await api.data.DELETE('/data/crm/contacts/{id}', { params: { path: { id: contacts.charles! } } })), 204);
       return '204';
     });
     await step('the deleted contact is gone', async () => {

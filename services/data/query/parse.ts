@@ -7,12 +7,12 @@ import { problems, type FieldError } from '../../../common/problems';
  * a field or a relation of the model, and whether a value fits its field, is the plan's business
  * (plan.ts). Every error names the query parameter it was found in.
  *
- *   ?field=op.value          eq neq gt lt gte lte like ilike (`*` is the wildcard), in.(a,b,"c,d"), is.null, is.notnull
+ *   ?field=op.value          eq neq gt lt gte lte like ilike (`*` or `%` is the wildcard), in.(a,b,"c,d"), is.null, is.notnull
  *   ?field=not.op.value      any of them negated (`not.in.(a,b)`, `not.is.null`; also inside or/and groups)
  *   ?or=(f.op.v,and(f.op.v,f.op.v))   (also ?and=(...); groups nest)
  *   ?order=a.asc,b.desc      (asc by default)
  *   ?select=a,b,relation(c,relation2(d))   (`*` is every field)
- *   ?page_size=&page_token=  or  ?limit=&cursor=
+ *   ?page_size=&page_token=  or  ?limit=&cursor=   (also ?offset=0, the first page: PostgREST clients' range(0, n))
  *
  * Quoting (PostgREST's): inside an `in` list and inside or/and groups a value may be written in
  * double quotes to hold commas, parentheses and dots, with `\"` and `\\` as escapes. A top-level
@@ -57,7 +57,7 @@ export const MAX_RELATION_DEPTH = 2;
 /** An `in` list holds at most this many values (not in the documents; bounds the statement a request can build). */
 export const MAX_IN_VALUES = 100;
 
-const RESERVED = new Set(['select', 'order', 'or', 'and', 'page_size', 'page_token', 'limit', 'cursor']);
+const RESERVED = new Set(['select', 'order', 'or', 'and', 'page_size', 'page_token', 'limit', 'cursor', 'offset']);
 
 export class QuerySyntaxError extends Error {
   constructor(readonly parameter: string, message: string, readonly code = 'INVALID_FORMAT') {
@@ -202,9 +202,15 @@ function parseSelect(text: string, depth = 0): SelectItem[] {
 const PAGE_SIZE = /^[0-9]{1,9}$/;
 
 function parsePage(single: (parameter: string) => string | undefined): ListQuery['page'] {
-  const [pageSize, limit, pageToken, cursor] = ['page_size', 'limit', 'page_token', 'cursor'].map(single);
+  const [pageSize, limit, pageToken, cursor, offset] = ['page_size', 'limit', 'page_token', 'cursor', 'offset'].map(single);
   if (pageSize !== undefined && limit !== undefined) syntax('limit', 'give page_size or limit, not both', 'CONFLICTING_FIELDS');
   if (pageToken !== undefined && cursor !== undefined) syntax('cursor', 'give page_token or cursor, not both', 'CONFLICTING_FIELDS');
+  // Keyset pages have no offset to start from; 0, the first page, is what PostgREST clients send
+  // with range(0, n) and limit(n), so it is taken (docs/decisions/data.md, PostgREST clients).
+  if (offset !== undefined && offset !== '0') {
+    syntax('offset', 'only offset=0 (the first page) is served: lists are keyset pages; follow next_page_token or meta.cursor', 'OUT_OF_RANGE');
+  }
+  if (offset !== undefined && [pageToken, cursor].some((token) => token !== undefined && token !== '')) syntax('offset', 'offset=0 is the first page: not with a page token', 'CONFLICTING_FIELDS');
   const sizeParameter = limit !== undefined ? 'limit' : 'page_size';
   const sizeText = pageSize ?? limit;
   if (sizeText !== undefined && !PAGE_SIZE.test(sizeText)) syntax(sizeParameter, 'is a whole number of records', 'INVALID_TYPE');

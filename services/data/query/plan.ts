@@ -23,7 +23,7 @@ import { pageTokenOf, parseListQuery, type FilterNode, type ListQuery, type Orde
  *   replaces the default `deleted_at IS NULL`, and means what it says: `is.notnull` returns the
  *   soft-deleted records only. Embedded records are always the live ones.
  * - The 10-filter limit counts every condition, inside or/and groups too.
- * - like/ilike: `*` is the wildcard; `%`, `_` and `\` in the value match themselves.
+ * - like/ilike: `*` and `%` are the wildcard; `_` and `\` in the value match themselves.
  * - Without `order`, records come in id order (UUID v7: creation order). `id` ends every order as
  *   the tie-breaker, in the direction of the key before it, so keyset pages are stable and an
  *   index can serve the order; jsonb fields cannot be ordered by or compared.
@@ -48,7 +48,9 @@ export function planList(model: DataModel, catalogue: DataCatalogue, query: RawQ
   }
   const plan = { ...planned.plan, tenantId };
   const token = pageTokenOf(query, planned.tokenParameter);
-  return token === undefined ? plan : { ...plan, after: positionOf(model, plan.order, token, planned.tokenParameter, plan.queryHash) };
+  if (token === undefined) return { ...plan, pageStart: 0 };
+  const { after, pageStart } = positionOf(model, plan.order, token, planned.tokenParameter, plan.queryHash);
+  return { ...plan, after, pageStart };
 }
 
 /**
@@ -66,7 +68,7 @@ const LIST_PLANS_PER_MODEL = 256;
 
 /** A list's plan as every tenant shares it, and where its page token comes from. */
 interface PlannedList {
-  plan: Omit<ReadPlan, 'tenantId' | 'after'>;
+  plan: Omit<ReadPlan, 'tenantId' | 'after' | 'pageStart'>;
   tokenParameter: ListQuery['page']['tokenParameter'];
 }
 
@@ -172,9 +174,12 @@ function valueOf(field: DataField, text: string, parameter: string): PlanValue {
   return converted.value as PlanValue;
 }
 
-/** `*` any run of characters; every other character, `%`, `_` and `\` included, itself (LIKE's escape is `\`). */
+/**
+ * `*` and `%` any run of characters (PostgREST takes both, and its clients send `%`); every other character,
+ * `_` and `\` included, itself (LIKE's escape is `\`).
+ */
 function likePattern(text: string): string {
-  return text.replace(/[\\%_]/g, '\\$&').replace(/\*/g, '%');
+  return text.replace(/[\\_]/g, '\\$&').replace(/\*/g, '%');
 }
 
 function conditionOf(model: DataModel, node: FilterNode): PlanCondition {
@@ -280,10 +285,15 @@ function embedsMany(embeds: readonly PlanEmbed[]): boolean {
   return embeds.some((embed) => embed.cardinality === 'many' || embedsMany(embed.embeds));
 }
 
-/** The last row's order-key values of a page token, typed like filter values (a forged value is a 400, not a SQL error). */
-function positionOf(model: DataModel, order: readonly PlanOrderKey[], token: string, parameter: string, hash: string): (PlanValue | null)[] {
-  const values = decodeDataPageToken(token, parameter, hash, order.length);
-  return values.map((value, index) => {
+/**
+ * A page token's position: the last row's order-key values, typed like filter values (a forged value
+ * is a 400, not a SQL error), and the row offset of the page it opens.
+ */
+function positionOf(
+  model: DataModel, order: readonly PlanOrderKey[], token: string, parameter: string, hash: string,
+): Required<Pick<ReadPlan, 'after' | 'pageStart'>> {
+  const { keys, start } = decodeDataPageToken(token, parameter, hash, order.length);
+  const after = keys.map((value, index) => {
     const key = order[index];
     const field = model.fields.find((candidate) => candidate.column === key.column)!;
     if (value === null) {
@@ -292,4 +302,5 @@ function positionOf(model: DataModel, order: readonly PlanOrderKey[], token: str
     }
     return valueOf(field, value, parameter);
   });
+  return { after, pageStart: start };
 }

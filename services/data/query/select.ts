@@ -14,7 +14,8 @@ export async function selectRecords(
   read: StatementRows, plan: ReadPlan, options: { count?: boolean } = {},
 ): Promise<{ rows: DataRecord[]; nextPageToken?: string; total?: number }> {
   const { nextKeys, ...page } = await selectRecordPage(read, plan, options);
-  return nextKeys ? { ...page, nextPageToken: encodeDataPageToken(plan.queryHash, nextKeys) } : page;
+  // The next page starts after this one's rows: its offset, for its Content-Range (page-token.ts).
+  return nextKeys ? { ...page, nextPageToken: encodeDataPageToken(plan.queryHash, nextKeys, (plan.pageStart ?? 0) + page.rows.length) } : page;
 }
 
 /**

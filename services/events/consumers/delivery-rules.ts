@@ -14,6 +14,12 @@ export interface GroupFilter {
   tenantId: string | null;
   /** The event types the group receives (its module's `events.subscribes`). */
   accepts: (type: string) => boolean;
+  /**
+   * Dead letters the group's handler writes under names of its own (the webhook dispatcher's
+   * `webhooks.<endpointId>`, services/events/webhooks/dispatcher.ts): the redeliveries naming them
+   * are this group's to handle too.
+   */
+  adopts?: (redeliverTo: string) => boolean;
 }
 
 export type SkipReason =
@@ -30,7 +36,11 @@ export type SkipReason =
 
 export type Screening =
   | { kind: 'skip'; reason: SkipReason; detail?: string }
-  | { kind: 'deliver'; event: DecodedEvent; redelivery: boolean };
+  | {
+    kind: 'deliver'; event: DecodedEvent; redelivery: boolean;
+    /** A redelivery for a name the group adopts (GroupFilter.adopts): that name. */
+    adoptedFor?: string;
+  };
 
 /**
  * Decides whether a group handles a message. The headers decide first (tenant, redelivery target,
@@ -44,7 +54,8 @@ export function screenMessage(message: ReceivedMessage, filter: GroupFilter): Sc
   const typeHeader = headerValue(message, EVENT_HEADERS.type);
   const redeliverTo = headerValue(message, EVENT_HEADERS.redeliverTo);
   if (filter.tenantId !== null && tenantHeader !== undefined && tenantHeader !== filter.tenantId) return { kind: 'skip', reason: 'other-tenant' };
-  if (redeliverTo !== undefined && redeliverTo !== filter.groupId) return { kind: 'skip', reason: 'redelivered-to-another-group' };
+  const adopted = redeliverTo !== undefined && redeliverTo !== filter.groupId && filter.adopts?.(redeliverTo) === true;
+  if (redeliverTo !== undefined && redeliverTo !== filter.groupId && !adopted) return { kind: 'skip', reason: 'redelivered-to-another-group' };
   if (typeHeader !== undefined && !filter.accepts(typeHeader)) return { kind: 'skip', reason: 'type-not-received' };
 
   let event: DecodedEvent;
@@ -64,7 +75,7 @@ export function screenMessage(message: ReceivedMessage, filter: GroupFilter): Sc
   if (contradicted.length > 0) return { kind: 'skip', reason: 'not-an-event', detail: `headers ${contradicted.join(', ')} contradict the envelope` };
   if (filter.tenantId !== null && tenantId !== filter.tenantId) return { kind: 'skip', reason: 'other-tenant' };
   if (!filter.accepts(type)) return { kind: 'skip', reason: 'type-not-received' };
-  return { kind: 'deliver', event, redelivery: redeliverTo !== undefined };
+  return { kind: 'deliver', event, redelivery: redeliverTo !== undefined, ...(adopted && { adoptedFor: redeliverTo }) };
 }
 
 /** Financial events are remembered forever (document 3, Events 2): a ledger effect must never repeat. */

@@ -56,6 +56,12 @@ export interface Delivery {
   redelivery: boolean;
   /** 1 on the first try, up to `maxAttempts`. */
   attempt: number;
+  /**
+   * A redelivery for a name the group adopts (GroupConsumerOptions.adopts): the handler delivers it
+   * for that name alone. The group's own receipt is neither checked nor claimed (the group handled
+   * the event before), and the handler resolves that name's dead letter itself.
+   */
+  adoptedFor?: string;
 }
 
 export interface TransactionalHandler {
@@ -87,6 +93,8 @@ export interface GroupConsumerOptions {
   tenantId: string | null;
   /** The event types the group receives; other types are skipped. */
   accepts: (type: string) => boolean;
+  /** Names of dead letters the handler writes itself, whose redeliveries the group handles (delivery-rules.ts GroupFilter.adopts). */
+  adopts?: (redeliverTo: string) => boolean;
   handler: DeliveryHandler;
   /** Where a group without committed offsets starts: the oldest retained event, or the next one published. */
   fromBeginning: boolean;
@@ -158,7 +166,7 @@ export class GroupConsumer {
   private readonly batches: PartitionBatches<GroupBatch>;
 
   constructor(private readonly options: GroupConsumerOptions) {
-    this.filter = { groupId: options.groupId, tenantId: options.tenantId, accepts: options.accepts };
+    this.filter = { groupId: options.groupId, tenantId: options.tenantId, accepts: options.accepts, adopts: options.adopts };
     this.stopped = new Promise((resolve) => { this.settle = resolve; });
     this.batches = new PartitionBatches({
       commitEvery: options.commitEvery ?? 100,
@@ -294,7 +302,7 @@ export class GroupConsumer {
     }
     const delivery: Delivery = {
       event: screening.event, topic: message.topic, partition: message.partition, offset: message.message.offset,
-      redelivery: screening.redelivery, attempt: 1,
+      redelivery: screening.redelivery, attempt: 1, ...(screening.adoptedFor !== undefined && { adoptedFor: screening.adoptedFor }),
     };
     const { handler } = this.options;
     const run = () => (handler.kind === 'transactional'
@@ -340,6 +348,10 @@ export class GroupConsumer {
     const { db, groupId } = this.options;
     const { tenantId, id } = delivery.event.envelope;
     const result = await attemptUpTo((attempt) => withTenant(db, tenantId, async (tx): Promise<DeliveryOutcome> => {
+      if (delivery.adoptedFor !== undefined) {
+        await handler.handle({ ...delivery, attempt }, tx);
+        return 'handled';
+      }
       if (!delivery.redelivery && await hasDeadLetter(tx, tenantId, groupId, id)) return 'left-dead-lettered';
       if (!await claimReceipt(tx, this.receiptOf(delivery.event))) return await this.resolved(tx, delivery) ? 'resolved' : 'duplicate';
       await handler.handle({ ...delivery, attempt }, tx);

@@ -9,10 +9,12 @@ import type { RecordWriteDeps } from '../../data/records';
 import { loadModuleCatalogue } from '../../modules/catalogue';
 import { GroupConsumer, type ConsumerSettings } from './group-consumer';
 import { loadModuleSubscribers, moduleSubscriberHandler, tenantsWithModule, type ModuleGroup } from './module-subscribers';
+import { createWebhookDispatchers, type WebhookDispatchDeps } from '../webhooks/dispatcher';
 
 /**
- * The platform's own consumer groups, run by the worker process for every tenant: today the modules'
- * subscribers (module-subscribers.ts). Each is a GroupConsumer whose Kafka group id is its name.
+ * The platform's own consumer groups, run by the worker process for every tenant: the modules'
+ * subscribers (module-subscribers.ts) and the webhook dispatchers (services/events/webhooks/dispatcher.ts).
+ * Each is a GroupConsumer whose Kafka group id is its name.
  */
 export interface PlatformGroupDeps {
   kafka: Kafka;
@@ -31,13 +33,15 @@ export interface PlatformGroupDeps {
   topicOf?: (topic: string) => string;
   /** Tests pause less between attempts. */
   sleep?: (ms: number) => Promise<void>;
+  /** The webhook dispatchers' own needs (the worker's Temporal client, the task queues); none run without. */
+  webhooks?: Pick<WebhookDispatchDeps, 'temporal' | 'taskQueues'>;
 }
 
 export class PlatformGroups {
   readonly consumers: ReadonlyMap<string, GroupConsumer>;
 
   constructor(deps: PlatformGroupDeps) {
-    this.consumers = new Map(deps.groups.map((group) => [group.group, new GroupConsumer({
+    const consumers = new Map(deps.groups.map((group) => [group.group, new GroupConsumer({
       kafka: deps.kafka, db: deps.db, logger: deps.logger, settings: deps.settings, sleep: deps.sleep,
       groupId: group.group,
       topic: deps.topicOf?.(group.topic) ?? group.topic,
@@ -49,6 +53,11 @@ export class PlatformGroups {
       fromBeginning: true,
       partitionsConcurrently: deps.partitionsConcurrently,
     })]));
+    if (deps.webhooks) {
+      const { kafka, db, reads, logger, settings } = deps;
+      for (const [groupId, consumer] of createWebhookDispatchers({ kafka, db, reads, logger, settings, ...deps.webhooks })) consumers.set(groupId, consumer);
+    }
+    this.consumers = consumers;
   }
 
   /** Starts every group; if one cannot start, the others are stopped again and the error thrown. */
@@ -86,7 +95,8 @@ const PARTITIONS_CONCURRENTLY = 3;
  * (a broken one stops the start, as it stops the gateway), and the data layer they write through.
  */
 export function createPlatformGroups(
-  cfg: Readonly<Config>, deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'reads' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings'>>,
+  cfg: Readonly<Config>,
+  deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'reads' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings' | 'webhooks'>>,
 ): PlatformGroups {
   const modules = loadModuleCatalogue(cfg.modules.dir, { maxModels: cfg.data.maxTablesPerModule });
   return new PlatformGroups({

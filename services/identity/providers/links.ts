@@ -4,6 +4,7 @@ import { newId } from '../../../common/ids';
 import { problems } from '../../../common/problems';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
 import { withTenant } from '../../../db/tenant';
+import { isSessionLive } from '../../../db/queries/identity/sessions.queries';
 import { isActiveMember } from '../../../db/queries/identity/tenants.queries';
 import { selectUserProfile } from '../../../db/queries/identity/users.queries';
 import {
@@ -62,13 +63,18 @@ export async function startLink(services: LinkServices, auth: AuthState, userId:
 /**
  * The callback of a link flow. The state alone is not enough: the callback must carry the bearer
  * token of the account that started the flow, so a link URL lured onto someone else's browser
- * cannot attach that person's provider identity to the attacker's account.
+ * cannot attach that person's provider identity to the attacker's account. The callback is a public
+ * route, so the token's session is checked here as the gateway checks it on bearer routes: a token
+ * of an ended session is refused (docs/decisions/identity.md, Instant revocation and sessions).
  */
 export async function assertLinkCaller(deps: IdentityDeps, flow: LinkFlow, authorization: string): Promise<void> {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
   if (!token) throw problems.unauthorized('Completing a link needs the bearer token of the account that started it');
   const claims = await deps.tokens.verifyAccessToken(token);
   if (claims.sub !== flow.userId) throw problems.unauthorized('The link was started by another account');
+  if (!await withTenant(deps.db, claims.tenantId, (tx) => isSessionLive(tx, claims.tenantId, claims.sid))) {
+    throw problems.unauthorized('The session has ended; sign in again');
+  }
 }
 
 /**

@@ -151,6 +151,22 @@ describe('subscription', () => {
     expect(planChanges).toEqual(['upgrade', 'downgrade_scheduled', 'downgrade_canceled']);
   });
 
+  it('blocks creation past a downgrade\'s limits from the first request after the change is answered', async () => {
+    const account = await registerAccount(gateway);
+    const { body: initial } = await subscriptionOf(account);
+    const createUser = () => send<Problem>(gateway, 'POST', '/users', account.accessToken, { email: `${newId()}@example.com`, firstName: 'Ada', lastName: 'King' });
+    // Three users on starter (5 allowed); the creations also fill this gateway's plan cache for the tenant.
+    for (let i = 0; i < 2; i += 1) expect((await createUser()).status).toBe(201);
+
+    const downgraded = await send<Subscription>(gateway, 'PATCH', `/billing/subscriptions/${initial.id}`, account.accessToken, { planId: 'free', version: 1 });
+    expect(downgraded.status).toBe(200);
+    expect(downgraded.body.pendingChange).toMatchObject({ planId: 'free', kind: 'downgrade' });
+    // free allows 2: no wait for billing.subscription.changed, the answer itself came after the cache forgot the plan.
+    const refused = await createUser();
+    expect(refused.status).toBe(402);
+    expect(refused.body.type).toBe(gateway.problemType('plan-limit-exceeded'));
+  });
+
   it('answers 404 for another tenant\'s subscription id', async () => {
     const [mine, theirs] = await Promise.all([registerAccount(gateway), registerAccount(gateway)]);
     const { body: their } = await subscriptionOf(theirs);

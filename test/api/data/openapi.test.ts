@@ -8,7 +8,10 @@ import { call } from '../../helpers/http';
 
 type Schema = { type?: unknown; properties?: Record<string, Schema>; required?: string[]; pattern?: string; format?: string; [key: string]: unknown };
 interface Parameter { name: string; in: string; required: boolean; schema: Schema; description?: string }
-interface Operation { operationId: string; parameters: Parameter[]; requestBody?: { content: { 'application/json': { schema: Schema } } }; responses: Record<string, { content?: { 'application/json': { schema: Schema } } }> }
+interface Operation {
+  operationId: string; parameters: Parameter[]; requestBody?: { content: { 'application/json': { schema: Schema } } };
+  responses: Record<string, { content?: { 'application/json': { schema: Schema } }; headers?: Record<string, { required: boolean; schema: Schema; description?: string }> }>;
+}
 type Doc = { paths: Record<string, Record<string, Operation>> };
 
 let gateway: TestGateway;
@@ -100,4 +103,13 @@ it('documents count in the list envelope', () => {
   const envelope = doc.paths['/data/crm/contacts'].get.responses['200'].content!['application/json'].schema as { anyOf?: Schema[]; oneOf?: Schema[] };
   const variants = envelope.anyOf ?? envelope.oneOf!;
   for (const variant of variants) expect(variant.properties!.count).toMatchObject({ type: 'integer', minimum: 0 });
+});
+
+it('documents the list\'s Content-Range and Preference-Applied headers, and offset 0 (PostgREST clients)', () => {
+  const list = doc.paths['/data/crm/contacts'].get;
+  const headers = list.responses['200'].headers!;
+  expect(Object.keys(headers)).toEqual(['Content-Range', 'Preference-Applied']);
+  expect(headers['Content-Range']).toMatchObject({ required: true, schema: { type: 'string' }, description: expect.stringContaining('*/0') });
+  for (const range of ['0-19/345', '20-20/*', '*/0', '*/*']) expect(matches(headers['Content-Range'].schema, range)).toBe(true);
+  expect(parameter(list, 'offset').schema).toEqual({ const: 0 });
 });

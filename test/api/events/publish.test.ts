@@ -153,12 +153,18 @@ describe('refusals', () => {
   it.each([
     ['1.0', 'schemaVersion must be a semantic version such as 1.0.0'],
     ['v1.0.0', 'schemaVersion must be a semantic version such as 1.0.0'],
-    ['2.0.0', 'crm.contact.created has no schema version 2.0.0; the current one is 1.0.0'],
-    ['1.1.0', 'crm.contact.created has no schema version 1.1.0; the current one is 1.0.0'],
-  ])('schemaVersion %s is 400 invalid-schema-version (INVALID_SCHEMA_VERSION)', async (schemaVersion, detail) => {
+  ])('a malformed schemaVersion %s is 400 invalid-schema-version (INVALID_SCHEMA_VERSION)', async (schemaVersion, detail) => {
     const problem = expectProblem(gateway, await publish(gateway, publisher.accessToken, { ...contactCreated(), schemaVersion }), 400, 'invalid-schema-version');
     expect(problem.code).toBe('INVALID_SCHEMA_VERSION');
     expect(problem.detail).toContain(detail);
+  });
+
+  it.each([
+    ['2.0.0', 'crm.contact.created has no schema version 2.0.0; the current one is 1.0.0'],
+    ['1.1.0', 'crm.contact.created has no schema version 1.1.0; the current one is 1.0.0'],
+  ])('a well-formed schemaVersion %s that is not registered is 400 validation-error (UNKNOWN_SCHEMA_VERSION)', async (schemaVersion, message) => {
+    const problem = expectProblem(gateway, await publish(gateway, publisher.accessToken, { ...contactCreated(), schemaVersion }), 400, 'validation-error');
+    expect(problem.errors).toEqual([{ field: 'schemaVersion', code: 'UNKNOWN_SCHEMA_VERSION', message }]);
   });
 
   it('a payload that does not match the registered schema is 400 validation-error naming each field', async () => {

@@ -40,6 +40,11 @@ NOT_IN_A_SCHEMA = (
     (r"holdTransactionId|originalTransactionId", "INVALID_VALUE"),
     # Across body fields: a transfer's two wallets differ.
     (r"toWalletId", "INVALID_VALUE"),
+    # A time that must still be ahead when the request arrives: an API key's expiry (the clock decides).
+    (r"expiresAt", "INVALID_VALUE"),
+    # A webhook endpoint's URL: its host must be a DNS name (at most 253 characters, labels of at most
+    # 63), which the uri format does not bound (RFC 3986 allows any reg-name); its description says so.
+    (r"url", "INVALID_FORMAT"),
     # A hold's ttl: one duration in two notations, 1 s to 168 h across units (its description).
     (r"ttl", "INVALID_VALUE"),
     # Data records (the data document, api/routes/data/model-operations.ts): a reference names a

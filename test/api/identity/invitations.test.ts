@@ -4,6 +4,7 @@ import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import {
   addMembership, bearer, get, GOOD_PASSWORD, outboxEventsOf, post, registerAccount, uniqueEmail,
 } from '../../helpers/identity';
+import { call } from '../../helpers/http';
 import { linkToken, startMailGateway, waitForMail, type MailGateway } from '../../helpers/mail';
 
 /**
@@ -93,6 +94,21 @@ describe('invite and accept-invite', () => {
     const notice = await waitForMail(member.user.email, 'You are already a member of Looms');
     expect(notice.text).toContain('where you already have an account');
     expect(notice.text).not.toContain('token=');
+    expect(await owner.exists(sql.unsafe`SELECT 1 FROM one_time_tokens WHERE purpose = 'invite' AND email = ${member.user.email}`)).toBe(false);
+  });
+
+  it('answers 409 conflict for a deleted member, naming the restore that brings them back', async () => {
+    const { gateway } = mail;
+    const admin = await registerAccount(gateway, { tenantName: 'Jacquard' });
+    const member = await registerAccount(gateway);
+    await addMembership(owner, admin.tenant.id, member.user.id);
+    const deleted = await call(`${gateway.baseUrl}/v1/users/${member.user.id}`, { method: 'DELETE', headers: bearer(admin.accessToken) });
+    expect(deleted.status).toBe(204);
+
+    const response = await invite(admin.accessToken, { email: member.user.email });
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ type: gateway.problemType('conflict') });
+    expect(response.body.detail).toContain(`PATCH /v1/users/${member.user.id}/restore`);
     expect(await owner.exists(sql.unsafe`SELECT 1 FROM one_time_tokens WHERE purpose = 'invite' AND email = ${member.user.email}`)).toBe(false);
   });
 

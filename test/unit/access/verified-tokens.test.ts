@@ -7,7 +7,9 @@ import { TokenService } from '../../../services/identity/tokens';
 
 const jwt = { issuer: 'https://issuer.test', audience: 'platform-api' };
 const ttl = { accessToken: 900, sessionToken: 300 };
-const claims = { sub: '0190a0a0-0000-7000-8000-000000000001', email: 'ada@example.test', tenantId: '0190a0a0-0000-7000-8000-000000000002', roles: ['owner'] };
+const claims = { sub: '0190a0a0-0000-7000-8000-000000000001', email: 'ada@example.test', tenantId: '0190a0a0-0000-7000-8000-000000000002', roles: ['owner'],
+  sid: '0190a0a0-0000-7000-8000-000000000003',
+};
 
 let dir: string;
 let service: TokenService;

@@ -237,6 +237,9 @@ describe('page_size / page_token and limit / cursor', () => {
     [{ page_size: '50', page_token: 'abc' }, { ...page, size: 50 }, 'abc'],
     [{ limit: '5', cursor: 'xyz' }, { sizeParameter: 'limit', size: 5, tokenParameter: 'cursor' }, 'xyz'],
     [{ page_token: '' }, page, undefined],
+    // PostgREST clients' range(0, n) and limit(n): offset 0 is the first page.
+    [{ offset: '0', limit: '10' }, { sizeParameter: 'limit', size: 10, tokenParameter: 'page_token' }, undefined],
+    [{ offset: '0', page_token: '' }, page, undefined],
   ])('%j → %j, token %s', (query, expected, token) => {
     const parsed = parseListQuery(query);
     expect(parsed.page).toEqual(expected);
@@ -249,6 +252,12 @@ describe('page_size / page_token and limit / cursor', () => {
     [{ limit: '1;DROP' }, 'limit', 'INVALID_TYPE'],
     [{ page_size: '5', limit: '5' }, 'limit', 'CONFLICTING_FIELDS'],
     [{ page_token: 'a', cursor: 'b' }, 'cursor', 'CONFLICTING_FIELDS'],
+    // Keyset pages have no other offset to start at.
+    [{ offset: '20', limit: '10' }, 'offset', 'OUT_OF_RANGE'],
+    [{ offset: '-1' }, 'offset', 'OUT_OF_RANGE'],
+    [{ offset: '00' }, 'offset', 'OUT_OF_RANGE'],
+    [{ offset: '0', cursor: 'abc' }, 'offset', 'CONFLICTING_FIELDS'],
+    [{ offset: ['0', '0'] }, 'offset', 'INVALID_FORMAT'],
     [{ select: ['a', 'b'] }, 'select', 'INVALID_FORMAT'],
   ])('%j → 400 naming %s', (query, field, code) => {
     expect(problemOf(query)).toEqual({ type: 'validation-error', status: 400, errors: [{ field, code }] });

@@ -1,3 +1,4 @@
+import { encodePageToken } from '../../../common/pagination';
 import { isProblem } from '../../../common/problems';
 import { encodeDataPageToken } from '../../../services/data/query/page-token';
 import type { RawQuery } from '../../../services/data/query/parse';
@@ -71,9 +72,11 @@ describe('values are typed per field type', () => {
     [{ seenAt: 'gte.2026-01-31T12:00:00.123456+02:00' }, { column: 'seenAt', type: 'timestamptz' }, 'gte', '2026-01-31T12:00:00.123456+02:00'],
     [{ day: 'lt.2024-02-29' }, { column: 'day', type: 'date' }, 'lt', '2024-02-29'],
     [{ createdAt: 'gt.2026-01-01T00:00:00Z' }, { column: 'created_at', type: 'timestamptz' }, 'gt', '2026-01-01T00:00:00Z'],
-    // like/ilike: `*` is the wildcard; %, _ and \ match themselves.
-    [{ label: 'like.a*b%c_d\\' }, { column: 'label', type: 'text' }, 'like', 'a%b\\%c\\_d\\\\'],
+    // like/ilike: `*` and `%` are the wildcard (PostgREST's, whose clients send `%`); _ and \ match themselves.
+    [{ label: 'like.a*b%c_d\\' }, { column: 'label', type: 'text' }, 'like', 'a%b%c\\_d\\\\'],
     [{ note: 'ilike.*x*' }, { column: 'note', type: 'text' }, 'ilike', '%x%'],
+    [{ note: 'ilike.%x%' }, { column: 'note', type: 'text' }, 'ilike', '%x%'],
+    [{ label: 'like.%@x.io' }, { column: 'label', type: 'text' }, 'like', '%@x.io'],
   ])('%j', (query, target, operator, value) => {
     expect(plan(query).conditions).toEqual([{ kind: 'compare', target, operator, value }, LIVE]);
   });
@@ -315,7 +318,8 @@ describe('page size: default 20, at most 100', () => {
 describe('page tokens are bound to their query', () => {
   const query = { count: 'gt.1', order: 'seenAt.desc,rank', select: 'label' };
   const first = plan(query);
-  const token = encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00.123456+00:00', '7', '0192f0c2-aaaa-7000-8000-00000000000a']);
+  const token = encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00.123456+00:00', '7', '0192f0c2-aaaa-7000-8000-00000000000a'], 20);
+  const ID = '0192f0c2-aaaa-7000-8000-00000000000a';
 
   it('the keys of a token are typed like filter values', () => {
     expect(plan({ ...query, page_token: token }).after).toEqual(['2026-01-31T12:00:00.123456+00:00', 7, '0192f0c2-aaaa-7000-8000-00000000000a']);
@@ -326,8 +330,19 @@ describe('page tokens are bound to their query', () => {
     expect(plan({ ...query, page_size: '50', page_token: token }).pageSize).toBe(50);
   });
 
+  it('the page starts at the row offset its token carries; a first page at 0 (Content-Range)', () => {
+    expect(plan(query).pageStart).toBe(0);
+    expect(plan({ ...query, offset: '0' }).pageStart).toBe(0);
+    expect(plan({ ...query, page_token: token }).pageStart).toBe(20);
+    expect(plan({ ...query, limit: '5', cursor: encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00Z', '7', ID], 45) }).pageStart).toBe(45);
+  });
+
+  it('another page size keeps the offset the token carries (the rows before were counted as they came)', () => {
+    expect(plan({ ...query, page_size: '50', page_token: token })).toMatchObject({ pageStart: 20, pageSize: 50 });
+  });
+
   it('a NULL key of a nullable column is a position', () => {
-    const nulls = encodeDataPageToken(first.queryHash, [null, '7', '0192f0c2-aaaa-7000-8000-00000000000a']);
+    const nulls = encodeDataPageToken(first.queryHash, [null, '7', '0192f0c2-aaaa-7000-8000-00000000000a'], 20);
     expect(plan({ ...query, page_token: nulls }).after).toEqual([null, 7, '0192f0c2-aaaa-7000-8000-00000000000a']);
   });
 
@@ -340,14 +355,21 @@ describe('page tokens are bound to their query', () => {
     ['as cursor', { ...query, count: 'gt.2', cursor: token }, 'cursor'],
     ['not base64 JSON', { ...query, page_token: 'bm90IGpzb24' }, 'page_token'],
     ['garbage', { ...query, page_token: "'; DROP TABLE x; --" }, 'page_token'],
-    ['too few keys', { ...query, page_token: encodeDataPageToken(first.queryHash, ['7']) }, 'page_token'],
-    ['a key of the wrong type', { ...query, page_token: encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00Z', "7 OR 1=1", '0192f0c2-aaaa-7000-8000-00000000000a']) }, 'page_token'],
-    ['a timestamp that is none', { ...query, page_token: encodeDataPageToken(first.queryHash, ["now()'--", '7', '0192f0c2-aaaa-7000-8000-00000000000a']) }, 'page_token'],
-    ['NULL for a NOT NULL key', { ...query, page_token: encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00Z', null, '0192f0c2-aaaa-7000-8000-00000000000a']) }, 'page_token'],
+    ['too few keys', { ...query, page_token: encodeDataPageToken(first.queryHash, ['7'], 20) }, 'page_token'],
+    ['a key of the wrong type', { ...query, page_token: encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00Z', "7 OR 1=1", '0192f0c2-aaaa-7000-8000-00000000000a'], 20) }, 'page_token'],
+    ['a timestamp that is none', { ...query, page_token: encodeDataPageToken(first.queryHash, ["now()'--", '7', '0192f0c2-aaaa-7000-8000-00000000000a'], 20) }, 'page_token'],
+    ['NULL for a NOT NULL key', { ...query, page_token: encodeDataPageToken(first.queryHash, ['2026-01-31T12:00:00Z', null, '0192f0c2-aaaa-7000-8000-00000000000a'], 20) }, 'page_token'],
   ])('%s → 400 naming %s', (_case, replay: RawQuery, field, model = things) => {
     const problem = problemOf(() => plan(replay, model));
     expect(problem.type).toBe('validation-error');
     expect(problem.errors?.[0].field).toBe(field);
+  });
+
+  it.each([
+    ['0 (a later page never starts the list)', 0], ['negative', -1], ['a fraction', 2.5], ['text', '20x'], ['null', null], ['left out', undefined],
+  ])('a row offset %s → 400 naming page_token', (_case, start) => {
+    const forged = encodePageToken({ q: first.queryHash, k: ['2026-01-31T12:00:00Z', '7', ID], s: start });
+    expect(problemOf(() => plan({ ...query, page_token: forged }))).toEqual(invalid('page_token', 'INVALID_FORMAT'));
   });
 });
 

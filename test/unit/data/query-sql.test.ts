@@ -113,7 +113,7 @@ describe('embeds: correlated subqueries, tenant-filtered, live rows only', () =>
 
 describe('keyset pagination: after the last row, for every mix of directions and NULLs', () => {
   const tokenFor = (query: RawQuery, model: typeof things, keys: (string | null)[]) =>
-    ({ ...query, page_token: encodeDataPageToken(plan(query, model).queryHash, keys) });
+    ({ ...query, page_token: encodeDataPageToken(plan(query, model).queryHash, keys, 20) });
   const ID = '0192f0c2-aaaa-7000-8000-00000000000a';
 
   it.each([
@@ -166,7 +166,7 @@ describe('a list\'s plan and statement are made once and shared by every tenant 
   it('page positions: each request\'s own values, and the text of its own NULLs', () => {
     const query = { order: 'count.desc,rank' };
     const hash = plan(query, things).queryHash;
-    const page = (keys: (string | null)[]) => listStatement(plan({ ...query, page_token: encodeDataPageToken(hash, keys) }, things));
+    const page = (keys: (string | null)[]) => listStatement(plan({ ...query, page_token: encodeDataPageToken(hash, keys, 20) }, things));
     const [first, second, withNull] = [page(['5', '7', ID]), page(['6', '8', OTHER]), page([null, '9', ID])];
     expect(second.sql).toBe(first.sql);
     expect(first.values.slice(1, -1)).toEqual([5, 5, 7, 5, 7, ID]);
@@ -183,7 +183,7 @@ describe('a list\'s plan and statement are made once and shared by every tenant 
     expect(theirs.conditions).toBe(mine.conditions);
     expect(Object.isFrozen(mine.conditions[0])).toBe(true);
     expect(mine.after).toBeUndefined();
-    const paged = (keys: string[]) => planList(contacts, dataCatalogue, { ...query, page_token: encodeDataPageToken(mine.queryHash, keys) }, OTHER);
+    const paged = (keys: string[]) => planList(contacts, dataCatalogue, { ...query, page_token: encodeDataPageToken(mine.queryHash, keys, 20) }, OTHER);
     const [second, third] = [paged(['2026-01-01T00:00:00Z', ID]), paged(['2025-12-31T00:00:00Z', OTHER])];
     expect(third.conditions).toBe(second.conditions);
     expect([second.after, third.after]).toEqual([['2026-01-01T00:00:00Z', ID], ['2025-12-31T00:00:00Z', OTHER]]);
@@ -269,13 +269,13 @@ describe('SQL injection in every position: refused, or a parameter', () => {
 
   it('cursor: a token carrying the payload as a text key is a parameter', () => {
     const query = { order: 'email' };
-    const cursor = encodeDataPageToken(plan(query).queryHash, [PAYLOAD, '0192f0c2-aaaa-7000-8000-00000000000a']);
+    const cursor = encodeDataPageToken(plan(query).queryHash, [PAYLOAD, '0192f0c2-aaaa-7000-8000-00000000000a'], 20);
     expect(outcome({ ...query, cursor })).toBe('parameterized');
   });
 
   it('cursor: the payload as a typed key is refused', () => {
     const query = { order: 'age' };
-    const cursor = encodeDataPageToken(plan(query).queryHash, [PAYLOAD, '0192f0c2-aaaa-7000-8000-00000000000a']);
+    const cursor = encodeDataPageToken(plan(query).queryHash, [PAYLOAD, '0192f0c2-aaaa-7000-8000-00000000000a'], 20);
     expect(outcome({ ...query, cursor })).toBe('refused 400');
   });
 

@@ -65,6 +65,15 @@ describe('screenMessage', () => {
     expect(again).toMatchObject({ kind: 'deliver', redelivery: true });
   });
 
+  it('hands a group the redeliveries of the names it adopts (the webhook dispatcher\'s webhooks.<endpointId>), naming the name', () => {
+    const dispatcher: GroupFilter = { ...platformGroup, adopts: (name) => name.startsWith('webhooks.') };
+    const adopted = screenMessage(received(outgoing(), { ...headersOf(), redeliverTo: 'webhooks.0195f3a4-0000-7000-8000-000000000001' }), dispatcher);
+    expect(adopted).toMatchObject({ kind: 'deliver', redelivery: true, adoptedFor: 'webhooks.0195f3a4-0000-7000-8000-000000000001' });
+    expect(screenMessage(received(outgoing(), { ...headersOf(), redeliverTo: 'billing.user-created' }), dispatcher))
+      .toEqual({ kind: 'skip', reason: 'redelivered-to-another-group' });
+    expect(screenMessage(received(outgoing(), { ...headersOf(), redeliverTo: 'crm.user-created' }), dispatcher)).not.toHaveProperty('adoptedFor');
+  });
+
   it('decides another tenant\'s message by its headers, without parsing the value', () => {
     const message = { key: 'k', value: Buffer.from('not json'), headers: { tenantId: Buffer.from(OTHER_TENANT), type: Buffer.from('auth.user.created') } };
     expect(screenMessage(message, tenantGroup)).toEqual({ kind: 'skip', reason: 'other-tenant' });
