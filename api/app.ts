@@ -26,6 +26,7 @@ import type { TenantBreakers } from './resilience/tenant-breaker';
 import { clientIp } from './middleware/client-ip';
 import { problemHandler } from './middleware/problem-handler';
 import { requestContext } from './middleware/request-context';
+import { securityHeaders } from './middleware/security-headers';
 import { routeFallback } from './middleware/route-fallback';
 import { buildOpenApiDocuments } from './openapi/document';
 import { mountDocs } from './routes/gateway/docs.routes';
@@ -115,6 +116,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.use(clientIp(config.api.trustedProxies));
   app.use(requestContext(logger));
+  app.use(securityHeaders());
   app.use(deps.metrics.middleware());
   app.use(deps.requestAudit.middleware());
   app.use(problemHandler(config.api.problemBase));

@@ -44,6 +44,28 @@ export interface RouteSchemas<P, Q, B, H> {
    * file's own type). A stream or buffer answered with such a status is not validated.
    */
   bytes?: Record<number, string>;
+  /**
+   * What a response feeds (OpenAPI links), by status: the created wallet's id is the `id` of the
+   * operations that read, credit or hold it. A stateful fuzzer follows them to real resources, and
+   * client generators show them. Every target is an operation of the same document and every
+   * parameter one of its own, checked when the documents are built (api/openapi/document.ts).
+   */
+  links?: Record<number, ResponseLinks>;
+}
+
+/**
+ * Target operationId → its parameters (path, query or header, by name) and body fields, each an
+ * OpenAPI runtime expression (`$response.body#/id`). Body fields are the fields the link fills in
+ * a body whose other fields are the client's (a transfer's `fromWalletId`), as Schemathesis merges them.
+ */
+export type ResponseLinks = Record<string, { parameters?: Record<string, string>; requestBody?: Record<string, string> }>;
+
+/**
+ * The common link: a value of the response (its `id` by default) is the `parameter` of each target.
+ * `links: { 201: feeds(['money.wallets.get', 'money.wallets.credit']) }`.
+ */
+export function feeds(operationIds: readonly string[], { parameter = 'id', from = '$response.body#/id' } = {}): ResponseLinks {
+  return Object.fromEntries(operationIds.map((operationId) => [operationId, { parameters: { [parameter]: from } }]));
 }
 
 /** A request body the handler reads from the request stream itself (RouteDefinition.streamedBody). */
@@ -171,6 +193,9 @@ export class RouteRegistry {
       }
       for (const status of Object.keys(route.schemas.bytes ?? {})) {
         if (!(status in route.schemas.response)) throw new RouteConfigurationError(`${where}: bytes for undeclared status ${status}`);
+      }
+      for (const status of Object.keys(route.schemas.links ?? {})) {
+        if (!(status in route.schemas.response)) throw new RouteConfigurationError(`${where}: links for undeclared status ${status}`);
       }
       checkPathParams(route, where);
       seen.add(where);

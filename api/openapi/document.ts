@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type Joi from 'joi';
-import { NAMESPACES, type AnyRoute, type Namespace, type RouteRegistry } from '../http/route-registry';
+import { NAMESPACES, RouteConfigurationError, type AnyRoute, type Namespace, type ResponseLinks, type RouteRegistry } from '../http/route-registry';
 import { UNSTORABLE_TEXT_RULE } from '../http/storable-text';
 import { PROTOTYPE_KEY_RULE } from '../http/to-problem';
 import { toJsonSchema as joiToJsonSchema } from './json-schema';
@@ -58,6 +58,45 @@ function headersOf(schema: Joi.ObjectSchema): Record<string, unknown> {
   return Object.fromEntries(parametersOf(schema, 'header').map(({ name, in: _location, ...header }) => [name, header]));
 }
 
+/** OpenAPI Link Objects, each named by its target operation. */
+function linksOf(links: ResponseLinks): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(links).map(([operationId, { parameters, requestBody }]) => [operationId, {
+    operationId,
+    ...(parameters ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+  }]));
+}
+
+/**
+ * Every link of the document names one of its operations, and only that operation's parameters and
+ * body fields: a link to a renamed operation or parameter stops the gateway at start-up, as a
+ * broken route does (api/http/route-registry.ts), instead of leading fuzzers and clients nowhere.
+ */
+function checkLinks(namespace: Namespace, routes: readonly AnyRoute[]): void {
+  const byId = new Map(routes.map((route) => [route.operationId, route]));
+  for (const route of routes) {
+    for (const [status, links] of Object.entries(route.schemas.links ?? {})) {
+      for (const [operationId, { parameters = {}, requestBody = {} }] of Object.entries(links)) {
+        const where = `${route.operationId} ${status}: link to ${operationId}`;
+        const target = byId.get(operationId);
+        if (!target) throw new RouteConfigurationError(`${where}: no such operation in the ${namespace} document`);
+        const targetParameters = new Set([target.schemas.params, target.schemas.query, target.schemas.headers].flatMap((schema) => keysOf(schema)));
+        const targetFields = new Set(target.schemas.body ? keysOf(target.schemas.body) : []);
+        for (const name of Object.keys(parameters)) {
+          if (!targetParameters.has(name)) throw new RouteConfigurationError(`${where}: ${operationId} has no parameter ${name}`);
+        }
+        for (const name of Object.keys(requestBody)) {
+          if (!targetFields.has(name)) throw new RouteConfigurationError(`${where}: the body of ${operationId} has no field ${name}`);
+        }
+      }
+    }
+  }
+}
+
+function keysOf(schema: Joi.Schema | undefined): string[] {
+  return Object.keys((schema?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys ?? {});
+}
+
 function responsesOf(route: AnyRoute): Record<string, unknown> {
   const declared = Object.entries(route.schemas.response).map(([status, schema]): [string, unknown] => {
     const bytes = route.schemas.bytes?.[Number(status)];
@@ -66,10 +105,12 @@ function responsesOf(route: AnyRoute): Record<string, unknown> {
       ...(bytes ? { [bytes]: { schema: { type: 'string', format: 'binary' } } } : {}),
     };
     const headers = route.schemas.responseHeaders?.[Number(status)];
+    const links = route.schemas.links?.[Number(status)];
     return [status, {
       description: STATUS_CODES[Number(status)] ?? 'Response',
       ...(headers ? { headers: headersOf(headers) } : {}),
       ...(Object.keys(content).length > 0 ? { content } : {}),
+      ...(links ? { links: linksOf(links) } : {}),
     }];
   });
   return {
@@ -114,7 +155,9 @@ function documentedRoutes(route: AnyRoute): AnyRoute[] {
  */
 export function buildOpenApiDocument(namespace: Namespace, routes: readonly AnyRoute[], version: string): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of routes.flatMap(documentedRoutes)) {
+  const documented = routes.flatMap(documentedRoutes);
+  checkLinks(namespace, documented);
+  for (const route of documented) {
     const path = openApiPath(route.path);
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationOf(route) };
   }

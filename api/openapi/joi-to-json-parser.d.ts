@@ -16,6 +16,7 @@ declare module 'joi-to-json/lib/parsers/open-api-3.1' {
   export default class JoiOpenApiThreePointOneSchemaParser {
     constructor(options?: Record<string, unknown>);
     parse(joiSpec: JoiDescription, definitions?: Record<string, unknown>, level?: number): JsonSchemaNode;
+    _setNumberFieldProperties(fieldSchema: JsonSchemaNode, fieldDefn: JoiDescription): void;
     _setStringFieldProperties(fieldSchema: JsonSchemaNode, fieldDefn: JoiDescription): void;
     _setObjectProperties(schema: JsonSchemaNode, joiSpec: JoiDescription, definitions: Record<string, unknown>, level: number): void;
   }

@@ -14,6 +14,9 @@ import OpenApi31Parser, { type JoiDescription, type JsonSchemaNode } from 'joi-t
  *    reads only regex keys and publishes this one as an object that allows no key at all, so the
  *    document refused every answer that had one (found by the fuzzer on a file's thumbnails):
  *    propertyNames is the key's schema and additionalProperties the value's.
+ *  - `Joi.number()` refuses a number beyond ±Number.MAX_SAFE_INTEGER (number.unsafe) unless
+ *    `.unsafe()`: the bounds a rule leaves open are those (found by the fuzzer: a plan change's
+ *    `version` of 3e23 was refused as OUT_OF_RANGE by a document that set no maximum).
  * A `.pattern()` with flags is refused (patternWithoutFlags).
  */
 class PlatformSchemaParser extends OpenApi31Parser {
@@ -28,6 +31,15 @@ class PlatformSchemaParser extends OpenApi31Parser {
     if (trims && !emptyAllowed) addPattern(fieldSchema, '\\S');
     const versions = uuidVersionsOf(fieldDefn);
     if (versions) addPattern(fieldSchema, `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[${versions}][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$`);
+  }
+
+  override _setNumberFieldProperties(fieldSchema: JsonSchemaNode, fieldDefn: JoiDescription): void {
+    super._setNumberFieldProperties(fieldSchema, fieldDefn);
+    if (fieldSchema.type !== 'number' && fieldSchema.type !== 'integer') return;
+    if ((fieldDefn.flags as { unsafe?: boolean } | undefined)?.unsafe) return;
+    const { minimum, maximum } = fieldSchema as { minimum?: number; maximum?: number };
+    if (maximum === undefined || maximum > Number.MAX_SAFE_INTEGER) fieldSchema.maximum = Number.MAX_SAFE_INTEGER;
+    if (minimum === undefined || minimum < -Number.MAX_SAFE_INTEGER) fieldSchema.minimum = -Number.MAX_SAFE_INTEGER;
   }
 
   override _setObjectProperties(schema: JsonSchemaNode, joiSpec: JoiDescription, definitions: Record<string, unknown>, level: number): void {

@@ -71,14 +71,19 @@ export function moneyApi(baseUrl: string): MoneyApi {
 export interface BenchAccount {
   tenantId: string;
   userId: string;
+  email: string;
   token: string;
 }
 
+/** The password of every bench account. */
+export const BENCH_PASSWORD = 'bench-passphrase-of-some-length';
+
 /** A new tenant whose owner may move money (a verified e-mail, as redeeming the e-mailed link gives). */
 export async function verifiedAccount(api: MoneyApi, owner: DatabasePool): Promise<BenchAccount> {
-  const account = await api<{ user: { id: string }; tenant: { id: string }; accessToken: string }>('POST', '/auth/register', { email: `bench.${newId()}@example.test`, password: 'bench-passphrase-of-some-length' });
+  const email = `bench.${newId()}@example.test`;
+  const account = await api<{ user: { id: string }; tenant: { id: string }; accessToken: string }>('POST', '/auth/register', { email, password: BENCH_PASSWORD });
   await owner.query(sql.unsafe`UPDATE users SET email_verified = true WHERE id = ${account.user.id}`);
-  return { tenantId: account.tenant.id, userId: account.user.id, token: account.accessToken };
+  return { tenantId: account.tenant.id, userId: account.user.id, email, token: account.accessToken };
 }
 
 /** A wallet of the account's owner labelled `label`, credited with `amount` through the API. */

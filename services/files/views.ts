@@ -1,5 +1,6 @@
 import type { ObjectStore } from '../../common/object-store';
 import type { FileRow } from '../../db/queries/files/files.queries';
+import { attachmentDisposition, servedInline } from './content-disposition';
 import { processJobIdOf } from './process-job';
 
 /** Document 2, File, as the API answers it. */
@@ -51,15 +52,24 @@ export function presignedUrlOf(store: ObjectStore, key: string, ttlSeconds: numb
   return store.s3.presignedGetObject(store.bucket, key, ttlSeconds, contentType ? { 'response-content-type': contentType } : {});
 }
 
-/** A presigned GET of the file's stored content, answered with the file's type. */
-export function contentUrlOf(store: ObjectStore, file: Pick<FileRow, 'mimeType'> & { objectKey: string }, ttlSeconds: number): Promise<string> {
-  return presignedUrlOf(store, file.objectKey, ttlSeconds, file.mimeType);
+/**
+ * A presigned GET of the file's stored content, answered with the file's type; a type not shown in
+ * place (servedInline) is answered as an attachment named as uploaded, as GET /files/:id?download=1 is.
+ * Both are response-* overrides of the signed URL, so the store answers them whatever the object was
+ * stored as, and a client cannot drop them without breaking the signature.
+ */
+export function contentUrlOf(
+  store: ObjectStore, file: Pick<FileRow, 'mimeType' | 'originalName'> & { objectKey: string }, ttlSeconds: number,
+): Promise<string> {
+  const overrides: Record<string, string> = { 'response-content-type': file.mimeType };
+  if (!servedInline(file.mimeType)) overrides['response-content-disposition'] = attachmentDisposition(file.originalName);
+  return store.s3.presignedGetObject(store.bucket, file.objectKey, ttlSeconds, overrides);
 }
 
 export async function fileView(store: ObjectStore, row: FileRow): Promise<FileView> {
   if (row.status === 'purged') throw new Error(`file ${row.id} is purged and has no view`);
   const url = row.status === 'available' && row.objectKey !== null
-    ? await contentUrlOf(store, { mimeType: row.mimeType, objectKey: row.objectKey }, FILE_URL_TTL_SECONDS) : null;
+    ? await contentUrlOf(store, { ...row, objectKey: row.objectKey }, FILE_URL_TTL_SECONDS) : null;
   return {
     id: row.id,
     originalName: row.originalName,

@@ -5,7 +5,7 @@ import {
 import type { RoleRow } from '../../../db/queries/access/roles.queries';
 import type { PageQuery } from '../../../common/pagination';
 import { callerOf } from '../caller';
-import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute, type RouteContext, type ResponseLinks } from '../../http/route-registry';
 import {
   assignRoleA, assignRoleB, createRoleA, createRoleB, effectivePermissionsResponse, inputOfA, inputOfB, patchRoleA,
   permissionGroups, putRoleB, roleA, roleB, roleDetailsA, roleDetailsB, roleIdParams, rolePageA, rolePageB, rolePageQuery,
@@ -16,6 +16,15 @@ import {
 type NoParams = Record<string, never>;
 
 const page = (query: PageQuery) => ({ size: query.page_size, token: query.page_token });
+
+/** Both route sets serve the same roles, so a role created by either feeds the operations of both. */
+const ROLE_LINKS: ResponseLinks = {
+  ...feeds([
+    'iam.roles.get', 'iam.roles.update', 'iam.roles.delete',
+    'iam.rbac.roles.get', 'iam.rbac.roles.update', 'iam.rbac.roles.delete', 'iam.rbac.roles.assign', 'iam.rbac.roles.revoke',
+  ]),
+  'iam.users.roles.assign': { requestBody: { role_id: '$response.body#/id' } },
+};
 
 /**
  * Document 1, Roles and permissions: route set A (`/roles`, `/permissions`, `/users/:id/roles`,
@@ -53,7 +62,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       description: 'A name taken in the tenant is 409 conflict; unknown, platform-only (system.*) or archived keys are 400; '
         + 'more than RBAC_MAX_ROLES_PER_TENANT roles or RBAC_MAX_PERMISSIONS_PER_ROLE keys is 400 rbac-limit-exceeded.',
       auth: 'bearer', permission: 'roles.create',
-      schemas: { body: createRoleA, response: { 201: roleA } },
+      schemas: { body: createRoleA, response: { 201: roleA }, links: { 201: ROLE_LINKS } },
       async handler(ctx) {
         const { name, description, permission_ids: permissions } = ctx.guard.body;
         ctx.body = toRoleA(await createRole(deps, callerOf(ctx), { name, description, permissions }, 'permission_ids'));
@@ -121,7 +130,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'POST', path: '/rbac/roles', operationId: 'iam.rbac.roles.create',
       summary: 'Creates a custom role', description: 'As POST /roles, with the keys in `permissions`.',
       auth: 'bearer', permission: 'roles.create',
-      schemas: { body: createRoleB, response: { 201: roleB } },
+      schemas: { body: createRoleB, response: { 201: roleB }, links: { 201: ROLE_LINKS } },
       async handler(ctx) {
         ctx.body = toRoleB(await createRole(deps, callerOf(ctx), inputOfB(ctx.guard.body), 'permissions'));
         ctx.status = 201;

@@ -5,7 +5,7 @@ import { acceptAuditRecords, type AuditRequestOrigin, type AuditWriteBody } from
 import { getAuditRecord, listAuditRecords, type PageRequest, type PageStyle } from '../../../services/audit/query';
 import { authOf } from '../../context';
 import { PAGE_SIZE_DEFAULT } from '../../../common/pagination';
-import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   acceptedBatchResponse, anonymizeBody, anonymizeResponse, batchBody, entityParams, historyBQuery,
   historyQuery, recordIdParams, recordPageResponse, recordResponse, recordsQuery, writeOrBatchBody, writeOrBatchResponse,
@@ -63,12 +63,14 @@ const QUERY_DESCRIPTION = 'Newest first. action is exact, or a prefix with a tra
   + 'Personal fields of anonymized users are masked.';
 
 export function auditRecordRoutes(deps: AuditDeps): AnyRoute[] {
-  const writeOne = (path: string, operationId: string) => defineRoute<NoParams, NoParams, AuditWriteBody | BatchBody>({
+  // `getOperationId`: the read of the same route set, which the accepted record's id feeds (it is
+  // found there once the audit consumer has stored it).
+  const writeOne = (path: string, operationId: string, getOperationId: string) => defineRoute<NoParams, NoParams, AuditWriteBody | BatchBody>({
     namespace: 'audit', method: 'POST', path, operationId,
     summary: 'Writes an audit record (or a batch) asynchronously',
     description: WRITE_DESCRIPTION,
     auth: 'bearer',
-    schemas: { body: writeOrBatchBody, response: { 202: writeOrBatchResponse } },
+    schemas: { body: writeOrBatchBody, response: { 202: writeOrBatchResponse }, links: { 202: feeds([getOperationId], { from: '$response.body#/auditId' }) } },
     async handler(ctx) {
       const { body } = ctx.guard;
       if ('records' in body) {
@@ -81,12 +83,12 @@ export function auditRecordRoutes(deps: AuditDeps): AnyRoute[] {
     },
   });
 
-  const writeBatch = (path: string, operationId: string) => defineRoute<NoParams, NoParams, BatchBody>({
+  const writeBatch = (path: string, operationId: string, getOperationId: string) => defineRoute<NoParams, NoParams, BatchBody>({
     namespace: 'audit', method: 'POST', path, operationId,
     summary: 'Writes up to 500 audit records asynchronously',
     description: WRITE_DESCRIPTION,
     auth: 'bearer',
-    schemas: { body: batchBody, response: { 202: acceptedBatchResponse } },
+    schemas: { body: batchBody, response: { 202: acceptedBatchResponse }, links: { 202: feeds([getOperationId], { from: '$response.body#/data/0/auditId' }) } },
     async handler(ctx) {
       const data = await acceptAuditRecords(deps, ctx.guard.body.records, originOf(ctx));
       ctx.body = { status: 'queued', createdAt: data[0].createdAt, data };
@@ -132,8 +134,8 @@ export function auditRecordRoutes(deps: AuditDeps): AnyRoute[] {
 
   return [
     // Route set A.
-    writeOne('/audit/records', 'audit.records.write'),
-    writeBatch('/audit/records/batch', 'audit.records.writeBatch'),
+    writeOne('/audit/records', 'audit.records.write', 'audit.records.get'),
+    writeBatch('/audit/records/batch', 'audit.records.writeBatch', 'audit.records.get'),
     query('/audit/records', 'audit.records.query'),
     defineRoute<{ type: string; id: string }, HistoryQuery>({
       namespace: 'audit', method: 'GET', path: '/audit/entity/:type/:id', operationId: 'audit.records.entityHistory',
@@ -149,8 +151,8 @@ export function auditRecordRoutes(deps: AuditDeps): AnyRoute[] {
     }),
     one('/audit/records/:id', 'audit.records.get'),
     // Route set B.
-    writeOne('/audit', 'audit.write'),
-    writeBatch('/audit/batch', 'audit.writeBatch'),
+    writeOne('/audit', 'audit.write', 'audit.get'),
+    writeBatch('/audit/batch', 'audit.writeBatch', 'audit.get'),
     query('/audit', 'audit.query'),
     defineRoute<NoParams, HistoryBQuery>({
       namespace: 'audit', method: 'GET', path: '/audit/entity-history', operationId: 'audit.entityHistory',

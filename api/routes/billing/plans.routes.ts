@@ -1,7 +1,7 @@
 import { problems } from '../../../common/problems';
 import type { BillingDeps } from '../../../services/billing/deps';
 import { findPlan, listPlans } from '../../../services/billing/plans';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { plan, planList, planParams, type PlanParams } from './plans.schemas';
 
 /** Document 1, Billing: the plan catalogue (seeded as in DECISIONS.md). */
@@ -11,7 +11,16 @@ export function planRoutes(deps: BillingDeps): AnyRoute[] {
       namespace: 'billing', method: 'GET', path: '/billing/plans', operationId: 'billing.plans.list',
       summary: 'Lists the plans, cheapest first',
       auth: 'bearer', permission: 'billing.view',
-      schemas: { response: { 200: planList } },
+      schemas: {
+        response: { 200: planList },
+        // The catalog's first plan feeds its read and the plan choices of the subscription.
+        links: {
+          200: {
+            ...feeds(['billing.plans.get'], { from: '$response.body#/data/0/id' }),
+            'billing.subscriptions.select': { requestBody: { planId: '$response.body#/data/0/id' } },
+          },
+        },
+      },
       async handler(ctx) {
         ctx.body = { data: await listPlans(deps.db) };
       },

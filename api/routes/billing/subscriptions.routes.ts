@@ -4,7 +4,7 @@ import {
 } from '../../../services/billing/subscriptions';
 import type { BillingDeps } from '../../../services/billing/deps';
 import { authOf } from '../../context';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import {
   cancelDowngradeBody, changePlanBody, selectPlanBody, subscription, subscriptionParams, subscriptionQuery,
   type CancelDowngradeBody, type ChangePlanBody, type SelectPlanBody, type SubscriptionParams, type SubscriptionQuery,
@@ -12,6 +12,12 @@ import {
 
 type NoParams = Record<string, never>;
 type NoQuery = Record<string, never>;
+
+/** The tenant's subscription, as read or chosen, feeds the operations on it; a plan change also names the version it read. */
+const SUBSCRIPTION_LINKS = {
+  ...feeds(['billing.subscriptions.cancel', 'billing.subscriptions.cancelDowngrade']),
+  'billing.subscriptions.changePlan': { parameters: { id: '$response.body#/id' }, requestBody: { version: '$response.body#/version' } },
+};
 
 /**
  * Document 1, Billing: the tenant's subscription. Reads come from the PostgreSQL mirror; changes are
@@ -35,7 +41,7 @@ export function subscriptionRoutes(deps: BillingDeps, planChanged: (tenantId: st
       summary: 'The tenant\'s subscription',
       description: 'Every tenant has exactly one, trialing from registration. tenantId, when given, must be the caller\'s tenant (another is 404).',
       auth: 'bearer', permission: 'billing.view',
-      schemas: { query: subscriptionQuery, response: { 200: subscription } },
+      schemas: { query: subscriptionQuery, response: { 200: subscription }, links: { 200: SUBSCRIPTION_LINKS } },
       async handler(ctx) {
         const { tenantId } = authOf(ctx);
         if (ctx.guard.query.tenantId !== undefined && ctx.guard.query.tenantId !== tenantId) throw problems.notFound('subscription');
@@ -48,7 +54,7 @@ export function subscriptionRoutes(deps: BillingDeps, planChanged: (tenantId: st
       description: 'The initial plan selection {planId}: while trialing, the plan changes at once (nothing is billed yet). '
         + 'A subscription past its trial changes plans with PATCH (409 conflict); a terminated one is 422 invalid-transition.',
       auth: 'bearer', permission: 'billing.plan.change',
-      schemas: { body: selectPlanBody, response: { 200: subscription } },
+      schemas: { body: selectPlanBody, response: { 200: subscription }, links: { 200: SUBSCRIPTION_LINKS } },
       async handler(ctx) {
         const { tenantId } = authOf(ctx);
         ctx.body = await changed(tenantId, selectInitialPlan(deps, tenantId, ctx.guard.body.planId));

@@ -3,7 +3,7 @@ import type { DataField, DataFieldType, DataModel } from '../../../db/queries/da
 import { MAX_NESTED_RECORDS } from '../../../services/data/nested-writes';
 import { MAX_FILTERS } from '../../../services/data/query/plan';
 import type { DataCatalogue } from '../../../services/data/catalogue';
-import type { DocumentedOperation } from '../../http/route-registry';
+import { feeds, type DocumentedOperation } from '../../http/route-registry';
 import { uuid } from '../../http/ids';
 import { listEnvelope, listHeaders, listQueryWith, listResponseHeaders } from './records.schemas';
 
@@ -210,7 +210,10 @@ export function recordOperations(catalogue: DataCatalogue): Record<'list' | 'cre
     })),
     create: each((model, base, record) => ({
       path: base, operationId: `${id(model)}.create`, summary: `Create a ${model.module}.${model.name} record`,
-      schemas: { body: createBody(model, catalogue), response: { 201: record } },
+      schemas: {
+        body: createBody(model, catalogue), response: { 201: record },
+        links: { 201: feeds([`${id(model)}.get`, `${id(model)}.update`, `${id(model)}.delete`]) },
+      },
     })),
     get: each((model, base, record) => ({
       path: `${base}/:id`, operationId: `${id(model)}.get`, summary: `One ${model.module}.${model.name} record`,

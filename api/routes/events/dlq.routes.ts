@@ -7,7 +7,7 @@ import { DEAD_LETTER_RETRY_PERMISSION } from '../../../services/events/dead-lett
 import { retryDeadLetter } from '../../../services/events/dead-letters/retry';
 import { authOf } from '../../context';
 import { acceptJob } from '../../http/job-accepted';
-import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   deadLetter, deadLetterListQuery, deadLetterPage, deadLetterParams, replayAccepted,
   type DeadLetterListQuery, type DeadLetterParams,
@@ -38,7 +38,8 @@ export function deadLetterRoutes(deps: DeadLetterDeps): AnyRoute[] {
         + 'read the event. Filters status (pending, retrying, resolved, expired), consumer_group and event_type. page_size/page_token '
         + 'answer {data, next_page_token}, limit/cursor answer {data, meta {cursor, hasMore}}; 1 to 100, default 20.',
       auth: 'bearer', permission: READ_PERMISSION,
-      schemas: { query: deadLetterListQuery, response: { 200: deadLetterPage } },
+      // A page's first dead letter feeds the operations on one (the fuzzer's tenant has none until a consumer fails).
+      schemas: { query: deadLetterListQuery, response: { 200: deadLetterPage }, links: { 200: feeds(['events.dlq.get', 'events.dlq.retry'], { from: '$response.body#/data/0/id' }) } },
       async handler(ctx) {
         const { status, consumer_group: consumerGroup, event_type: eventType, ...paging } = ctx.guard.query;
         ctx.body = await listDeadLetters(deps, authOf(ctx).tenantId, { status, consumerGroup, eventType }, pageRequestOf(paging));

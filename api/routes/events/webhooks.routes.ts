@@ -6,7 +6,7 @@ import {
 } from '../../../services/events/webhooks/endpoints';
 import { authOf } from '../../context';
 import { acceptJob } from '../../http/job-accepted';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { callerOf } from '../caller';
 import {
   attemptPage, createEndpointBody, endpoint, endpointListQuery, endpointPage, endpointParams, endpointWithSecret, patchEndpointBody,
@@ -32,7 +32,15 @@ export function webhookEndpointRoutes(deps: WebhookDeps): AnyRoute[] {
         + 'webhook-signature (Standard Webhooks); a 2xx answer within 15 s delivers it, anything else is retried after 5 s, 5 min, '
         + '30 min, 2 h, 5 h, 10 h and 10 h under the same webhook-id, then dead-lettered under the consumer group webhooks.<id>. '
         + 'A refused URL is 400 webhook-url-not-allowed.',
-      schemas: { body: createEndpointBody, response: { 201: endpointWithSecret } },
+      schemas: {
+        body: createEndpointBody, response: { 201: endpointWithSecret },
+        links: {
+          201: feeds([
+            'events.webhooks.get', 'events.webhooks.update', 'events.webhooks.delete', 'events.webhooks.rotate-secret',
+            'events.webhooks.attempts', 'events.webhooks.test',
+          ]),
+        },
+      },
       async handler(ctx) {
         ctx.body = await createEndpoint(deps, callerOf(ctx), ctx.guard.body);
         ctx.status = 201;

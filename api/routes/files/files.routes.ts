@@ -3,10 +3,10 @@ import type { FilesDeps } from '../../../services/files/deps';
 import { fileMetadata, fileRedirect, fileUrl, listFiles, openDownload } from '../../../services/files/read';
 import { uploadFile } from '../../../services/files/upload';
 import { authOf } from '../../context';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { validatedPart } from '../../middleware/validation-guard';
 import {
-  file, fileDetails, fileIdParams, fileListQuery, filePage, fileReadQuery, fileUrl as fileUrlSchema, fileUrlQuery, uploadFields, uploadFieldsSent, uploadForm,
+  FILE_OPERATIONS, file, fileDetails, fileIdParams, fileListQuery, filePage, fileReadQuery, fileUrl as fileUrlSchema, fileUrlQuery, uploadFields, uploadFieldsSent, uploadForm,
   type FileIdParams, type FileListQuery, type FileReadQuery, type FileUrlQuery,
 } from './files.schemas';
 
@@ -32,7 +32,7 @@ export function fileRoutes(deps: FilesDeps): AnyRoute[] {
         + 'Over the plan\'s storage_bytes: 402 plan-limit-exceeded.',
       auth: 'bearer', permission: 'files.write', billing: { creates: 'storage_bytes' },
       streamedBody: { mediaType: 'multipart/form-data', schema: uploadForm },
-      schemas: { response: { 201: file } },
+      schemas: { response: { 201: file }, links: { 201: feeds(FILE_OPERATIONS) } },
       async handler(ctx) {
         ctx.body = await uploadFile(deps, authOf(ctx), { headers: ctx.req.headers, body: ctx.req }, {
           sent: (fields) => validatedPart(uploadFieldsSent, fields, 'body'),

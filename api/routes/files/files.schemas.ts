@@ -142,3 +142,6 @@ export const fileListQuery = eitherPageOnly(Joi.object<FileListQuery>({
 }));
 
 export const filePage = eitherPageOf(file);
+
+/** The operations that take a file's id, which an upload's and a presigned upload's answers feed (OpenAPI links). */
+export const FILE_OPERATIONS = ['files.url', 'files.get', 'files.delete', 'files.restore', 'files.deletePermanently', 'files.thumbnail', 'files.process'];

@@ -1,7 +1,8 @@
 import type { FilesDeps } from '../../../services/files/deps';
 import { presignUpload, type PresignRequest } from '../../../services/files/presign';
 import { authOf } from '../../context';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
+import { FILE_OPERATIONS } from './files.schemas';
 import { presignedUpload, presignRequest } from './presign.schemas';
 
 type NoParams = Record<string, never>;
@@ -23,7 +24,7 @@ export function filePresignRoutes(deps: FilesDeps): AnyRoute[] {
         + 'itself and scans the file as an upload; a URL that expires unused rejects the file (upload-expired) and frees '
         + 'both. A declared size over the type\'s limit is 413 payload-too-large.',
       auth: 'bearer', permission: 'files.write', billing: { creates: 'storage_bytes' },
-      schemas: { body: presignRequest, response: { 200: presignedUpload } },
+      schemas: { body: presignRequest, response: { 200: presignedUpload }, links: { 200: feeds(FILE_OPERATIONS, { from: '$response.body#/fileId' }) } },
       async handler(ctx) {
         ctx.set('Cache-Control', 'no-store');
         ctx.body = await presignUpload(deps, authOf(ctx), ctx.guard.body);

@@ -2,7 +2,7 @@ import { authOf } from '../../context';
 import { callerOf } from '../caller';
 import type { PageQuery } from '../../../common/pagination';
 import { createApiKey, getApiKey, listApiKeys, revokeKey, type ApiKeyCaller, type ApiKeysDeps } from '../../../services/identity/api-keys';
-import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   apiKey, apiKeyIdParams, apiKeyPage, apiKeyPageQuery, createApiKeyBody, createdApiKey, type ApiKeyIdParams, type CreateApiKeyBody,
 } from './api-keys.schemas';
@@ -23,7 +23,7 @@ export function apiKeyRoutes(deps: ApiKeysDeps): AnyRoute[] {
       description: 'The key acts for the tenant with exactly the permissions given, each of which the caller must hold (403 forbidden '
         + 'otherwise); unknown, platform-only (system.*) or archived keys and * are 400. Only a hash of the secret is stored.',
       auth: 'bearer', permission: 'api_keys.manage',
-      schemas: { body: createApiKeyBody, response: { 201: createdApiKey } },
+      schemas: { body: createApiKeyBody, response: { 201: createdApiKey }, links: { 201: feeds(['iam.apiKeys.get', 'iam.apiKeys.revoke']) } },
       async handler(ctx) {
         const { row, key } = await createApiKey(deps, keyCallerOf(ctx), ctx.guard.body);
         ctx.body = { ...row, key };

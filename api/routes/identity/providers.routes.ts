@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../services/identity/deps';
 import { completeCallback } from '../../../services/identity/providers/callback';
 import { ExternalProviders, type CallbackQuery } from '../../../services/identity/providers/external-providers';
 import { listLinks, startLink, unlink, type LinkServices } from '../../../services/identity/providers/links';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import {
   callbackQuery, callbackResponse, providerLinkList, providerList, providerParams, redirectResponse, userParams,
   userProviderParams, type ProviderParams, type UserParams, type UserProviderParams,
@@ -25,7 +25,7 @@ export function providerRoutes(deps: IdentityDeps, permissions: PermissionResolv
       namespace: 'iam', method: 'GET', path: '/auth/providers', operationId: 'iam.auth.providers',
       summary: 'The sign-in providers for the login page',
       auth: 'public',
-      schemas: { response: { 200: providerList } },
+      schemas: { response: { 200: providerList }, links: { 200: feeds(['iam.auth.providerLogin'], { parameter: 'providerId', from: '$response.body#/data/0/id' }) } },
       handler(ctx) {
         ctx.body = { data: services.providers.list() };
       },

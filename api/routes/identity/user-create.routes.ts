@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
 import { createUser, type NewTenantUser } from '../../../services/identity/create-user';
 import type { IdentityDeps } from '../../../services/identity/deps';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { createUserBody, createdUserResponse } from './security.schemas';
 
 type NoParams = Record<string, never>;
@@ -17,7 +17,20 @@ export function userCreateRoutes(deps: IdentityDeps): AnyRoute[] {
       auth: 'bearer',
       permission: 'users.create',
       billing: { creates: 'users' },
-      schemas: { body: createUserBody, response: { 201: createdUserResponse } },
+      schemas: {
+        body: createUserBody, response: { 201: createdUserResponse },
+        links: {
+          201: {
+            ...feeds([
+              'iam.users.get', 'iam.users.update', 'iam.users.delete', 'iam.users.restore', 'iam.users.permissions',
+              'iam.users.providers', 'iam.users.roles.assign', 'iam.rbac.users.permissions',
+            ]),
+            ...Object.fromEntries(['iam.rbac.roles.assign', 'iam.rbac.roles.revoke'].map((operationId) => [operationId, {
+              requestBody: { user_id: '$response.body#/id' },
+            }])),
+          },
+        },
+      },
       async handler(ctx) {
         ctx.body = await createUser(deps, authOf(ctx), ctx.guard.body);
         ctx.status = 201;

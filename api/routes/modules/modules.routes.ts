@@ -2,7 +2,7 @@ import {
   configureModule, installModule, listModules, uninstallModule, type ModuleRegistryDeps, type ModuleSettings,
 } from '../../../services/modules/module-registry';
 import { callerOf } from '../caller';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { moduleList, moduleView, patchModule, slugParams, toModuleView, type SlugParams } from './modules.schemas';
 
 type NoParams = Record<string, never>;
@@ -16,7 +16,8 @@ export function moduleRoutes(deps: ModuleRegistryDeps): AnyRoute[] {
       namespace: 'iam', method: 'GET', path: '/modules', operationId: 'iam.modules.list',
       summary: 'Every module the platform knows, with whether the tenant installed it and its status',
       auth: 'bearer', permission: 'modules.list',
-      schemas: { response: { 200: moduleList } },
+      // The catalogue's first module feeds its installation; an installed module feeds its configuration and removal.
+      schemas: { response: { 200: moduleList }, links: { 200: feeds(['iam.modules.install'], { parameter: 'slug', from: '$response.body#/data/0/slug' }) } },
       async handler(ctx) {
         ctx.body = { data: (await listModules(deps, callerOf(ctx))).map(toModuleView) };
       },
@@ -28,7 +29,10 @@ export function moduleRoutes(deps: ModuleRegistryDeps): AnyRoute[] {
         + 'configuration); 200 when it was installed already (its permissions are registered again, descriptions updated). '
         + `Permission keys that do not start with the slug, or that a system key reserves, are 400. ${NOT_FOUND}`,
       auth: 'bearer', permission: 'modules.install',
-      schemas: { params: slugParams, response: { 200: moduleView, 201: moduleView } },
+      schemas: {
+        params: slugParams, response: { 200: moduleView, 201: moduleView },
+        links: Object.fromEntries([200, 201].map((status) => [status, feeds(['iam.modules.configure', 'iam.modules.uninstall'], { parameter: 'slug', from: '$response.body#/slug' })])),
+      },
       async handler(ctx) {
         const result = await installModule(deps, callerOf(ctx), ctx.guard.params.slug);
         ctx.body = toModuleView(result);

@@ -3,7 +3,7 @@ import { authOf } from '../../context';
 import { parseHoldTtl } from '../../../services/money/hold-ttl';
 import type { MoneyFlows } from '../../../services/money/workflow-client';
 import { idempotencyHeaders, type IdempotencyHeaders } from '../../http/headers';
-import { defineRoute, type AnyRoute } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { answerFlow, OVERLOAD_ANSWERS } from './flow-answer';
 import {
   flowAccepted, holdBody, holdParams, settleBodyA, settleBodyB, transactionResponse, walletParams,
@@ -49,7 +49,18 @@ export function holdRoutes(flows: MoneyFlows): AnyRoute[] {
       description: `${errors}ttl: \`<integer>(s|m|h|d)\` or ISO 8601, 1 s to 168 h (default ${flows.defaultTtlSeconds / 3600} h). `
         + `insufficient-funds 400; more than MONEY_MAX_HOLDS_PER_WALLET open holds 429 hold-limit-exceeded; plan maxTxAmount 402.${OVERLOAD_ANSWERS}`,
       auth: 'bearer', permission: 'money.write', billing: 'money', ownDeadline: true,
-      schemas: { params: walletParams, headers: idempotencyHeaders, body: holdBody, response: { 200: transactionResponse, 202: flowAccepted } },
+      schemas: {
+        params: walletParams, headers: idempotencyHeaders, body: holdBody, response: { 200: transactionResponse, 202: flowAccepted },
+        // The hold's id feeds its confirm and cancel in both route sets (set B names the wallet in the path).
+        links: {
+          200: {
+            ...feeds(['money.holds.confirm', 'money.holds.cancel', 'money.transactions.get']),
+            ...Object.fromEntries(['money.wallets.confirm', 'money.wallets.cancel'].map((operationId) => [operationId, {
+              parameters: { id: '$response.body#/walletId' }, requestBody: { holdTransactionId: '$response.body#/id' },
+            }])),
+          },
+        },
+      },
       async handler(ctx) {
         const { amount, currency, ttl, reason } = ctx.guard.body;
         const ttlSeconds = ttl === undefined ? flows.defaultTtlSeconds : parseHoldTtl(ttl);

@@ -1,7 +1,7 @@
 import { authOf } from '../../context';
 import type { MoneyFlows } from '../../../services/money/workflow-client';
 import { idempotencyHeaders, type IdempotencyHeaders } from '../../http/headers';
-import { defineRoute, type AnyRoute, type RouteDefinition } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute, type RouteDefinition } from '../../http/route-registry';
 import { answerFlow, OVERLOAD_ANSWERS } from './flow-answer';
 import { flowAccepted, transactionResponse } from './holds.schemas';
 import { transferBody, type TransferBody } from './transfers.schemas';
@@ -17,7 +17,10 @@ export function transferRoutes(flows: MoneyFlows): AnyRoute[] {
       + 'referencing it. insufficient-funds 400; the two wallets must differ and hold the currency (400); an unknown or '
       + `another tenant's wallet 404; plan maxTxAmount or the destination's maxBalance 402.${OVERLOAD_ANSWERS}`,
     auth: 'bearer', permission: 'money.write', billing: 'money', ownDeadline: true,
-    schemas: { headers: idempotencyHeaders, body: transferBody, response: { 200: transactionResponse, 202: flowAccepted } },
+    schemas: {
+      headers: idempotencyHeaders, body: transferBody, response: { 200: transactionResponse, 202: flowAccepted },
+      links: { 200: feeds(['money.transactions.get', 'money.transactions.reverse']) },
+    },
     async handler(ctx) {
       answerFlow(ctx, await flows.transfer(authOf(ctx).tenantId, ctx.guard.body, ctx.guard.headers['Idempotency-Key']));
     },

@@ -3,7 +3,7 @@ import type { MoneyDeps } from '../../../services/money/deps';
 import { moveMoney, type MoneyBody } from '../../../services/money/operations';
 import { createWallet, getBalance, getWallet, listWallets, type NewWalletBody, type WalletListQuery } from '../../../services/money/wallets';
 import { idempotencyHeaders, optionalIdempotencyHeaders, type IdempotencyHeaders } from '../../http/headers';
-import { defineRoute, type AnyRoute, type RouteContext } from '../../http/route-registry';
+import { defineRoute, feeds, type AnyRoute, type RouteContext } from '../../http/route-registry';
 import {
   balance, moneyBody, newWalletBody, operationResult, wallet, walletIdParams, walletList, walletListQuery, type WalletIdParams,
 } from './wallets.schemas';
@@ -25,7 +25,10 @@ export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
       + 'above the plan’s maxTxAmount is 402 plan-limit-exceeded; 403 until the caller’s e-mail is verified.',
     // A suspended tenant's users can still move their money (document 1, Limits rule 3).
     auth: 'bearer', permission: 'money.write', billing: 'money',
-    schemas: { params: walletIdParams, headers: idempotencyHeaders, body: moneyBody, response: { 200: operationResult } },
+    schemas: {
+      params: walletIdParams, headers: idempotencyHeaders, body: moneyBody, response: { 200: operationResult },
+      links: { 200: feeds(['money.transactions.get', 'money.transactions.reverse'], { from: '$response.body#/transactionId' }) },
+    },
     async handler(ctx) {
       const { params, body, headers } = ctx.guard;
       answer(ctx, await moveMoney(deps, authOf(ctx), kind, params.id, body, headers['Idempotency-Key']));
@@ -39,7 +42,16 @@ export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
       description: 'One wallet per user, currency and label (409 conflict otherwise); a userId that is not a member of the '
         + 'tenant is 404. An Idempotency-Key header is honoured when sent.',
       auth: 'bearer', permission: 'money.write',
-      schemas: { headers: optionalIdempotencyHeaders, body: newWalletBody, response: { 201: wallet } },
+      schemas: {
+        headers: optionalIdempotencyHeaders, body: newWalletBody, response: { 201: wallet },
+        links: {
+          201: {
+            ...feeds(['money.wallets.get', 'money.wallets.balance', 'money.wallets.credit', 'money.wallets.debit', 'money.wallets.transactions', 'money.wallets.hold', 'money.wallets.reverse']),
+            'money.transfers.create': { requestBody: { fromWalletId: '$response.body#/id' } },
+            'money.wallets.transfer': { requestBody: { toWalletId: '$response.body#/id' } },
+          },
+        },
+      },
       async handler(ctx) {
         answer(ctx, await createWallet(deps, authOf(ctx), ctx.guard.body, ctx.guard.headers['Idempotency-Key']));
       },

@@ -61,6 +61,9 @@ defaults
 
 frontend http
   bind 127.0.0.1:8080
+  # A gateway's /metrics carries tenant ids in its labels: the scraper reads each gateway's own port,
+  # and clients never reach it through the balancer (docs/security.md, 4.3.2).
+  http-request deny deny_status 404 if { path /metrics } || { path_beg /metrics/ }
   default_backend gateways
 
 backend gateways

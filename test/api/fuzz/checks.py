@@ -1,4 +1,5 @@
-"""Schemathesis extensions loaded by schemathesis.int.test.ts (SCHEMATHESIS_HOOKS).
+"""Schemathesis extensions loaded by test/helpers/schemathesis.ts (SCHEMATHESIS_HOOKS), for the quick run
+of schemathesis.int.test.ts and the long one of `npm run fuzz` (docs/fuzzing.md).
 
 valid_request_not_refused: a request the OpenAPI document calls valid must not be answered with a
 `validation-error` problem. The document and the guard come from the same joi schemas
@@ -10,6 +11,7 @@ last-provider, double-reversal... in common/problems.ts), which a valid request 
 meets all the time. Only the problem type tells a refusal by validation from those.
 """
 
+import os
 import re
 
 import schemathesis
@@ -118,6 +120,28 @@ def valid_request_not_refused(ctx, response, case):
     )
 
 
+@schemathesis.check
+def problem_status_matches(ctx, response, case):
+    """Every error is an RFC 9457 problem (application/problem+json) whose `status` is the HTTP status
+    (api/openapi/document.ts says so in every document's description and `default` response).
+    Schemathesis' own checks do not say it: a `default` response allows any status, and
+    response_schema_conformance does not compare a body's field with the status line. A HEAD answer
+    has no body to judge."""
+    if response.status_code < 400 or case.method.upper() == "HEAD":
+        return None
+    content_type = ",".join(response.headers.get("content-type", []))
+    if "application/problem+json" not in content_type:
+        raise AssertionError(f"A {response.status_code} answered {content_type or 'no content type'}, not an RFC 9457 problem")
+    try:
+        problem = response.json()
+    except Exception as error:  # noqa: BLE001 - a problem that is not JSON is the failure itself
+        raise AssertionError(f"A {response.status_code} problem is not JSON: {error}") from None
+    if not isinstance(problem, dict) or problem.get("status") != response.status_code:
+        status = problem.get("status") if isinstance(problem, dict) else None
+        raise AssertionError(f"A {response.status_code} answered a problem whose status is {status!r}")
+    return None
+
+
 def _has_prototype_key(value):
     if isinstance(value, list):
         return any(_has_prototype_key(item) for item in value)
@@ -126,6 +150,27 @@ def _has_prototype_key(value):
             return True
         return any(_has_prototype_key(item) for item in value.values())
     return False
+
+
+# Body fields that name a row of the caller's tenant which no operation of the document creates, so
+# no link can feed them: a wallet belongs to a member of the tenant (404 otherwise, its description
+# says so), and the money document creates no users. The caller's own id (FUZZ_USER_ID, from
+# test/helpers/schemathesis.ts) takes the place of a generated valid id; an invalid one (a negative
+# case) is left as it is.
+KNOWN_IDS = {"money.wallets.create": {"userId": "FUZZ_USER_ID"}}
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+@schemathesis.hook
+def map_body(ctx, body):
+    fields = KNOWN_IDS.get((ctx.operation.definition.raw or {}).get("operationId")) if ctx.operation else None
+    if not fields or not isinstance(body, dict):
+        return body
+    known = {field: os.environ.get(variable) for field, variable in fields.items()}
+    return {
+        **body,
+        **{field: value for field, value in known.items() if value and isinstance(body.get(field), str) and _UUID.match(body[field])},
+    }
 
 
 @schemathesis.serializer("application/offset+octet-stream")

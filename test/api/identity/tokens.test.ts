@@ -1,4 +1,6 @@
-import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
+import {
+  decodeJwt, decodeProtectedHeader, exportSPKI, generateKeyPair, importJWK, SignJWT, UnsecuredJWT, type JWK,
+} from 'jose';
 import { loadSigningKeys } from '../../../services/identity/signing-keys';
 import { TokenService } from '../../../services/identity/tokens';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
@@ -88,6 +90,21 @@ describe('refused tokens', () => {
       .setIssuer(gateway.config.identity.jwt.issuer).setAudience(gateway.config.identity.jwt.audience)
       .setIssuedAt().setExpirationTime('15m').sign(privateKey);
     await expectUnauthorized(token);
+  });
+
+  it('an HS256 token whose secret is the published public key (key confusion): 401 unauthorized', async () => {
+    const { kid } = decodeProtectedHeader(account.accessToken);
+    const { keys } = (await call<{ keys: (JWK & { kid: string })[] }>(`${gateway.baseUrl}/.well-known/jwks.json`)).body;
+    const jwk = keys.find((key) => key.kid === kid)!;
+    const pem = await exportSPKI(await importJWK(jwk, 'ES256') as Parameters<typeof exportSPKI>[0]);
+    // The key as a verifier that trusted the header's alg would read it: its PEM, or the JWK itself.
+    for (const secret of [pem, JSON.stringify(jwk)]) {
+      const token = await new SignJWT({ email: account.user.email, tenantId: account.tenant.id, roles: ['owner'] })
+        .setProtectedHeader({ alg: 'HS256', kid, typ: 'at+jwt' }).setSubject(account.user.id)
+        .setIssuer(gateway.config.identity.jwt.issuer).setAudience(gateway.config.identity.jwt.audience)
+        .setIssuedAt().setExpirationTime('15m').sign(new TextEncoder().encode(secret));
+      await expectUnauthorized(token);
+    }
   });
 
   it('an alg:none token: 401 unauthorized', async () => {

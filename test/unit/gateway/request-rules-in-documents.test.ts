@@ -30,6 +30,18 @@ describe('joi rules in the published JSON Schema', () => {
     expect(toJsonSchema(Joi.string().uuid())).not.toHaveProperty('pattern');
   });
 
+  it('bounds a number by the safe integers joi keeps to, where no rule bounds it closer', () => {
+    // Found by `npm run fuzz`: PATCH /billing/subscriptions/{id} with version 3e23, valid by a
+    // document that set no maximum, was refused as version must be a safe number.
+    const version = Joi.number().integer().min(1);
+    expect(toJsonSchema(version)).toMatchObject({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+    expect(version.validate(Number.MAX_SAFE_INTEGER).error).toBeUndefined();
+    expect(version.validate(3e23).error?.details[0].type).toBe('number.unsafe');
+    expect(toJsonSchema(Joi.number())).toMatchObject({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });
+    expect(toJsonSchema(Joi.number().min(0).max(100))).toMatchObject({ minimum: 0, maximum: 100 });
+    expect(toJsonSchema(Joi.number().unsafe())).not.toHaveProperty('maximum');
+  });
+
   it('counts an object’s keys as joi does', () => {
     expect(toJsonSchema(Joi.object({ a: Joi.string(), b: Joi.string() }).min(1).max(2))).toMatchObject({ minProperties: 1, maxProperties: 2 });
   });

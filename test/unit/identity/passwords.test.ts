@@ -15,6 +15,7 @@ describe('new-password rules', () => {
     ['a breached password', 'iloveyou1234', ['BREACHED_PASSWORD']],
     ['a breached password in other case', 'PassWord1234', ['BREACHED_PASSWORD']],
     ['a long passphrase', 'copper kettle under the stairs', []],
+    ['Unicode, spaces and emoji (ASVS 2.1.4)', 'pässwörd 🔐 日本語の鍵 ok', []],
     ['257 characters', 'x'.repeat(257), ['TOO_LONG']],
     ['not a string', 123456789012, ['INVALID_TYPE']],
   ])('%s → %j', (_case, password, codes) => {
@@ -33,6 +34,14 @@ describe('Argon2id hashing', () => {
     expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
     await expect(verifyPassword(hash, 'copper kettle under the stairs')).resolves.toBe(true);
     await expect(verifyPassword(hash, 'copper kettle under the stair')).resolves.toBe(false);
+  });
+
+  it('hashes the whole password, never a prefix of it (ASVS 2.1.3)', async () => {
+    const long = `${'copper kettle '.repeat(18)}and the stairs`;
+    const hash = await hashPassword(long);
+    await expect(verifyPassword(hash, long)).resolves.toBe(true);
+    await expect(verifyPassword(hash, long.slice(0, 128))).resolves.toBe(false);
+    await expect(verifyPassword(hash, long.slice(0, -1))).resolves.toBe(false);
   });
 
   it('refuses any password for an account without a hash (still doing the hashing work)', async () => {
