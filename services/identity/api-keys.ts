@@ -42,7 +42,7 @@ export interface CreatedApiKey {
 type KeyEvent = 'auth.api_key.created' | 'auth.api_key.revoked';
 
 /**
- * The event (document 3 names the two types, registered in services/events/kernel-schemas.ts) and
+ * The event (the two types are registered in services/events/kernel-schemas.ts) and
  * the audit record of a key's creation or revocation, in the transaction of the change. Keyed by the
  * key id, so a key's two events stay in order on their partition.
  */
@@ -99,7 +99,7 @@ export async function createApiKey(deps: ApiKeysDeps, caller: ApiKeyCaller, inpu
   return { row, key: secret.key };
 }
 
-/** One page of the tenant's live keys, in creation order (the page envelope of document 1). */
+/** One page of the tenant's live keys, in creation order (the page envelope, api/http/pagination.ts). */
 export async function listApiKeys(
   deps: ApiKeysDeps, auth: AuthState, page: { size: number; token?: string },
 ): Promise<{ data: ApiKeyRow[]; next_page_token?: string }> {
