@@ -213,7 +213,7 @@ export const problems = {
   /** The error of a job (GET /v1/jobs/{jobId}) whose workflow failed; its own message stays in Temporal. */
   jobFailed: (what: string) => new Problem('internal-error', `The ${what} did not complete; start it again`),
   badGateway: (detail: string) => new Problem('bad-gateway', detail),
-  unavailable: (detail: string, cause?: unknown) => new Problem('service-unavailable', detail, {}, { cause }),
+  unavailable: (detail: string, cause?: unknown, retryAfter?: number) => new Problem('service-unavailable', detail, retryAfter === undefined ? {} : { retryAfter }, { cause }),
   timeout: (detail: string) => new Problem('gateway-timeout', detail),
   auditRecordNotFound: (id: string) => new Problem('audit-record-not-found', `Audit record ${id} was not found`),
   batchLimitExceeded: (max: number, given: number) =>

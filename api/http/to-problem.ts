@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError } from 'slonik';
 import { isProblem, problemFromGrpc, problems, type Problem } from '../../common/problems';
 import { CircuitOpenError } from '../resilience/circuit-breaker';
 import { constraintProblemOf } from './constraint-problems';
@@ -12,6 +13,8 @@ import { constraintProblemOf } from './constraint-problems';
 export function toProblem(error: unknown): Problem {
   if (isProblem(error)) return error;
   if (error instanceof CircuitOpenError) return problems.unavailable(error.message);
+  const outage = outageOf(error);
+  if (outage) return outage;
   const constraint = constraintProblemOf(error);
   if (constraint) return constraint;
 
@@ -23,6 +26,23 @@ export function toProblem(error: unknown): Problem {
   }
 
   return clientErrorOf(error) ?? problems.internal(error);
+}
+
+/** Node's codes for a connection to a downstream (the object store, clamd) refused or broken. */
+const NETWORK_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
+
+/**
+ * A downstream the request needed is down: PostgreSQL refusing connections, starting up, or ending
+ * the one in use (docs/faults.md, a PostgreSQL restart), or a refused or broken connection to
+ * another server. The request did nothing or was rolled back, so it is 503 with a short
+ * Retry-After, what a client retries, not an internal error.
+ */
+function outageOf(error: unknown): Problem | null {
+  if (error instanceof ConnectionError || error instanceof BackendTerminatedError || error instanceof BackendTerminatedUnexpectedlyError) {
+    return problems.unavailable('The database is unavailable; try again shortly', error, 1);
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && NETWORK_FAILURES.has(code) ? problems.unavailable('A service this request needs is unavailable; try again shortly', error, 1) : null;
 }
 
 /** gRPC status codes 1..16 (0 is OK); Node's system errors use string codes and never match. */

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { InvalidInputError } from 'slonik';
+import { BackendTerminatedError, ConnectionError, InvalidInputError } from 'slonik';
 import { toProblem } from '../../../api/http/to-problem';
 import { CircuitOpenError } from '../../../api/resilience/circuit-breaker';
 import { problems } from '../../../common/problems';
@@ -36,6 +36,17 @@ describe('thrown errors → problems', () => {
     expect(problem.detail).not.toContain('0000');
   });
 
+  it.each([
+    ['PostgreSQL refusing connections', new ConnectionError('connect ECONNREFUSED 127.0.0.1:5432')],
+    ['PostgreSQL starting up', new ConnectionError('the database system is starting up')],
+    ['PostgreSQL ending the connection in use', new BackendTerminatedError(new Error('terminating connection due to unexpected postmaster exit'))],
+    ['the object store refusing connections', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED' })],
+  ])('answers a downstream outage (%s) with 503 and a Retry-After, not an internal error', (_name, error) => {
+    const problem = toProblem(error);
+    expect({ status: problem.status, type: problem.type, retryAfter: problem.extensions.retryAfter }).toEqual({ status: 503, type: 'service-unavailable', retryAfter: 1 });
+    expect(problem.detail).not.toMatch(/127\.0\.0\.1|postmaster/);
+  });
+
   it('shows a downstream’s detail for client errors but not for its own failures', () => {
     expect(toProblem(Object.assign(new Error('x'), { code: 5, details: 'wallet w1 not found' })).detail).toBe('wallet w1 not found');
     expect(toProblem(Object.assign(new Error('x'), { code: 14, details: 'connect ECONNREFUSED 10.0.0.7:7233' })).detail)
@@ -56,8 +67,8 @@ describe('thrown errors → problems', () => {
   });
 
   it('does not take a Node system error code for a gRPC code', () => {
-    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    expect(toProblem(refused)).toMatchObject({ status: 500, type: 'internal-error', detail: 'An unexpected error occurred' });
+    const denied = Object.assign(new Error('open /var/lib/platform: permission denied'), { code: 'EACCES' });
+    expect(toProblem(denied)).toMatchObject({ status: 500, type: 'internal-error', detail: 'An unexpected error occurred' });
   });
 
   it('maps the body parser’s errors to client problems', () => {
