@@ -58,6 +58,24 @@ export interface ActivityDeps {
   webhookPolicy?: WebhookUrlPolicy;
 }
 
+type Intersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
+
+/**
+ * One domain's activities from several factories. A name two factories register is refused when the
+ * worker starts: a spread would keep the last one silently, and a workflow would call the wrong code
+ * (test/unit/infra/activity-names.test.ts).
+ */
+export function distinctActivities<Groups extends object[]>(...groups: Groups): Intersection<Groups[number]> {
+  const merged: Record<string, unknown> = {};
+  for (const group of groups) {
+    for (const [name, activity] of Object.entries(group)) {
+      if (name in merged) throw new Error(`two activity factories register the activity ${name}`);
+      merged[name] = activity;
+    }
+  }
+  return merged as Intersection<Groups[number]>;
+}
+
 /**
  * Every activity, grouped by the domain whose task queue serves it. workers/main.ts starts one Worker
  * per domain listed here, so adding a domain's activities is one line.
@@ -67,28 +85,27 @@ export function createActivities(deps: ActivityDeps) {
   const scanner = createClamdScanner(deps.clamav ?? config().clamav);
   return {
     maintenance: createMaintenanceActivities(deps),
-    audit: { ...createAuditRetentionActivities(deps), ...createAuditColdExportActivities(deps) },
+    audit: distinctActivities(createAuditRetentionActivities(deps), createAuditColdExportActivities(deps)),
     notify: createNotifyActivities(deps),
-    billing: {
-      ...createBillingActivities(deps), ...createUsageSnapshotActivities(deps), ...createTerminationActivities(deps),
-      ...createWebhookRedeliveryActivities(deps),
-    },
+    billing: distinctActivities(
+      createBillingActivities(deps), createUsageSnapshotActivities(deps), createTerminationActivities(deps), createWebhookRedeliveryActivities(deps),
+    ),
     money: createMoneyActivities(deps),
-    events: {
-      ...createDeadLetterActivities({
+    events: distinctActivities(
+      createDeadLetterActivities({
         appPool: deps.appPool, producer: deps.eventsProducer ?? new ReconnectingProducer(createKafka(config().kafka, deps.logger)),
       }),
-      ...createWebhookActivities({
+      createWebhookActivities({
         appPool: deps.appPool, logger: deps.logger, policy: deps.webhookPolicy ?? webhookUrlPolicy(config()), consumers: config().consumers,
       }),
-    },
-    files: {
-      ...createFileScanActivities({ ...deps, scanner }),
-      ...createFileRescanActivities({ ...deps, scanner }),
-      ...createFileTrashActivities(deps),
-      ...createFileOrphanActivities(deps),
-      ...createFileStagingSweepActivities(deps),
-      ...createFileProcessActivities(deps),
-    },
+    ),
+    files: distinctActivities(
+      createFileScanActivities({ ...deps, scanner }),
+      createFileRescanActivities({ ...deps, scanner }),
+      createFileTrashActivities(deps),
+      createFileOrphanActivities(deps),
+      createFileStagingSweepActivities(deps),
+      createFileProcessActivities(deps),
+    ),
   } satisfies Partial<Record<Domain, object>>;
 }
