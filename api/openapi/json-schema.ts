@@ -36,7 +36,9 @@ class PlatformSchemaParser extends OpenApi31Parser {
   override _setNumberFieldProperties(fieldSchema: JsonSchemaNode, fieldDefn: JoiDescription): void {
     super._setNumberFieldProperties(fieldSchema, fieldDefn);
     if (fieldSchema.type !== 'number' && fieldSchema.type !== 'integer') return;
-    if ((fieldDefn.flags as { unsafe?: boolean } | undefined)?.unsafe) return;
+    // `.unsafe()` lifts the bounds; `.valid(…)` names the only values (a const or an enum), which need none.
+    const flags = fieldDefn.flags as { unsafe?: boolean; only?: boolean } | undefined;
+    if (flags?.unsafe || flags?.only) return;
     const { minimum, maximum } = fieldSchema as { minimum?: number; maximum?: number };
     if (maximum === undefined || maximum > Number.MAX_SAFE_INTEGER) fieldSchema.maximum = Number.MAX_SAFE_INTEGER;
     if (minimum === undefined || minimum < -Number.MAX_SAFE_INTEGER) fieldSchema.minimum = -Number.MAX_SAFE_INTEGER;
