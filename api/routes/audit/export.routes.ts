@@ -42,7 +42,6 @@ export function auditExportRoutes(deps: AuditExportDeps): AnyRoute[] {
         const body = await openHotExport(deps, auth.tenantId, range, format);
         ctx.set('Content-Type', EXPORT_CONTENT_TYPES[format]);
         ctx.set('Content-Disposition', `attachment; filename="${exportFileName(range, format)}"`);
-        ctx.set('Cache-Control', 'no-store');
         ctx.body = body;
       },
     }),

@@ -60,7 +60,6 @@ export function fileRoutes(deps: FilesDeps): AnyRoute[] {
       auth: 'bearer', permission: 'files.read',
       schemas: { params: fileIdParams, query: fileUrlQuery, response: { 200: fileUrlSchema } },
       async handler(ctx) {
-        ctx.set('Cache-Control', 'no-store');
         ctx.body = await fileUrl(deps, authOf(ctx), ctx.guard.params.id, ctx.guard.query.ttlSeconds);
       },
     }),

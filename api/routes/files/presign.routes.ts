@@ -26,7 +26,6 @@ export function filePresignRoutes(deps: FilesDeps): AnyRoute[] {
       auth: 'bearer', permission: 'files.write', billing: { creates: 'storage_bytes' },
       schemas: { body: presignRequest, response: { 200: presignedUpload }, links: { 200: feeds(FILE_OPERATIONS, { from: '$response.body#/fileId' }) } },
       async handler(ctx) {
-        ctx.set('Cache-Control', 'no-store');
         ctx.body = await presignUpload(deps, authOf(ctx), ctx.guard.body);
       },
     }),
