@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { config } from '../../common/config';
 import { connectTemporal } from '../../common/temporal/client';
 import { createDbPool } from '../../db/pool';
+import { seeded } from '../lib/random';
 import { checkInvariants } from './invariants';
 import { Client, LoadRecord, runClient, setUpTenants, sleep, type Tenant } from './load';
 import { bringBack, parseTargets, processesOf, runningProfile, TARGETS, type Target } from './targets';
@@ -45,17 +46,6 @@ const TENANTS = Number(values.tenants);
 const FAULTS = Number(values.faults);
 const TARGET_LIST = parseTargets(values.targets);
 
-/** A seeded generator (mulberry32), so a run's schedule of faults and operations can be repeated. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = seeded(Number(values.seed));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 
