@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { repoRoot } from '../../common/paths';
 
 /**
- * Runs a bench script (`bench/...ts`, from source as `npm run` runs it) to its end, with its stdout
- * and stderr together: a quick variant's test judges its exit code and, on failure, shows the whole report.
+ * Runs a bench script (such as `bench/faults/index.ts`, from source as `npm run` runs it) to its end,
+ * with its stdout and stderr together: a quick variant's test judges its exit code and, on failure,
+ * shows the whole report.
  */
 export function runBenchScript(entry: string, args: readonly string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
