@@ -5,6 +5,30 @@
  */
 const code = '^(api|services|activities|workflows|workers|db|common|scripts)/';
 
+/**
+ * The service domains in the one order they may import each other, lowest first: a folder of services/ may import
+ * those before it, never one after it, so no two domains form a cycle (docs/architecture.md, Folders and their
+ * directions). Idempotency stores an answer with the outbox rows its operation hands it and knows no other domain.
+ * The event bus is next, because every domain writes its events through its outbox (services/events/publish.ts)
+ * and names its topics; what the bus needs of a higher domain it takes as a port (the module catalogue as
+ * services/events/declared-events.ts, audit's writer as services/events/audit-trail.ts), and what runs above it
+ * (the modules' subscribers, which write records) lives in data. Audit records travel as events, so the bus's own
+ * audited features are handed audit's writer; access, billing and notify use audit; modules check their manifests
+ * against access, billing and the bus; data runs on the modules' manifests; files, money and identity build on
+ * those; jobs reads the jobs of every domain through the contract in common/jobs.ts; the gateway's own services
+ * (probes, feature flags) come last, as the gateway may call any domain.
+ * Type-only imports count too: a type names its domain as much as a value does, and a type shared by domains that
+ * knows none of them belongs in common/ (common/context.ts's Caller, common/jobs.ts).
+ */
+const serviceOrder = ['idempotency', 'events', 'audit', 'access', 'billing', 'notify', 'modules', 'data', 'files', 'money', 'identity', 'maintenance', 'jobs', 'gateway'];
+
+const servicesInOrder = serviceOrder.slice(0, -1).map((domain, index) => ({
+  name: `services-in-order-${domain}`, severity: 'error',
+  comment: `services/${domain}/ may import only the service folders declared before it in serviceOrder (.dependency-cruiser.cjs).`,
+  from: { path: `^services/${domain}/` },
+  to: { path: `^services/(${serviceOrder.slice(index + 1).join('|')})/` },
+}));
+
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'A cycle makes two modules one; split what both need into a third.', from: {}, to: { circular: true } },
@@ -28,8 +52,28 @@ module.exports = {
       from: { path: '^db/' }, to: { path: '^(api|services|activities|workflows|workers|scripts)/' },
     },
     {
+      name: 'gateway-reaches-postgres-through-services', severity: 'error',
+      comment: 'The gateway reaches PostgreSQL only through services/: it runs no query and opens no tenant transaction, and it '
+        + 'knows rows only as the services present them (a service re-exports a row type or a status list a route needs). From db/ '
+        + 'it may name only the pool, the tenant reader and the announcement listener (docs/decisions/layout.md).',
+      from: { path: '^api/' }, to: { path: '^db/', pathNot: '^db/(pool|tenant-reads|pg-channel-listener)\\.ts$' },
+    },
+    {
+      name: 'gateway-opens-connections-in-one-place', severity: 'error',
+      comment: 'Only the gateway\'s composition root opens its connections, as every process\'s entry point does: the pools and the '
+        + 'tenant reader in api/runtime/connections.ts, the LISTEN connection in api/gateway-runtime.ts. Elsewhere in api/ they are types.',
+      from: { path: '^api/', pathNot: '^api/(gateway-runtime|runtime/connections)\\.ts$' },
+      to: { path: '^db/(pool|tenant-reads|pg-channel-listener)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'services-below-adapters', severity: 'error', comment: 'services/ is called by the gateway and the activities, never the other way round.',
       from: { path: '^services/' }, to: { path: '^(api|activities|workers|scripts)/' },
+    },
+    ...servicesInOrder,
+    {
+      name: 'services-folders-declared', severity: 'error',
+      comment: 'Every folder of services/ has its place in serviceOrder, so the order rules cover it.',
+      from: { path: '^services/', pathNot: `^services/(${serviceOrder.join('|')})/` }, to: {},
     },
     {
       name: 'services-use-workflow-messages-only', severity: 'error',
@@ -60,6 +104,13 @@ module.exports = {
       to: { path: '^(api|services|activities|workers|db|common|scripts)/', pathNot: '^common/temporal/(propagated-context|search-attributes)\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'workflows-know-no-tables', severity: 'error',
+      comment: 'A workflow\'s messages are a contract its histories keep for as long as they are replayed; a table\'s row type changes with '
+        + 'a migration. So workflows/ import nothing of db/, not even a type: the messages state their own types, and the activities '
+        + 'and services that fill them from rows check at compile time that the two agree (docs/decisions/layout.md, Workflow contracts).',
+      from: { path: '^workflows/' }, to: { path: '^db/' },
+    },
+    {
       name: 'modules-see-only-common', severity: 'error',
       comment: 'A module\'s hook code ships with its manifest and is run by the data layer: it knows the platform only through '
         + 'common/ (the hook contract common/data-hooks.ts and the problem registry), never a service, a query or the gateway.',
@@ -75,8 +126,8 @@ module.exports = {
     {
       name: 'only-the-hook-registry-loads-modules', severity: 'error',
       comment: 'Modules\' code is reached through services/data/hooks.ts, which maps the manifests\' handler names to it, '
-        + 'and services/events/consumers/module-subscribers.ts, which checks their subscribers against the manifests.',
-      from: { pathNot: '^(services/data/hooks\\.ts|services/events/consumers/module-subscribers\\.ts|modules/)' }, to: { path: '^modules/' },
+        + 'and services/data/module-subscribers.ts, which checks their subscribers against the manifests.',
+      from: { pathNot: '^(services/data/(hooks|module-subscribers)\\.ts|modules/)' }, to: { path: '^modules/' },
     },
     {
       name: 'middleware-below-routes', severity: 'error', comment: 'Inside the gateway, routes use middleware and runtime; never the reverse.',

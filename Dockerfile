@@ -9,7 +9,7 @@ COPY package.json package-lock.json* .npmrc* ./
 # The postinstall applies patch-package's fixes of dependencies (kafkajs): they must be there first.
 COPY patches/ ./patches/
 # `npm install`, not `npm ci`: ci fails on optional packages of other platforms missing from the
-# registry (shared/TOOLCHAIN.md). Install scripts must run (argon2's prebuilt binary).
+# registry (docs/decisions/platform.md). Install scripts must run (argon2's prebuilt binary).
 RUN npm install --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev

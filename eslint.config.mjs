@@ -76,12 +76,12 @@ export default defineConfig(
       '@typescript-eslint/no-restricted-imports': ['error', {
         paths: bareBuiltins.map((name) => ({
           name,
-          message: 'Node built-ins are not available in the workflow sandbox (STYLE rule 7).',
+          message: 'Node built-ins are not available in the workflow sandbox (docs/decisions/layout.md).',
         })),
         patterns: [
           {
             group: ['node:*', '!node:assert'],
-            message: 'Node built-ins are not available in the workflow sandbox (STYLE rule 7).',
+            message: 'Node built-ins are not available in the workflow sandbox (docs/decisions/layout.md).',
           },
           {
             regex: escapesSandbox,

@@ -18,6 +18,8 @@ import type { VerifiedApiKeys } from './runtime/verified-api-keys';
 import { authorize, requireAdminRole } from './middleware/authorize';
 import type { InstalledModules } from './runtime/installed-modules';
 import { requireModule } from './middleware/require-module';
+import { stepUp } from './middleware/step-up';
+import { requireMfaEnrollment } from './middleware/mfa-enrollment';
 import { rateLimit } from './middleware/rate-limit';
 import type { LimitEnforcement } from './middleware/billing-enforcement';
 import type { CircuitBreakers } from './resilience/circuit-breaker';
@@ -56,7 +58,7 @@ export interface AppDeps {
   /** One breaker per downstream service (the route namespaces) and one per tenant. */
   breakers: CircuitBreakers;
   tenantBreakers: TenantBreakers;
-  /** Plan and subscription checks of bearer routes (document 1, Limits); absent or null when billing is off. */
+  /** Plan and subscription checks of bearer routes (docs/reference/gateway.md#rule-8); absent or null when billing is off. */
   limits?: LimitEnforcement | null;
   liveness: Probes['liveness'];
   /** Start-up conditions beyond the routes (flags loaded, core connections established). */
@@ -79,12 +81,15 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const registry = new RouteRegistry(deps.routes);
   const documents = buildOpenApiDocuments(registry, config.version);
   const bearer = authenticate(new VerifiedTokens(deps.tokens, config.api.verifiedTokenCacheSize), deps.revocations, deps.apiKeys);
+  const requireMfa = config.identity.requireMfaForAdmins ? requireMfaEnrollment(deps.permissions) : undefined;
   const api = buildApiRouter(registry, API_PREFIXES, {
     bodyLimitBytes: config.api.bodyLimitBytes,
     validateResponses: config.api.validateResponses,
     authenticate: bearer,
+    requireMfa,
     requireModule: (module) => requireModule(deps.installedModules, module),
     authorize: (permission) => authorize(deps.permissions, permission),
+    stepUp: (step) => stepUp(step, config.identity.ttl.stepUpMaxAge),
     billing: deps.limits ? (route) => deps.limits!.step(route) : undefined,
     rateLimit: (group) => rateLimit(group, {
       limiter: deps.limiter, settings: config.rateLimit, onRejected: (rejected) => deps.metrics.rateLimited(rejected),
@@ -103,7 +108,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       { name: 'routes', met: () => routesSynced, reason: 'route configuration not synced' },
     ]),
     health: deps.health,
-  }, [bearer, requireAdminRole()]);
+  }, [bearer, ...(requireMfa ? [requireMfa] : []), requireAdminRole()]);
   mountDocs(root, documents);
   root.get('/metrics', async (ctx) => {
     ctx.set('Content-Type', deps.metrics.registry.contentType);

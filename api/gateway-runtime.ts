@@ -2,7 +2,7 @@ import type { Config } from '../common/config';
 import type { Logger } from '../common/logger';
 import { FeatureFlagCache } from './runtime/flag-cache';
 import { componentChecks } from './health/components';
-import { pingDatabase } from '../db/queries/gateway/health.queries';
+import { operationsBacklogs, pingDatabase } from '../services/gateway/probes';
 import { EventLoopMonitor } from './health/event-loop';
 import { createHealthReporter } from './health/health-report';
 import type { ReadinessCondition } from './health/readiness';
@@ -10,17 +10,17 @@ import { createAccessControl, type AccessControl } from './runtime/access-contro
 import { SlidingWindowLimiter } from './runtime/rate-limiter';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { registerBacklogMetrics } from './metrics/backlog-metrics';
-import { selectOperationsBacklogs } from '../db/queries/gateway/backlogs.queries';
 import type { AppDeps } from './app';
 import { createAuditServices } from '../services/audit';
 import type { AuditDeps } from '../services/audit/deps';
+import { auditTrail } from '../services/audit/writer';
 import { RequestAuditor } from './middleware/request-audit';
 import { createIdentityServices } from '../services/identity';
 import { MeCache } from './runtime/me-cache';
 import { SessionRevocations } from './runtime/session-revocations';
 import { VerifiedApiKeys } from './runtime/verified-api-keys';
-import { API_KEY_CHANGES_CHANNEL } from '../db/queries/identity/api-keys.queries';
-import { SESSION_REVOCATIONS_CHANNEL } from '../db/queries/identity/sessions.queries';
+import { API_KEY_CHANGES_CHANNEL } from '../services/identity/api-keys';
+import { SESSION_REVOCATIONS_CHANNEL } from '../services/identity/user-sessions';
 import { createAuditExportServices } from '../services/audit/export';
 import type { AuditExportDeps } from '../services/audit/export/deps';
 import type { IdentityDeps } from '../services/identity/deps';
@@ -36,15 +36,16 @@ import { TenantBreakers } from './resilience/tenant-breaker';
 import { connectTemporal, type TemporalHandle } from '../common/temporal/client';
 import { createLimitEnforcement } from './middleware/billing-enforcement';
 import type { BillingStateDeps } from '../services/billing/state-deps';
+import { publishedEventsMeter } from '../services/billing/event-usage';
 import { ensureBucket } from './runtime/bucket';
 import { closeConnections, openConnections, type Connections } from './runtime/connections';
 import { retryUntilDone } from './runtime/retry';
 import { MoneyFlows } from '../services/money/workflow-client';
 import { MoneyAdmission } from '../services/money/admission';
 import { PgChannelListener } from '../db/pg-channel-listener';
-import { RBAC_VERSIONS_CHANNEL } from '../db/queries/access/roles.queries';
-import { ACCOUNT_CHANGES_CHANNEL } from '../db/queries/identity/users.queries';
-import { FEATURE_FLAGS_CHANNEL } from '../db/queries/gateway/feature-flags.queries';
+import { RBAC_VERSIONS_CHANNEL } from '../services/access/grants';
+import { ACCOUNT_CHANGES_CHANNEL } from '../services/identity/account-changes';
+import { FEATURE_FLAGS_CHANNEL } from '../services/gateway/feature-flags';
 import { createObjectStore } from '../common/object-store';
 import type { FilesDeps } from '../services/files/deps';
 import { FileScanStarter, fileScanSettingsOf } from '../services/files/scan-client';
@@ -99,7 +100,7 @@ export interface GatewayRuntime {
   data: DataDeps;
   /** Uploads (streamed to staging, scans started on config.files.taskQueue) and reading files. */
   files: FilesDeps;
-  /** Publishing through the event bus: the schema registry and a fail-fast producer (document 3). */
+  /** Publishing through the event bus: the schema registry and a fail-fast producer (docs/reference/events.md#rule-10). */
   events: EventsDeps;
   /** Whether the EventService (gRPC, api/grpc/server.ts, started beside HTTP) answers, for /health. */
   eventService: EventServiceProbe;
@@ -154,7 +155,10 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   sweepTenants.unref();
   const money = createMoneyServices(config, connections, logger);
   const modules = { ...createModuleServices(config, catalogue, connections.db, logger), versions: access.versions };
-  const events = createEventsServices(config, { db: connections.db, catalogue, installed: modules.installed, temporal: () => temporal }, logger);
+  const meter = publishedEventsMeter(connections.db, config.billingLimits.enabled, logger);
+  const events = createEventsServices(config, {
+    db: connections.db, catalogue, installed: modules.installed, meter, temporal: () => temporal, audit: auditTrail,
+  }, logger);
   const limits = createLimitEnforcement(config, connections.db, flags, logger, (tenantId) => money.limits.invalidate(tenantId));
   const eventLoop = new EventLoopMonitor(config.health.maxEventLoopDelayMs);
   const established = { postgres: false, redis: false };
@@ -216,7 +220,7 @@ export async function startGatewayRuntime(config: Readonly<Config>, logger: Logg
   const metrics = new GatewayMetrics(breakers, tenantBreakers, {
     lookups: { permissions: access.cache.stats, me: meAnswers.stats }, isListening: () => announcements.isListening,
   });
-  registerBacklogMetrics(metrics.registry, () => selectOperationsBacklogs(connections.db, config.backlogMetrics.timeoutMs), config.backlogMetrics, logger);
+  registerBacklogMetrics(metrics.registry, () => operationsBacklogs(connections.db, config.backlogMetrics.timeoutMs), config.backlogMetrics, logger);
 
   return {
     connections,

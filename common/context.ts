@@ -33,6 +33,21 @@ export function currentRequestContext(): Readonly<RequestContext> | undefined {
   return storage.getStore();
 }
 
+/** Who made a change, as the audit record names them. */
+export interface Actor {
+  userId: string;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/**
+ * The caller of a route: the token's tenant and user, with what the audit record keeps of the request.
+ * Every domain that audits a caller's change takes it, so it lives here rather than in one of them.
+ */
+export interface Caller extends Actor {
+  tenantId: string;
+}
+
 /** Who a bearer route's request acts as, from the verified access token. */
 export interface AuthState {
   userId: string;
@@ -44,6 +59,16 @@ export interface AuthState {
   impersonatorId?: string;
   /** The session (refresh-token family) of the access token (`sid`); absent for callers without a session. */
   sessionId?: string;
+  /**
+   * When the sign-in behind the session proved a credential (the token's `auth_time`, seconds since the
+   * epoch); absent for API keys, which sign in to nothing. Routes of high-value actions require it recent.
+   */
+  authTime?: number;
+  /**
+   * Whether the account had two-factor on when the token was issued (the token's `mfa`); absent for API keys
+   * and for tokens signed before the claim. REQUIRE_MFA_FOR_ADMINS reads it (docs/reference/identity.md#rule-48).
+   */
+  mfa?: boolean;
   /**
    * Set only for a request authenticated by an API key (a service account): the key acts with exactly
    * these permissions, never through roles. `userId` is then its actor id `apikey:<id>` (apiKeyActorId),

@@ -1,5 +1,5 @@
 /**
- * The contract between the data layer and the hook code a module ships (document 2, Data layer:
+ * The contract between the data layer and the hook code a module ships (docs/reference/data.md#rule-23:
  * hooks; `modules/<slug>/hooks.ts`). A module's code imports nothing of the platform but this file
  * and the problem registry (common/problems.ts), which it throws from to refuse a write; the rule is
  * `.dependency-cruiser.cjs` modules-see-only-common.

@@ -1,5 +1,5 @@
 /**
- * The broker message of document 3. Its JSON value carries id, type, source, tenantId, data,
+ * The broker message of docs/reference/events.md#rule-1. Its JSON value carries id, type, source, tenantId, data,
  * schemaVersion, timestamp and traceId; the tenant lives in the envelope, never in `data`. The
  * message key is the partition key (the entity id), so the events of one entity stay in order. A few
  * envelope fields are repeated as headers so a consumer can drop other tenants' events (and route

@@ -8,7 +8,7 @@ import type { DataValues } from './data-hooks';
  * context below offers, and the platform runs it as a consumer group of the worker.
  */
 
-/** The event as it was published (document 3's envelope); `data` is its typed payload. */
+/** The event as it was published (the envelope of docs/reference/events.md#rule-1); `data` is its typed payload. */
 export interface SubscribedEvent {
   id: string;
   type: string;
@@ -37,7 +37,7 @@ export interface SubscriberContext {
 }
 
 /**
- * One consumer group of the module: `<module>.<name>` (document 3's `<consuming-service>.<handler-name>`).
+ * One consumer group of the module: `<module>.<name>` (the `<module>.<handler>` of docs/reference/events.md#rule-13).
  * It receives the event types it lists, each of which its manifest must declare in
  * `events.subscribes`, all on one topic; only for tenants that have the module installed and active,
  * and only events that happened while it was (a user created before the install is not its business).

@@ -37,7 +37,7 @@ interface Waiting {
 
 /**
  * A producer for a caller that waits for its record and must hear at once when the broker cannot
- * take it (document 3, Events 4: no client-side buffering; the caller decides between retry,
+ * take it (docs/reference/events.md#rule-10: no client-side buffering; the caller decides between retry,
  * dead-letter or drop). Its Kafka client should not retry and should have short timeouts
  * (createKafka's `timeouts`); records are acknowledged by every in-sync replica (acks -1), and each
  * caller hears its record's partition and offset. Not idempotent: kafkajs's idempotent producer

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import { v7 as uuidv7, validate as uuidValidate, version as uuidVersion } from 'uuid';
 
-/** A UUID of version 4 or 7, the forms the documents accept for ids and idempotency keys. */
+/** A UUID of version 4 or 7, the forms the API accepts for ids and idempotency keys (docs/reference/conventions.md, rules 4 and 20). */
 export function isUuid(value: string): boolean {
   return uuidValidate(value) && [4, 7].includes(uuidVersion(value));
 }
@@ -10,7 +10,7 @@ export function isUuid(value: string): boolean {
 const nextUlid = monotonicFactory();
 
 /**
- * Wallet ids are ULIDs (document 2): time-ordered like UUID v7, and monotonic within a process so
+ * Wallet ids are ULIDs (docs/reference/conventions.md#rule-4): time-ordered like UUID v7, and monotonic within a process so
  * wallets created in the same millisecond still sort (and lock, for transfers) in creation order.
  */
 export function newWalletId(): string {

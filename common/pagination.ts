@@ -1,17 +1,17 @@
 import Joi from 'joi';
 import { problems } from './problems';
 
-/** Document 1, Page envelope: `page_size` defaults to 20 and may not exceed 100. */
+/** docs/reference/conventions.md#rule-11: `page_size` defaults to 20 and may not exceed 100. */
 export const PAGE_SIZE_DEFAULT = 20;
 export const PAGE_SIZE_MAX = 100;
 
-/** A list's page request, validated at the edge: `page_size`/`page_token`, or `limit`/`cursor` where the documents say so. */
+/** A list's page request, validated at the edge: `page_size`/`page_token`, or `limit`/`cursor` where the reference says so (docs/reference/conventions.md#rule-13). */
 export interface PageQuery { page_size: number; page_token?: string }
 export interface CursorQuery { limit: number; cursor?: string }
 
 /**
  * Page tokens of keyset pagination: the sort key of the last item of a page, as URL-safe base64 of
- * JSON. Clients never parse them (document 1, Page envelope); the server checks a token it is handed
+ * JSON. Clients never parse them (docs/reference/conventions.md#rule-12); the server checks a token it is handed
  * back against the shape it wrote, so a forged or foreign token is a 400, never a SQL error.
  */
 export function encodePageToken(position: Readonly<Record<string, unknown>>): string {
@@ -49,7 +49,7 @@ export function pageFrom<T extends { id: string }>(rows: readonly T[], pageSize:
 }
 
 /**
- * Lists that speak both envelopes of document 1: page_size/page_token answer {data, next_page_token},
+ * Lists that speak both envelopes of docs/reference/conventions.md (rules 11 and 13): page_size/page_token answer {data, next_page_token},
  * limit/cursor answer {data, meta: {cursor, hasMore}}. Both are the same keyset page; the token is
  * opaque to clients either way.
  */

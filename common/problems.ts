@@ -17,7 +17,7 @@ export interface PlanLimit {
   planId: string;
 }
 
-/** Members beyond the standard five that some problem types carry (document 1, problem object). */
+/** Members beyond the standard five that some problem types carry (docs/reference/conventions.md#rule-17). */
 export interface ProblemExtensions {
   errors?: FieldError[];
   retryAfter?: number;
@@ -40,7 +40,11 @@ const registry = {
   'invalid-credentials': { status: 401, title: 'Invalid credentials' },
   'mfa-required': { status: 401, title: 'Two-factor code required' },
   'mfa-invalid': { status: 401, title: 'Two-factor code invalid' },
+  // Step-up (RFC 9470's insufficient_user_authentication): the token is valid but its sign-in too old for the action.
+  'reauthentication-required': { status: 401, title: 'Recent sign-in required' },
   'forbidden': { status: 403, title: 'Forbidden' },
+  // REQUIRE_MFA_FOR_ADMINS: a member holding management permissions has not turned two-factor on yet.
+  'mfa-enrollment-required': { status: 403, title: 'Two-factor enrolment required' },
   'account-locked': { status: 403, title: 'Account locked' },
   'not-found': { status: 404, title: 'Not found' },
   'module-not-found': { status: 404, title: 'Module not installed' },
@@ -57,37 +61,37 @@ const registry = {
   'bad-gateway': { status: 502, title: 'Bad gateway' },
   'service-unavailable': { status: 503, title: 'Service unavailable' },
   'gateway-timeout': { status: 504, title: 'Gateway timeout' },
-  // Audit (document 2, Errors). cold-export-initiated is a 202 answer, not a problem.
+  // Audit (docs/reference/audit.md#errors). cold-export-initiated is a 202 answer, not a problem.
   'audit-record-not-found': { status: 404, title: 'Audit record not found' },
   'batch-limit-exceeded': { status: 400, title: 'Batch limit exceeded' },
   'export-range-too-large': { status: 400, title: 'Export range too large' },
   'anonymize-financial-record': { status: 403, title: 'Financial records cannot be anonymized' },
   'anonymize-conflict': { status: 409, title: 'Anonymization already in progress' },
-  // Money (document 2, Errors; where two statuses are shown, the first: DECISIONS.md).
+  // Money (docs/reference/money.md#errors).
   'insufficient-funds': { status: 400, title: 'Insufficient funds' },
   'invalid-amount': { status: 400, title: 'Invalid amount' },
   'hold-limit-exceeded': { status: 429, title: 'Too many open holds' },
   'hold-expired': { status: 422, title: 'Hold expired' },
-  // Document 2's transition table: a canceled (or confirmed) hold cannot be confirmed or canceled again.
+  // docs/reference/money.md#rule-8: a canceled (or confirmed) hold cannot be confirmed or canceled again.
   'hold-settled': { status: 400, title: 'Hold already confirmed or canceled' },
   'hold-not-reversible': { status: 400, title: 'A held transaction cannot be reversed' },
   'double-reversal': { status: 400, title: 'Transaction already reversed' },
   'reversal-window-expired': { status: 400, title: 'Reversal window expired' },
   'billing-unavailable': { status: 503, title: 'Billing unavailable' },
-  // Billing limits (document 1, Limits).
+  // Billing limits (docs/reference/billing.md, Rules: enforcement).
   'plan-limit-exceeded': { status: 402, title: 'Plan limit exceeded' },
   'subscription-suspended': { status: 402, title: 'Subscription suspended' },
   'subscription-terminated': { status: 402, title: 'Subscription terminated' },
   'transaction-not-reversible': { status: 400, title: 'Transaction cannot be reversed' },
-  // Billing, subscriptions and webhooks (document 1, Errors).
+  // Billing, subscriptions and webhooks (docs/reference/billing.md#errors).
   'optimistic-lock-conflict': { status: 409, title: 'Optimistic lock conflict' },
   'plan-change-in-progress': { status: 409, title: 'Plan change in progress' },
   'invalid-transition': { status: 422, title: 'Invalid subscription transition' },
   'webhook-signature-invalid': { status: 401, title: 'Webhook signature invalid' },
-  // Data layer (document 2, Errors and Limits).
+  // Data layer (docs/reference/data.md, Errors and Limits).
   'filter-limit-exceeded': { status: 400, title: 'Too many filters' },
   'relations-depth-exceeded': { status: 400, title: 'Relations nested too deeply' },
-  // Files (document 2, Errors).
+  // Files (docs/reference/files.md#errors).
   'file-not-found': { status: 404, title: 'File not found' },
   'file-rejected': { status: 422, title: 'File rejected' },
   'bucket-invalid': { status: 400, title: 'Invalid bucket' },
@@ -96,18 +100,18 @@ const registry = {
   'preset-not-found': { status: 404, title: 'Thumbnail preset not found' },
   'file-not-deleted': { status: 400, title: 'File not deleted' },
   'file-restore-expired': { status: 410, title: 'File restore window expired' },
-  // Event bus (document 3, Errors): each also carries the document's code as `code`.
+  // Event bus (docs/reference/events.md#errors): each also carries the code the reference names as `code`.
   'event-not-declared': { status: 403, title: 'Event type not declared by the module' },
   'event-topic-protected': { status: 403, title: 'Kernel event namespace' },
   'event-payload-too-large': { status: 400, title: 'Event payload too large' },
   'invalid-schema-version': { status: 400, title: 'Invalid schema version' },
   'events-broker-unavailable': { status: 503, title: 'Event broker unavailable' },
   'event-schema-incompatible': { status: 409, title: 'Event schema change not backward compatible' },
-  // Document 3's FAILED_PRECONDITION of DLQRetry; document 1 answers a business rule with 400 (docs/decisions/events.md).
+  // The FAILED_PRECONDITION of DLQRetry (docs/reference/events.md#rule-17); over REST a business rule is 400 (docs/decisions/events.md).
   'dead-letter-not-retryable': { status: 400, title: 'Dead letter already resolved or expired' },
-  // gRPC consumer groups (document 3, Errors and Endpoints; docs/decisions/events.md, gRPC consumer-group RPCs).
+  // gRPC consumer groups (docs/reference/events.md#rule-13; docs/decisions/events.md, gRPC consumer-group RPCs).
   'event-subscribe-not-declared': { status: 403, title: 'Event type not declared for subscription by the module' },
-  // Document 3's OUT_OF_RANGE of ReplayFrom (400 over REST, as document 1 answers a business rule).
+  // The OUT_OF_RANGE of ReplayFrom (docs/reference/events.md#rule-20; 400 over REST, as a business rule is answered).
   'replay-out-of-range': { status: 400, title: 'Replay outside the retention window' },
   // FAILED_PRECONDITION over gRPC: the group reads another topic, or has members elsewhere.
   'consumer-group-conflict': { status: 409, title: 'Consumer group in use' },
@@ -183,11 +187,18 @@ export const problems = {
   invalidCredentials: () => new Problem('invalid-credentials', 'The e-mail address or password is wrong'),
   mfaRequired: () => new Problem('mfa-required', 'Two-factor authentication is on; send mfaCode'),
   mfaInvalid: () => new Problem('mfa-invalid', 'The two-factor code is wrong or expired'),
+  /** `maxAge`: the seconds a sign-in stays recent enough (STEP_UP_MAX_AGE_SECONDS); a new sign-in is the way to step up. */
+  reauthenticationRequired: (maxAge: number) => new Problem('reauthentication-required',
+    `This action needs a sign-in within the last ${maxAge} s; sign in again (POST /auth/login) and repeat it`, { maxAge }),
   // A provider sign-in cannot be repeated with a code: the challenge token carries it to POST /auth/mfa/challenge.
   mfaChallenge: (mfaToken: string, expiresAt: string) => new Problem('mfa-required',
     'Two-factor authentication is on; send mfaToken with mfaCode or recoveryCode to POST /auth/mfa/challenge', { mfaToken, expiresAt }),
   accountLocked: () => new Problem('account-locked', 'The account is locked; contact your administrator'),
   forbidden: (detail = 'You do not have permission for this action') => new Problem('forbidden', detail),
+  /** The remedy is in the detail: enrol, then refresh, since the token says whether two-factor was on when it was issued. */
+  mfaEnrollmentRequired: () => new Problem('mfa-enrollment-required',
+    'Your role manages this tenant, which requires two-factor authentication: turn it on (POST /auth/mfa/enable, then '
+    + 'POST /auth/mfa/verify), then refresh the token (POST /auth/refresh) or sign in again'),
   notFound: (what = 'resource') => new Problem('not-found', `The ${what} was not found`),
   routeNotFound: (path: string) => new Problem('not-found', `No route matches ${path}`),
   moduleNotFound: (slug: string) => new Problem('module-not-found', `Module ${slug} is not installed for this tenant`),
@@ -242,7 +253,7 @@ export const problems = {
     new Problem('transaction-not-reversible', `Transaction ${id} (${type}, ${status}) cannot be reversed; only a completed debit or a confirmed hold can`),
   anonymizeConflict: (userId: string) =>
     new Problem('anonymize-conflict', `An anonymization of user ${userId} is already in progress`),
-  /** `extra`: the money limits also carry maxTxAmount / maxBalance beside the limit object (DECISIONS.md). */
+  /** `extra`: the money limits also carry maxTxAmount / maxBalance beside the limit object (docs/reference/money.md#rule-11). */
   planLimitExceeded: (
     limit: PlanLimit,
     extra: ProblemExtensions = {},
@@ -270,7 +281,7 @@ export const problems = {
     new Problem('bucket-invalid', `bucket must be one of ${buckets.join(', ')}`, { buckets: [...buckets] }),
   stagingLimitExceeded: (max: number) => new Problem('staging-limit-exceeded',
     `The tenant already has ${max} files waiting for their malware scan; retry when they are done`, { max, retryAfter: 30 }),
-  /** An upload's file crossed its size limit (document 2, Limits / Files: images one, other files another). */
+  /** An upload's file crossed its size limit (docs/reference/files.md#rule-4: images one, other files another). */
   fileTooLarge: (limitBytes: number, kind?: 'image' | 'document') => new Problem('payload-too-large',
     `${kind === 'image' ? 'An image' : kind === 'document' ? 'A file other than an image' : 'A file'} may be at most ${limitBytes} bytes`,
     { limitBytes }),
@@ -288,7 +299,7 @@ export const problems = {
   eventPayloadTooLarge: (limitBytes: number, size: number) => new Problem('event-payload-too-large',
     `The event payload is ${size} bytes; at most ${limitBytes} are accepted`, { code: 'EVENT_PAYLOAD_TOO_LARGE', limitBytes }),
   invalidSchemaVersion: (detail: string) => new Problem('invalid-schema-version', detail, { code: 'INVALID_SCHEMA_VERSION' }),
-  /** Document 3, Events 4: nothing is buffered, the caller decides between retry, dead-letter or drop. */
+  /** docs/reference/events.md#rule-10: nothing is buffered, the caller decides between retry, dead-letter or drop. */
   eventsBrokerUnavailable: (cause: unknown) => new Problem('events-broker-unavailable',
     'The event broker is unavailable; nothing was published, retry with backoff', { code: 'events.broker.unavailable' }, { cause }),
   eventSchemaIncompatible: (reasons: readonly string[]) => new Problem('event-schema-incompatible',
@@ -296,22 +307,22 @@ export const problems = {
   /** A dead letter (or every dead letter of an event) that is resolved or expired: only pending and retrying ones are re-sent. */
   deadLetterNotRetryable: (what: string, deadLetterStatus: string) => new Problem('dead-letter-not-retryable',
     `${what} is ${deadLetterStatus}; only a pending or retrying dead letter can be retried`, { deadLetterStatus }),
-  /** Document 3, Authentication 4: a module subscribes only to the types its manifest lists in events.subscribes. */
+  /** docs/reference/events.md#rule-13: a module subscribes only to the types its manifest lists in events.subscribes. */
   eventSubscribeNotDeclared: (module: string, topic: string, why: string) => new Problem('event-subscribe-not-declared',
     `Module ${module} may not subscribe to ${topic}: ${why}`, { module, topic }),
-  /** Document 3, Events 7: replay is bounded by the topic's retention (and cannot start in the future). */
+  /** docs/reference/events.md#rule-20: replay is bounded by the topic's retention (and cannot start in the future). */
   replayOutOfRange: (detail: string) => new Problem('replay-out-of-range', detail),
   consumerGroupConflict: (detail: string) => new Problem('consumer-group-conflict', detail),
   /** Not https, or a loopback, private or link-local target (server-side request forgery). */
   webhookUrlNotAllowed: (why: string) => new Problem('webhook-url-not-allowed', `The webhook URL ${why}`),
-  /** Decided before the first byte is sent (document 2, Limits: response body 1 MB), so no client reads half a body. */
+  /** Decided before the first byte is sent (docs/reference/data.md#rule-20: response body 1 MB), so no client reads half a body. */
   responseTooLarge: (limitBytes: number) => new Problem('payload-too-large',
     `The response would exceed ${limitBytes} bytes; ask for fewer records (page_size) or fewer fields (select)`, { limitBytes }),
 };
 
 /**
- * Downstream calls (gRPC, Temporal) fail with gRPC status codes; document 1 maps them to HTTP.
- * Codes without a mapping there are internal errors.
+ * Downstream calls (gRPC, Temporal) fail with gRPC status codes; this table maps them to HTTP
+ * (docs/decisions/gateway.md, Requests and errors). Codes without a mapping here are internal errors.
  */
 const grpcMapping: Record<number, ProblemType> = {
   3: 'validation-error', // INVALID_ARGUMENT

@@ -8,7 +8,7 @@ export const PROTO_ROOT = join(repoRoot, 'protos');
 
 /**
  * Proto files of protos/ as @grpc/proto-loader reads them, the same way for the server, our scripts
- * and the tests. Field names stay as written (snake_case, DECISIONS.md casing rule); 64-bit integers
+ * and the tests. Field names stay as written (snake_case, docs/decisions/events.md, gRPC EventService); 64-bit integers
  * are decimal strings (no precision lost); absent fields read as their defaults, as in proto3. Server
  * reflection describes the services from this definition.
  */

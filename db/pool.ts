@@ -64,7 +64,7 @@ export interface PoolOptions {
 
 /**
  * slonik's own transaction retry re-runs a failed transaction at once and without a bound we
- * choose; it is switched off so retries happen where they are counted (document 2: 100/200/400 ms).
+ * choose; it is switched off so retries happen where they are counted (docs/reference/money.md#rule-9: 100/200/400 ms).
  * Its default connection reset (DISCARD ALL on every release, one more round trip per query) is off
  * too: nothing here changes session state (the tenant setting is transaction-local, locks are
  * transaction-scoped, no temporary tables or prepared statements are kept), so there is nothing to reset.

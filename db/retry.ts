@@ -14,7 +14,7 @@ export function sqlState(error: unknown): string | undefined {
 
 /**
  * Runs a transaction again after a deadlock or serialization failure, 3 times at 100, 200 and
- * 400 ms (STYLE.md, rule 14); any other error, or the fourth failure, is thrown.
+ * 400 ms; any other error, or the fourth failure, is thrown.
  */
 export async function retryTransient<T>(work: () => Promise<T>, delaysMs: readonly number[] = [100, 200, 400]): Promise<T> {
   for (let attempt = 0; ; attempt += 1) {

@@ -86,7 +86,7 @@ function requestOf(command: string | undefined, values: Record<string, string | 
 }
 
 /**
- * `npm run events -- <command>`: calls the gateway's gRPC EventService (document 3) with the
+ * `npm run events -- <command>`: calls the gateway's gRPC EventService (docs/reference/events.md) with the
  * project's proto, as any gRPC client would, and prints the answer as JSON. Exit 0 answered,
  * 1 the call failed (its status and details on stderr), 2 usage error.
  */

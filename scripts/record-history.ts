@@ -17,7 +17,7 @@ import { createDbPool } from '../db/pool';
 import { installWorkerRuntime } from '../workers/temporal/runtime';
 import { bundleWorkflows, createDomainWorker, workflowsPath } from '../workers/temporal/worker';
 
-const usage = `Records the history of one workflow run for the replay tests (STYLE rule 11: record before changing).
+const usage = `Records the history of one workflow run for the replay tests (docs/decisions/testing.md: record before changing).
 
   npm run build && node dist/scripts/record-history.js <workflowType> <out.json> [--args '<JSON array>'] [--workflows <path>]
 
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     const history = await worker.runUntil(async () => {
       const handle = await client.workflow.start(workflowType, { taskQueue, workflowId: `record-history.${workflowType}.${newId()}`, args });
       // A run that fails is recorded as it ended too: the replay tests keep such histories (the
-      // money workflows' refusals before they completed with them, STYLE rule 11).
+      // money workflows' refusals before they completed with them, docs/decisions/testing.md).
       await handle.result().catch((err: unknown) => logger.warn({ err }, 'the workflow failed; its history is recorded'));
       return handle.fetchHistory();
     });

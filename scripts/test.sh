@@ -19,10 +19,12 @@ step "typecheck"
 tsc -p tsconfig.json --noEmit
 
 # The layout's directions (.dependency-cruiser.cjs) and the lint rules, workflow sandbox included
-# (eslint.config.mjs), hold in every run: a violation fails the run like a failing test.
-step "lint: dependency-cruiser, eslint"
+# (eslint.config.mjs), hold in every run: a violation fails the run like a failing test. So does a
+# comment or document naming a repository path that does not exist (scripts/check-paths.ts).
+step "lint: dependency-cruiser, eslint, paths"
 depcruise api services activities workflows workers db common scripts modules sdk --output-type err
 eslint --max-warnings 0 .
+node -r ./test/helpers/app-swc-register.cjs scripts/check-paths.ts
 
 step "jest: unit, integration, workflows, replay"
 # Jest's own summary is not a line CI reads, so the totals are printed once more in the plain

@@ -4,7 +4,7 @@ import { serviceOf, unaryCall } from '../common/proto';
 import { defaultTopicFor } from '../services/events/topics';
 
 /**
- * The module SDK of the event bus (document 3): what a module's own code calls to publish its
+ * The module SDK of the event bus (docs/reference/events.md): what a module's own code calls to publish its
  * declared events and to consume the ones it subscribes to, over the gateway's gRPC EventService.
  * The tenant is always the token's (the gateway overwrites any other); the token is asked for on
  * every call, so a caller can hand out fresh ones as they expire.
@@ -13,11 +13,11 @@ import { defaultTopicFor } from '../services/events/topics';
  *   const { eventId } = await bus.publish('crm.contact.created', { id, firstName }, { idempotencyKey });
  *   const subscription = bus.subscribe(['auth.user.created'], async (event) => { … }, { group: 'crm.user-created' });
  *
- * Publishing is not buffered (document 3, Events 4): a broker that is down rejects the call with
+ * Publishing is not buffered (docs/reference/events.md#rule-10): a broker that is down rejects the call with
  * UNAVAILABLE at once, and the caller decides. A subscription acknowledges each event only after its
  * handler resolved (the Consume RPC); a handler that throws is a failed attempt, the event comes
  * again, and after BROKER_MAX_ATTEMPTS it goes to the tenant's dead letters. Events are handled one
- * at a time per topic, in the order the group receives them (per entity, document 3, Events 1).
+ * at a time per topic, in the order the group receives them (per entity, docs/reference/events.md#rule-2).
  */
 export interface EventBusClientOptions {
   /** `host:port` of the EventService (the gateway's GRPC_PORT, 127.0.0.1:50051 locally). */

@@ -5,9 +5,10 @@ import { config } from '../common/config';
 import { createKafka, ReconnectingProducer } from '../common/kafka';
 import { createLogger } from '../common/logger';
 import { createObjectStore } from '../common/object-store';
-import { createPlatformGroups } from '../services/events/consumers/platform-groups';
+import { createPlatformGroups } from './consumers/platform-groups';
 import { webhookTaskQueues } from '../services/events/webhooks/deps';
 import { StagedObjectConsumer } from '../services/files/staged-objects';
+import { Mailer } from '../services/notify/mailer';
 import { createSmtpSender } from '../services/notify/smtp';
 import { contextBoundLogger } from '../common/temporal/activity-context';
 import { clientInterceptors } from '../common/temporal/client-interceptors';
@@ -70,8 +71,10 @@ async function main(): Promise<void> {
   // Which tenants of a batch have a subscriber's module: one pipelined round trip for all (db/tenant-reads.ts).
   const reads = await TenantReader.open(cfg.db.url, appPool, 2);
   // The webhook dispatchers start deliveries through the same client (services/events/webhooks/dispatcher.ts).
+  // The security mail goes out through the sendEmail workflow like every mail (services/notify/mailer.ts).
   const platformGroups = createPlatformGroups(cfg, {
     kafka: createKafka(cfg.kafka, logger), db: appPool, reads, logger, webhooks: { temporal: client, taskQueues: webhookTaskQueues(cfg) },
+    securityMail: new Mailer(() => ({ client }), cfg.mail.taskQueue, cfg.api.downstreamTimeoutMs, logger),
   });
 
   // One failed Worker stops the others too: a process that serves only some of its task queues

@@ -129,7 +129,7 @@ export interface MoneyHoldSweepScheduleSettings {
 }
 
 /**
- * The safety net behind the hold workflows' own timers (DECISIONS.md, Money): every
+ * The safety net behind the hold workflows' own timers (docs/reference/money.md#rule-8): every
  * MONEY_HOLD_CLEANUP_INTERVAL_SEC (60 s), holds still held one interval past their expiry are
  * expired. Overlapping runs are skipped; missed runs are not caught up (the next one covers them).
  */

@@ -6,7 +6,7 @@ import {
 } from '../common/kafka';
 
 /**
- * Creates the eight topics of document 3 (`npm run topics`). The broker does not create topics on
+ * Creates the eight topics of the catalogue (docs/reference/events.md#events; `npm run topics`). The broker does not create topics on
  * first use, so this runs once per environment before the relay and the consumers; running it again
  * changes nothing unless the retention in configuration changed.
  *
@@ -31,7 +31,7 @@ export function plannedTopics(kafka: Config['kafka']): TopicSpec[] {
 
 /**
  * The object store's bucket notifications (S3_EVENT_KAFKA_TOPIC; services/files/staged-objects.ts),
- * not a topic of document 3: created here because the store sends a test event to it when it starts,
+ * not a topic of the catalogue: created here because the store sends a test event to it when it starts,
  * and the broker creates no topic on first use.
  */
 export function storeEventTopics(cfg: Pick<Config, 'kafka' | 'files'>): TopicSpec[] {

@@ -1,6 +1,7 @@
 import type { OutgoingRecord } from '../../common/kafka';
 import { requestActor } from '../../common/temporal/activity-context';
 import type { DatabasePool } from '../../db/pool';
+import { auditTrail } from '../../services/audit/writer';
 import { replayDeadLetterPage } from '../../services/events/dead-letters/replay';
 import type { ReplayPage, ReplayPageInput } from '../../workflows/events/dead-letters.messages';
 
@@ -33,7 +34,8 @@ export function createDeadLetterActivities(deps: DeadLetterActivityDeps) {
   return {
     /** One page of replay-all, throttled by the workflow; a failure (broker, database) is retried by it. */
     async replayDeadLetterPage(input: ReplayPageInput): Promise<ReplayPage> {
-      return replayDeadLetterPage({ appPool: deps.appPool, producer }, input, requestActor());
+      // Audit sits above the bus, so the page is handed audit's writer here (services/events/audit-trail.ts).
+      return replayDeadLetterPage({ appPool: deps.appPool, producer, audit: auditTrail }, input, requestActor());
     },
   };
 }

@@ -17,7 +17,7 @@ interface ConsumeRequest {
 type ConsumeCall = ServerDuplexStream<ConsumeRequest, SubscribeResponse>;
 
 /**
- * Consume (beyond document 3): what Subscribe streams, each event counted delivered only once the
+ * Consume (docs/reference/events.md#rule-15): what Subscribe streams, each event counted delivered only once the
  * caller acknowledged it — the module SDK's subscribe (sdk/events.ts), whose acknowledgement follows
  * its handler. The first message names the topic and group exactly as Subscribe's request does, and
  * gets Subscribe's checks and statuses; each event then waits for its answer. A refusal (`success`

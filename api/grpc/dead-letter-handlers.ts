@@ -9,9 +9,9 @@ import { retryEvent } from '../../services/events/dead-letters/retry';
 import type { PermissionResolver } from '../runtime/permission-resolver';
 
 /**
- * The dead-letter RPCs of the EventService (document 3): DLQRetry and DLQReplayAll, on the caller's
- * tenant's dead letters only, each needing events.dlq.retry (migration 0033; document 3 names no key,
- * Authentication 7). services/events/dead-letters/ has the rules; docs/decisions/events.md the choices.
+ * The dead-letter RPCs of the EventService (docs/reference/events.md#resources): DLQRetry and
+ * DLQReplayAll, on the caller's tenant's dead letters only, each needing events.dlq.retry (migration
+ * 0033). services/events/dead-letters/ has the rules; docs/decisions/events.md (Dead letters) the choices.
  */
 export interface DeadLetterServiceDeps {
   deadLetters: DeadLetterDeps;

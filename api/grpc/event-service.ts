@@ -11,6 +11,7 @@ import { topicSchema, type TopicSchemaDeps } from '../../services/events/topic-s
 import type { DeadLetterDeps } from '../../services/events/dead-letters/deps';
 import { apiKeyAuth } from '../middleware/api-key-auth';
 import { bearerAuth } from '../middleware/authenticate';
+import { assertMfaEnrolled } from '../middleware/mfa-enrollment';
 import type { RequestAuditor } from '../middleware/request-audit';
 import type { PermissionResolver } from '../runtime/permission-resolver';
 import type { VerifiedApiKeys } from '../runtime/verified-api-keys';
@@ -32,6 +33,8 @@ export interface EventServiceDeps {
   /** API keys act on the EventService as on REST (a module's server publishing and consuming with one). */
   apiKeys: VerifiedApiKeys;
   permissions: PermissionResolver;
+  /** REQUIRE_MFA_FOR_ADMINS: the same enrolment an administrator owes on REST (docs/reference/identity.md#rule-48). */
+  requireMfaForAdmins: boolean;
   /** audit.api.called per authenticated call, like every REST request; null when request auditing is off. */
   requestAudit: RequestAuditor | null;
   /** Subscribe, Unsubscribe, ReplayFrom, GetConsumerPosition (subscription-handlers.ts), and Consume (consume-handler.ts). */
@@ -114,6 +117,8 @@ async function answer<Response>(
     const auth = await apiKeyAuth({ path: `/grpc/${method}`, get: (header) => firstValue(metadata, header) ?? '' }, deps.apiKeys)
       ?? await bearerAuth(firstValue(metadata, 'authorization'), deps.tokens, deps.revocations);
     caller = { auth, traceId };
+    // No EventService method enrols two-factor, so every one is held to it.
+    if (deps.requireMfaForAdmins) await assertMfaEnrolled(deps.permissions, auth);
     const context = { traceId, tenantId: auth.tenantId, actorId: auth.userId, ...(auth.impersonatorId ? { impersonatorId: auth.impersonatorId } : {}) };
     return await runWithRequestContext(context, () => handle(caller!));
   } catch (error) {

@@ -2,7 +2,7 @@ import { Client, credentials } from '@grpc/grpc-js';
 
 /**
  * Whether this gateway's EventService answers, for /health (reported within the `event_broker`
- * component: document 1 fixes the eight component keys). The check is a real connection to the
+ * component: docs/reference/gateway.md#rule-22 fixes the eight component keys). The check is a real connection to the
  * bound address: the channel must become ready (HTTP/2 connection and settings exchanged) within
  * the check's deadline. The client is kept, so a healthy check costs no new connection.
  */

@@ -28,7 +28,7 @@ export interface EventServiceServer {
 }
 
 /**
- * The gRPC EventService of document 3 (platform.events.v1), served by the gateway process beside
+ * The gRPC EventService (platform.events.v1, docs/reference/events.md#resources), served by the gateway process beside
  * HTTP on API_HOST:GRPC_PORT (127.0.0.1:50051): it shares the gateway's runtime (the publishing
  * producer, the schema and installed-module caches, the permission resolver, the Kafka admin), so
  * it needs no process, pool or cache of its own. `port` 0 binds an ephemeral port (tests).
@@ -38,7 +38,7 @@ export async function startEventService(
 ): Promise<EventServiceServer> {
   const subscriptions = createSubscriptionService(runtime, config, logger);
   const server = new Server({
-    // A 1 MB payload (document 3, Limits) and its envelope fit, as in REST publishing's body limit.
+    // A 1 MB payload (docs/reference/events.md#rule-9) and its envelope fit, as in REST publishing's body limit.
     'grpc.max_receive_message_length': 2 * MAX_EVENT_DATA_BYTES,
   });
   server.addService(eventServiceClass().service, eventServiceHandlers({
@@ -49,6 +49,7 @@ export async function startEventService(
     revocations: runtime.revocations,
     apiKeys: runtime.gateway.apiKeys,
     permissions: runtime.access.resolver,
+    requireMfaForAdmins: config.identity.requireMfaForAdmins,
     requestAudit: config.audit.requestEnabled ? runtime.gateway.requestAudit : null,
     subscriptions: subscriptions.deps,
     logger,

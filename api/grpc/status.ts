@@ -3,8 +3,9 @@ import type { Logger } from '../../common/logger';
 import { isProblem, problems, type Problem, type ProblemType } from '../../common/problems';
 
 /**
- * The one table from the platform's problems to gRPC status codes: document 1's gRPC → HTTP
- * mapping read the other way, by the problem's HTTP status. Document 3's codes follow from it:
+ * The one table from the platform's problems to gRPC status codes: the gRPC → HTTP mapping
+ * read the other way, by the problem's HTTP status. The event bus's codes
+ * (docs/reference/events.md#errors) follow from it:
  *
  * | Problem (HTTP)                                                        | gRPC status        |
  * |-----------------------------------------------------------------------|--------------------|
@@ -18,6 +19,7 @@ import { isProblem, problems, type Problem, type ProblemType } from '../../commo
  * | gateway-timeout (504)                                                 | DEADLINE_EXCEEDED  |
  * | dead-letter-not-retryable (400, by type: STATUS_BY_TYPE)              | FAILED_PRECONDITION |
  * | consumer-group-conflict (409, by type)                                | FAILED_PRECONDITION |
+ * | plan-limit-exceeded (402, by type): the day's eventsPerDay reached     | RESOURCE_EXHAUSTED |
  * | replay-out-of-range (400, by type)                                    | OUT_OF_RANGE       |
  * | event-subscribe-not-declared (403)                                    | PERMISSION_DENIED  |
  * | anything else, internal-error (500)                                   | INTERNAL           |
@@ -35,7 +37,7 @@ const STATUS_BY_HTTP: Readonly<Record<number, GrpcStatus>> = {
 };
 
 /**
- * Problems whose gRPC status document 3 names although document 1 maps no HTTP status to it: they
+ * Problems whose gRPC status docs/reference/events.md#errors names although no HTTP status maps to it: they
  * answer their HTTP status over REST and this status over gRPC.
  */
 const STATUS_BY_TYPE: Partial<Readonly<Record<ProblemType, GrpcStatus>>> = {
@@ -45,6 +47,9 @@ const STATUS_BY_TYPE: Partial<Readonly<Record<ProblemType, GrpcStatus>>> = {
   'replay-out-of-range': GrpcStatus.OUT_OF_RANGE,
   // A group that reads another topic, or still has members in another gateway (409 over REST).
   'consumer-group-conflict': GrpcStatus.FAILED_PRECONDITION,
+  // A publish past the plan's eventsPerDay (402 over REST): a quota used up, as gRPC names it; the problem-type
+  // metadata tells it from a rate limit (docs/decisions/billing.md, Counting published events).
+  'plan-limit-exceeded': GrpcStatus.RESOURCE_EXHAUSTED,
 };
 
 export function grpcStatusOf(problem: Problem): GrpcStatus {
@@ -56,13 +61,13 @@ export const PROBLEM_METADATA = { type: 'problem-type', code: 'problem-code' } a
 
 /**
  * What a call answers when its handler throws. The details are the problem's detail, followed by
- * its field errors (`data.firstName REQUIRED: …`); the problem type suffix and document 3's code
+ * its field errors (`data.firstName REQUIRED: …`); the problem type suffix and its code
  * travel as trailing metadata. An error that is no problem is an internal error: its cause is
  * logged, never sent.
  */
 export function toServiceError(error: unknown, logger: Logger, method: string): ServiceError {
   const problem = isProblem(error) ? error : problems.internal(error);
-  // A broker outage is the caller's to retry (document 3, Events 4), not a defect of ours.
+  // A broker outage is the caller's to retry (docs/reference/events.md#rule-10), not a defect of ours.
   if (problem.status >= 500) logger[problem.type === 'events-broker-unavailable' ? 'warn' : 'error']({ err: error, method }, 'gRPC call failed');
   const metadata = new Metadata();
   metadata.set(PROBLEM_METADATA.type, problem.type);

@@ -11,7 +11,7 @@ import type { OpenStreams } from './open-streams';
 import { streamSubscription, watchedOf, type StartDelivery, type SubscribeRequest, type SubscribeResponse } from './subscription-stream';
 
 /**
- * The consumer-group RPCs of the EventService (document 3): Subscribe, Unsubscribe, ReplayFrom and
+ * The consumer-group RPCs of the EventService (docs/reference/events.md#resources): Subscribe, Unsubscribe, ReplayFrom and
  * GetConsumerPosition, on the caller's tenant's groups only (docs/decisions/events.md, gRPC
  * consumer-group RPCs). Each needs the permission events.subscribe.
  */

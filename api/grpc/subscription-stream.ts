@@ -86,7 +86,7 @@ export function unlessEnding(ending: AbortSignal, work: Promise<void>): Promise<
 }
 
 /**
- * Streams a subscription's events until the caller cancels or the connection closes (document 3),
+ * Streams a subscription's events until the caller cancels or the connection closes (docs/reference/events.md#resources),
  * or until Unsubscribe or ReplayFrom ends the group's streams in this gateway (the call then ends
  * with OK). Resolves when the stream should end with OK, rejects when its consumer failed for good;
  * either way the consumer has left the group by then.

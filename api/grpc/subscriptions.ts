@@ -3,7 +3,7 @@ import { createKafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import { ConsumerLag } from '../../services/events/consumer-lag';
 import { kafkaGroupId } from '../../services/events/consumers/group-names';
-import { loadModuleSubscribers } from '../../services/events/consumers/module-subscribers';
+import { loadModuleSubscribers } from '../../services/data/module-subscribers';
 import { TopicTails } from '../../services/events/consumers/topic-tail';
 import type { GatewayRuntime } from '../gateway-runtime';
 import { registerConsumerLagMetrics } from '../metrics/consumer-lag-metrics';
@@ -29,7 +29,7 @@ export function createSubscriptionService(runtime: GatewayRuntime, config: Reado
   const admin = kafka.admin();
   const streams = new OpenStreams();
   const tails = new TopicTails(kafka, logger);
-  // The worker runs these for every tenant (services/events/consumers/platform-groups.ts); their offsets are read from here.
+  // The worker runs these for every tenant (workers/consumers/platform-groups.ts); their offsets are read from here.
   const platformGroups = loadModuleSubscribers(runtime.events.catalogue)
     .map(({ group, topic }) => ({ groupId: kafkaGroupId(group), group, tenantId: null, topic }));
   const lag = new ConsumerLag({ admin, platformGroups: () => platformGroups, openGroups: () => streams.groups() }, config.consumerLag, logger);

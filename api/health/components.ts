@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Client as MinioClient } from 'minio';
 import { describeBroker, type Admin } from '../../common/kafka';
 import type { DatabasePool } from '../../db/pool';
-import { isReadOnlyConnection, pingDatabase } from '../../db/queries/gateway/health.queries';
+import { isReadOnlyConnection, pingDatabase } from '../../services/gateway/probes';
 import type { FeatureFlagCache, FlagCacheState } from '../runtime/flag-cache';
 import type { CircuitBreaker, CircuitBreakers } from '../resilience/circuit-breaker';
 import type { TemporalHandle } from '../../common/temporal/client';

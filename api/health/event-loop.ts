@@ -3,7 +3,7 @@ import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 export type Liveness = { alive: true } | { alive: false; reason: string };
 
 /**
- * Liveness is about the process itself (document 1: a failing /live means a defect, not a
+ * Liveness is about the process itself (docs/reference/gateway.md#rule-20: a failing /live means a defect, not a
  * dependency outage). The defect we can see from inside is a blocked event loop: code that
  * spins or does heavy synchronous work. The loop's delay is sampled continuously; /live fails
  * while the longest delay of the current or the previous window exceeds the threshold, so a

@@ -1,5 +1,5 @@
 /**
- * Readiness (document 1): 503 while any of three things is missing: the feature-flag cache is
+ * Readiness (docs/reference/gateway.md#rule-21): 503 while any of three things is missing: the feature-flag cache is
  * loaded, the connections to the core services are established, the route configuration is
  * synced. Each is a named condition; the unmet ones make up the reason given.
  */

@@ -1,5 +1,5 @@
 /**
- * The /health answer of document 1: eight components, each healthy, degraded or unhealthy with
+ * The /health answer of docs/reference/gateway.md#rule-22: eight components, each healthy, degraded or unhealthy with
  * its latency and error, rolled up into one status and HTTP code.
  */
 export const COMPONENTS = [

@@ -13,7 +13,7 @@ const uniqueViolations: Record<string, () => Problem> = {
   wallets_user_currency_label: () => problems.conflict('The user already has a wallet with this currency and label'),
 };
 
-/** A module's permission keys refused by the registry (migration 0010; document 1, Permission keys 1-2): 400. */
+/** A module's permission keys refused by the registry (migration 0010; docs/reference/access.md#rule-2): 400. */
 const modulePermissionRefused = (message: string) => () => problems.validation(
   [{ field: 'permissions', message, code: 'INVALID_VALUE' }], 'The module\'s permissions cannot be registered',
 );

@@ -2,7 +2,7 @@ import type { ValidationError, ValidationErrorItem } from 'joi';
 import type { FieldError } from '../../common/problems';
 
 /**
- * joi's error types mapped to the codes of the problem object's `errors[]` (document 1: REQUIRED,
+ * joi's error types mapped to the codes of the problem object's `errors[]` (docs/reference/conventions.md#rule-9: REQUIRED,
  * INVALID_FORMAT, TOO_SHORT, BREACHED_PASSWORD, ...). Clients branch on these codes, so they are a
  * closed set; a joi type not listed here falls back by its family below.
  */
@@ -46,7 +46,7 @@ const CODES: Record<string, string> = {
   'any.invalid': 'INVALID_VALUE',
   'array.unique': 'DUPLICATE_VALUE',
   'array.includesRequiredUnknowns': 'REQUIRED',
-  // Raised by the new-password schema (api/routes/identity/auth.schemas.ts); document 1 names the code.
+  // Raised by the new-password schema (api/routes/identity/auth.schemas.ts); docs/reference/identity.md#rule-3 names the code.
   'password.breached': 'BREACHED_PASSWORD',
 };
 

@@ -6,7 +6,7 @@ import Joi from 'joi';
  */
 
 /**
- * Document 1, Headers: `Idempotency-Key: <uuid>`, UUID v4 or v7. A pattern, not joi's uuid(): the
+ * docs/reference/conventions.md#rule-20: `Idempotency-Key: <uuid>`, UUID v4 or v7. A pattern, not joi's uuid(): the
  * OpenAPI documents then state the versions too, so a key valid by the document is never refused.
  */
 const idempotencyKey = Joi.string()
@@ -17,7 +17,7 @@ export interface IdempotencyHeaders {
   'Idempotency-Key': string;
 }
 
-/** Money mutations (document 2, Authentication 5): a missing or malformed key is 400 validation-error. */
+/** Money mutations (docs/reference/money.md#rule-2): a missing or malformed key is 400 validation-error. */
 export const idempotencyHeaders = Joi.object<IdempotencyHeaders>({ 'Idempotency-Key': idempotencyKey.required() });
 
 /** A creation that moves no money honours a key when one is sent. */

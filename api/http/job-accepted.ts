@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 
 /**
- * The one answer of an operation that starts long work (STYLE rule 9): 202, `Location` naming the
+ * The one answer of an operation that starts long work (docs/reference/jobs.md): 202, `Location` naming the
  * job (GET /v1/jobs/{jobId}, one resource for every kind of job: docs/decisions/jobs.md), and a
  * body that carries `jobId` beside what the operation itself says of the work.
  */

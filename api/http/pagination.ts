@@ -2,9 +2,9 @@ import Joi from 'joi';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../common/pagination';
 
 /**
- * The page envelope of document 1: `page_size` (default 20, at most 100) and an opaque
+ * The page envelope of docs/reference/conventions.md#rule-11: `page_size` (default 20, at most 100) and an opaque
  * `page_token`; some lists say `limit` and `cursor` with the same meaning and defaults. A size
- * above 100 is a validation error, never silently capped (DECISIONS.md), so callers learn the limit.
+ * above 100 is a validation error, never silently capped (the same rule), so callers learn the limit.
  */
 
 const size = Joi.number().integer().min(1).max(PAGE_SIZE_MAX).default(PAGE_SIZE_DEFAULT);

@@ -14,7 +14,7 @@ export type Namespace = (typeof NAMESPACES)[number];
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-/** Whose counter a request is charged to (document 1, Limits: IP, user, tenant or API key). */
+/** Whose counter a request is charged to (docs/reference/gateway.md#rule-9: IP, user, tenant or API key). */
 export const RATE_LIMIT_GROUPS = ['ip', 'user', 'tenant', 'apiKey'] as const;
 export type RateLimitGroup = (typeof RATE_LIMIT_GROUPS)[number];
 
@@ -94,15 +94,28 @@ export interface RouteDefinition<P = unknown, Q = unknown, B = unknown, H = unkn
   operationId: string;
   summary: string;
   description?: string;
-  /** Public routes need no bearer token (document 1, Authentication 1). */
+  /** Public routes need no bearer token (docs/reference/gateway.md#rule-1). */
   auth: 'public' | 'bearer';
-  /** The permission a bearer route requires (document 1, RBAC); checked after authentication. */
+  /** The permission a bearer route requires (docs/reference/gateway.md#rule-7); checked after authentication. */
   permission?: string;
   /**
    * The module the route belongs to: 404 module-not-found unless it is installed and active for the
-   * caller's tenant, checked after authentication and before the permission (document 1 order).
+   * caller's tenant, checked after authentication and before the permission (docs/reference/gateway.md#rule-5).
    */
   module?: RouteModule;
+  /**
+   * A high-value action (docs/reference/identity.md#rule-46): the caller's sign-in must be at most
+   * STEP_UP_MAX_AGE_SECONDS old (the token's `auth_time`), or the answer is 401
+   * reauthentication-required; checked after the permission. `apiKeys`: whether an API key, which has
+   * no sign-in, may still call the route ('allowed') or is refused with 403 ('refused').
+   */
+  stepUp?: { apiKeys: 'allowed' | 'refused' };
+  /**
+   * A route a member who must still turn two-factor on may call under REQUIRE_MFA_FOR_ADMINS: the enrolment,
+   * the caller's own account, tenants and sessions, logout (docs/reference/identity.md#rule-48). Every other bearer
+   * route answers such a caller 403 mfa-enrollment-required.
+   */
+  allowedBeforeMfa?: true;
   /** A GET with side effects (an OAuth callback spends its state) says false: it is never retried. */
   idempotent?: false;
   /**
@@ -187,6 +200,8 @@ export class RouteRegistry {
       if (operationIds.has(route.operationId)) throw new RouteConfigurationError(`${where}: operationId ${route.operationId} reused`);
       if (route.permission !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a permission needs auth: 'bearer'`);
       if (route.module !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a module needs auth: 'bearer'`);
+      if (route.stepUp !== undefined && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: a step-up needs auth: 'bearer'`);
+      if (route.allowedBeforeMfa && route.auth !== 'bearer') throw new RouteConfigurationError(`${where}: allowedBeforeMfa needs auth: 'bearer'`);
       if (Object.keys(route.schemas.response).length === 0) throw new RouteConfigurationError(`${where}: no response declared`);
       if (route.streamedBody && (route.schemas.body || route.rawBody || !['POST', 'PUT', 'PATCH'].includes(route.method))) {
         throw new RouteConfigurationError(`${where}: a streamed body is the only body of a POST, PUT or PATCH`);

@@ -71,7 +71,7 @@ function grpcStatusOf(error: unknown): { code: number; details: string } | null 
 
 /**
  * Temporal's client turns some gRPC statuses into its own error classes and drops the code; they
- * are mapped back to the status they stand for, so they share document 1's mapping.
+ * are mapped back to the status they stand for, so they share the gRPC mapping of common/problems.ts (problemFromGrpc).
  */
 function temporalStatusOf(error: unknown): { code: number; details: string } | null {
   if (error instanceof WorkflowNotFoundError) return { code: 5, details: error.message }; // NOT_FOUND

@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../../common/logger';
-import type { OperationsBacklogs } from '../../db/queries/gateway/backlogs.queries';
+import type { OperationsBacklogs } from '../../services/gateway/probes';
 
 export interface SharedReadingSettings {
   /** How long one reading serves every scrape (0: each scrape reads once). */

@@ -6,11 +6,11 @@ const LEVEL_VALUE: Record<LagLevel, number> = { none: 0, warning: 1, error: 2, c
 type Labels = 'group' | 'tenant' | 'topic';
 
 /**
- * Consumer lag on the gateway's /metrics (document 3, Events 5 and 6), read from the last sample of
+ * Consumer lag on the gateway's /metrics (docs/reference/events.md#rule-21), read from the last sample of
  * services/events/consumer-lag.ts (taken on a timer, never per scrape). Labels: `group` the group's
  * name, `tenant` its tenant (empty for a platform group), `topic`. A group no longer watched
  * disappears from the next scrape. Alert rules fire on `event_consumer_lag_alert_level`: it already
- * holds document 3's levels by lag age and is 0 while `event_consumer_lag_alert_suppressed` is 1.
+ * holds that rule's levels by lag age and is 0 while `event_consumer_lag_alert_suppressed` is 1.
  */
 export function registerConsumerLagMetrics(registry: Registry, snapshot: () => readonly GroupLag[]): void {
   const gauge = (name: string, help: string, value: (lag: GroupLag) => number) => new Gauge<Labels>({

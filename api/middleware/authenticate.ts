@@ -41,5 +41,9 @@ export async function bearerAuth(header: string | undefined, tokens: VerifiedTok
   // Under impersonation the request acts as the user and names the Platform Owner behind it, so
   // audit records (recordAudit) and Temporal calls (the platform-context header) carry both.
   const impersonation = claims.impersonatorId ? { impersonatorId: claims.impersonatorId } : {};
-  return { userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles, sessionId: claims.sid, ...impersonation };
+  const authTime = claims.authTime === undefined ? {} : { authTime: claims.authTime };
+  const mfa = claims.mfa === undefined ? {} : { mfa: claims.mfa };
+  return {
+    userId: claims.sub, tenantId: claims.tenantId, email: claims.email, roles: claims.roles, sessionId: claims.sid, ...authTime, ...mfa, ...impersonation,
+  };
 }

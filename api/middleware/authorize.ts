@@ -17,7 +17,7 @@ export async function requirePermission(resolver: PermissionResolver, auth: Auth
   if (!(await resolver.allows(auth, permission))) throw problems.forbidden(`The permission ${permission} is required`);
 }
 
-/** For routes document 1 reserves to "the admin role" rather than a permission (/health). */
+/** For routes docs/reference/gateway.md#rule-22 reserves to "the admin role" rather than a permission (/health). */
 export function requireAdminRole(): AppMiddleware {
   return async (ctx, next) => {
     if (!authOf(ctx).roles.some((role) => ADMIN_ROLE_NAMES.has(role))) throw problems.forbidden('The admin role is required');

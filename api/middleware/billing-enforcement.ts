@@ -2,16 +2,16 @@ import type { Config } from '../../common/config';
 import { topics } from '../../services/events/topics';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
-import { selectUsageOf, type PlanState, type UsageMetric } from '../../db/queries/billing/usage.queries';
-import { withTenant } from '../../db/tenant';
 import { authOf, type AppMiddleware } from '../context';
 import type { AnyRoute } from '../http/route-registry';
-import { checkCreationLimit, checkSubscriptionStatus, creationLimitOf } from '../../services/billing/limits';
+import {
+  checkCreationLimit, checkSubscriptionStatus, creationLimitOf, usageOf, type PlanState, type UsageMetric,
+} from '../../services/billing/limits';
 import { createTenantEventListener, type TenantEventListener } from '../runtime/tenant-event-listener';
 import { PlanCache } from '../runtime/plan-cache';
 import type { FeatureFlagCache } from '../runtime/flag-cache';
 
-/** The billing events after which the gateway reloads a tenant's plan info (document 1, Events). */
+/** The billing events after which the gateway reloads a tenant's plan info (docs/reference/billing.md#events). */
 export const PLAN_CACHE_EVENTS: ReadonlySet<string> = new Set(['billing.plan.changed', 'billing.subscription.changed']);
 
 /**
@@ -22,8 +22,8 @@ export const PLAN_CACHE_EVENTS: ReadonlySet<string> = new Set(['billing.plan.cha
 export const BILLING_ENFORCEMENT_FLAG = 'billing.enforcement';
 
 /**
- * The gateway's limit enforcement (document 1, "Limit enforcement per mutating request at the
- * gateway"): one router step per bearer route, after the permission check and before the rate
+ * The gateway's limit enforcement (docs/reference/billing.md#rule-14 and
+ * #rule-15): one router step per bearer route, after the permission check and before the rate
  * limit. The plan and status come from the PlanCache (no I/O when cached); only a route that
  * creates a counted resource reads the tenant's current usage of that metric.
  */
@@ -62,7 +62,7 @@ export class LimitEnforcement {
   private async checkCreation(tenantId: string, state: PlanState, metric: UsageMetric): Promise<void> {
     const limit = creationLimitOf(state, metric);
     if (!limit) return;
-    const current = await withTenant(this.db, tenantId, (tx) => selectUsageOf(tx, metric));
+    const current = await usageOf(this.db, tenantId, metric);
     checkCreationLimit(limit, metric, current);
   }
 }

@@ -12,7 +12,7 @@ export interface RequestAuditSettings {
 }
 
 /**
- * Writes `audit.api.called` for every authenticated request (document 1: method, route, status,
+ * Writes `audit.api.called` for every authenticated request (docs/reference/gateway.md#rule-17: method, route, status,
  * latency, actor, tenant, trace id) through the audit intake, after the response, so the audit
  * path never delays or fails a request. Records are batched for flushMs: one Kafka send per batch
  * instead of one per request keeps the gateway's throughput; the intake's fallback buffer catches

@@ -5,7 +5,7 @@ import type { InstalledModules } from '../runtime/installed-modules';
 import { SLUG_PATTERN } from '../../services/modules/manifest';
 
 /**
- * The gateway's "module installed" step (document 1: token, tenant, module installed, permission,
+ * The gateway's "module installed" step (docs/reference/gateway.md#rule-5: token, tenant, module installed, permission,
  * ...): a route of a module answers 404 module-not-found unless the module is installed and active
  * for the caller's tenant, before authorization and before any downstream work. A route whose module
  * is a path parameter (`/data/:module/...`) names it with a function of the raw parameters; an

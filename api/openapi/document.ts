@@ -97,6 +97,14 @@ function keysOf(schema: Joi.Schema | undefined): string[] {
   return Object.keys((schema?.describe() as { keys?: Record<string, unknown> } | undefined)?.keys ?? {});
 }
 
+/** A step-up route has a second 401: a valid token whose sign-in is too old (docs/reference/identity.md#rule-46). */
+function unauthorizedOf(route: AnyRoute): string {
+  if (!route.stepUp) return 'unauthorized';
+  const keys = route.stepUp.apiKeys === 'refused' ? ' An API key is refused with 403 forbidden.' : '';
+  return 'unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than '
+    + `STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request.${keys}`;
+}
+
 function responsesOf(route: AnyRoute): Record<string, unknown> {
   const declared = Object.entries(route.schemas.response).map(([status, schema]): [string, unknown] => {
     const bytes = route.schemas.bytes?.[Number(status)];
@@ -116,7 +124,7 @@ function responsesOf(route: AnyRoute): Record<string, unknown> {
   return {
     ...Object.fromEntries(declared),
     400: { description: 'validation-error: the request does not match this schema', content: problemContent },
-    ...(route.auth === 'bearer' ? { 401: { description: 'unauthorized', content: problemContent } } : {}),
+    ...(route.auth === 'bearer' ? { 401: { description: unauthorizedOf(route), content: problemContent } } : {}),
     default: { description: 'Any other error, as an RFC 9457 problem', content: problemContent },
   };
 }

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 /**
- * The problem object of document 1 as a joi schema: documented once here and referenced by every
+ * The problem object of docs/reference/conventions.md#rule-15 as a joi schema: documented once here and referenced by every
  * operation's error responses.
  */
 export const fieldErrorSchema = Joi.object({

@@ -1,7 +1,7 @@
 /**
- * The gateway's circuit breaker (document 1, "Gateway circuit breaker"): 5 consecutive failures
+ * The gateway's circuit breaker (docs/reference/gateway.md#rule-14): 5 consecutive failures
  * within 30 s open the circuit for 30 s, during which calls fail at once without reaching the
- * service. The document leaves the way out of open unspecified; we follow the common rule: after
+ * service. For the way out of open we follow the common rule: after
  * the open period the circuit is half-open and lets exactly one probe call through; its success
  * closes the circuit, its failure opens it for another period. Calls that arrive while the probe
  * is in flight are refused like calls on an open circuit.

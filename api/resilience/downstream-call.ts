@@ -10,15 +10,15 @@ import type { TenantBreakers } from './tenant-breaker';
 export interface DownstreamCallOptions {
   breakers: CircuitBreakers;
   tenants: TenantBreakers;
-  /** Document 1: 5 s (GRPC_CALL_TIMEOUT_MS), then 504. */
+  /** docs/reference/gateway.md#rule-12: 5 s (GRPC_CALL_TIMEOUT_MS), then 504. */
   timeoutMs: number;
-  /** Document 1: one retry after 100 ms, for idempotent GETs only. */
+  /** docs/reference/gateway.md#rule-13: one retry after 100 ms, for idempotent GETs only. */
   retryDelayMs: number;
 }
 
 /**
  * Runs a route's handler as the gateway's call to its downstream service (the route's namespace:
- * iam, money, audit …), with the resilience rules of document 1: a deadline per attempt (504
+ * iam, money, audit …), with the resilience rules of docs/reference/gateway.md (Rules: deadlines and failures): a deadline per attempt (504
  * `gateway-timeout`), one retry after 100 ms for a GET whose first attempt failed transiently,
  * the downstream's circuit breaker (five consecutive failures open it: 503 `service-unavailable`
  * without calling), and the caller's tenant breaker. Only server-side failures count: a 4xx

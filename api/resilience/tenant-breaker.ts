@@ -1,5 +1,5 @@
 /**
- * The per-tenant breaker of document 1: a tenant whose requests fail more than half the time over
+ * The per-tenant breaker of docs/reference/gateway.md#rule-15: a tenant whose requests fail more than half the time over
  * 60 s is isolated (its requests answer 503 at once) while every other tenant is served, so one
  * tenant's poisoned data or runaway client cannot open the circuit for all. Counts are kept in
  * buckets of a tenth of the window; a tenant with fewer than minRequests in the window is never

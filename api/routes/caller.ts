@@ -1,4 +1,4 @@
-import type { Caller } from '../../services/access/roles';
+import type { Caller } from '../../common/context';
 import { authOf } from '../context';
 import type { RouteContext } from '../http/route-registry';
 

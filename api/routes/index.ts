@@ -66,11 +66,11 @@ export interface RouteServices {
   /** Holds and transfers, started as Temporal workflows. */
   moneyFlows: MoneyFlows;
   modules: ModuleServices;
-  /** The data layer's record endpoints (document 2, Data layer). */
+  /** The data layer's record endpoints (docs/reference/data.md#resources). */
   data: DataDeps;
-  /** Uploads and reading files (document 2, Files). */
+  /** Uploads and reading files (docs/reference/files.md#resources). */
   files: FilesDeps;
-  /** Publishing through the event bus (document 3, REST publishing), and its dead letters. */
+  /** Publishing through the event bus (docs/reference/events.md#rule-11), and its dead letters. */
   events: EventPublishingDeps & { deadLetters: DeadLetterDeps };
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal: () => TemporalHandle | undefined;
@@ -120,7 +120,9 @@ export function platformRoutes(services: RouteServices): AnyRoute[] {
     ...thumbnailRoutes(services.files),
     ...eventPublishRoutes(services.events),
     ...deadLetterRoutes(services.events.deadLetters),
-    ...webhookEndpointRoutes(createWebhookDeps(services.identity.config, services.events.deadLetters.db, services.temporal)),
+    ...webhookEndpointRoutes(createWebhookDeps(
+      services.identity.config, services.events.deadLetters.db, services.temporal, services.events.deadLetters.audit,
+    )),
     ...fileProcessRoutes({ ...services.files, temporal: services.temporal }),
     ...fileTusRoutes({ ...services.files, s3: services.identity.config.s3, temporal: services.temporal }),
     ...billingRoutes(services),

@@ -14,11 +14,18 @@ export interface ApiRouterOptions {
   validateResponses: boolean;
   /** Put in front of every route declared `auth: 'bearer'`. */
   authenticate: Middleware<AppState>;
+  /**
+   * Put right after authentication on every bearer route not declared `allowedBeforeMfa`, when
+   * REQUIRE_MFA_FOR_ADMINS is on (403 mfa-enrollment-required); absent when it is off.
+   */
+  requireMfa?: Middleware<AppState>;
   /** Put after authentication, before authorization, on every route that declares a module (404 module-not-found). */
   requireModule(module: RouteModule): Middleware<AppState>;
   /** Put after authentication on every route that declares a permission. */
   authorize(permission: string): Middleware<AppState>;
-  /** Plan and subscription checks of a bearer route (document 1, Limits); none when billing is off. */
+  /** Put after authorization on every route that declares a step-up (a recent sign-in). */
+  stepUp(step: NonNullable<AnyRoute['stepUp']>): Middleware<AppState>;
+  /** Plan and subscription checks of a bearer route (docs/reference/gateway.md#rule-8); none when billing is off. */
   billing?(route: AnyRoute): Middleware<AppState> | undefined;
   /** Charges the request to its group's rate limit; after authorization, before the body is read. */
   rateLimit(group: RateLimitGroup): Middleware<AppState>;
@@ -126,9 +133,11 @@ interface BodyGuards {
 }
 
 /**
- * A route's middleware, in the order of document 1: authentication (unless it is public), the
- * module-installed check (when it declares a module), authorization (when it declares a permission),
- * its rate limit, the body guard (for methods that carry a body), its validation guard and the call
+ * A route's middleware, in the order of docs/reference/gateway.md#rule-5: authentication (unless it is public), the
+ * two-factor enrolment an administrator may owe (REQUIRE_MFA_FOR_ADMINS; before anything else, so such a
+ * caller learns nothing a route would tell), the module-installed check (when it declares a module), authorization (when it declares a permission),
+ * the step-up (when it declares one: after the permission, since signing in again cannot give a
+ * caller a permission it lacks), its rate limit, the body guard (for methods that carry a body), its validation guard and the call
  * of its handler (deadline, retry, breakers). Authentication comes first, so an anonymous caller
  * learns nothing about a body's validity.
  */
@@ -136,8 +145,10 @@ function routeStack(route: AnyRoute, neighbours: readonly AnyRoute[], options: A
   return [
     ...shadowStepOf(route, neighbours),
     ...(route.auth === 'bearer' ? [options.authenticate] : []),
+    ...(route.auth === 'bearer' && !route.allowedBeforeMfa && options.requireMfa ? [options.requireMfa] : []),
     ...(route.module ? [options.requireModule(route.module)] : []),
     ...(route.permission ? [options.authorize(route.permission)] : []),
+    ...(route.stepUp ? [options.stepUp(route.stepUp)] : []),
     ...billingStepOf(route, options),
     ...rateLimitsOf(route, options),
     ...(BODY_METHODS.has(route.method) && !route.streamedBody

@@ -16,7 +16,7 @@ export interface AccessControl {
   /** The tenants' RBAC versions the cache checks on every request, kept fresh by the runtime's `announcements`. */
   versions: TenantVersionReader;
   /**
-   * Drops a tenant's cached permissions on auth.role.changed (document 1, Events): only an early
+   * Drops a tenant's cached permissions on auth.role.changed (docs/reference/gateway.md#events): only an early
    * invalidation, since the cache checks the tenant's RBAC version on every request.
    */
   roleChanges: TenantEventListener;

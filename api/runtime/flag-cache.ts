@@ -1,7 +1,7 @@
 import type { DatabasePool } from '../../db/pool';
 import type { Logger } from '../../common/logger';
 import type { ChannelSubscriber } from '../../db/pg-channel-listener';
-import { listGlobalFlags } from '../../db/queries/gateway/feature-flags.queries';
+import { listGlobalFlags } from '../../services/gateway/feature-flags';
 
 export interface FlagCacheState {
   loaded: boolean;

@@ -1,6 +1,5 @@
 import type { DatabasePool } from '../../db/pool';
-import { selectActiveModuleSlugs } from '../../db/queries/modules/tenant-modules.queries';
-import { withTenant } from '../../db/tenant';
+import { activeModuleSlugs } from '../../services/modules/module-registry';
 
 export interface InstalledModulesOptions {
   db: DatabasePool;
@@ -17,8 +16,8 @@ interface Entry {
 }
 
 /**
- * The gateway's answer to "is this module installed and active for this tenant" (document 1, What
- * the service does 6), asked on every request of a module route. A tenant's set of active slugs is
+ * The gateway's answer to "is this module installed and active for this tenant"
+ * (docs/reference/gateway.md#rule-6), asked on every request of a module route. A tenant's set of active slugs is
  * loaded in one query and reused for a short TTL, so the request path usually does no I/O. A change
  * made through this process drops the tenant's set as it commits; a change made through another
  * gateway process drops it when its module.registry.* event arrives from Kafka
@@ -58,7 +57,7 @@ export class InstalledModules {
   private load(tenantId: string): Promise<ReadonlySet<string>> {
     const inFlight = this.loading.get(tenantId);
     if (inFlight) return inFlight;
-    const loading = withTenant(this.options.db, tenantId, (tx) => selectActiveModuleSlugs(tx, tenantId))
+    const loading = activeModuleSlugs(this.options.db, tenantId)
       .then((slugs) => {
         const set: ReadonlySet<string> = new Set(slugs);
         // Kept only if no change dropped this load while it ran.

@@ -1,9 +1,8 @@
 import type { ChannelSubscriber } from '../../db/pg-channel-listener';
 import type { DatabasePool } from '../../db/pool';
-import { selectMe } from '../../db/queries/identity/users.queries';
 import type { TenantVersionReader } from './tenant-versions';
 import type { MeAnswers } from '../../services/identity/deps';
-import { toUserView, type MeAnswer } from '../../services/identity/user-view';
+import { readMe, type MeAnswer } from '../../services/identity/user-view';
 
 interface Kept {
   answer: MeAnswer;
@@ -60,10 +59,9 @@ export class MeCache implements ChannelSubscriber, MeAnswers {
     }
     this.stats.misses += 1;
     const generation = this.generation;
-    const row = await selectMe(this.options.db, tenantId, userId);
-    if (!row) return null;
-    const { roles, permissions, rbacVersion, ...profile } = row;
-    const answer = { ...toUserView(profile, tenantId, roles), permissions };
+    const read = await readMe(this.options.db, tenantId, userId);
+    if (!read) return null;
+    const { answer, rbacVersion } = read;
     if (this.isListening && generation === this.generation) this.keep(userId, tenantId, { answer, rbacVersion, loadedAt: this.now() });
     return answer;
   }

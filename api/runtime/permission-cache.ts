@@ -1,8 +1,5 @@
 import type { DatabasePool } from '../../db/pool';
-import { selectArchivedPermissions } from '../../db/queries/access/permissions.queries';
-import { selectRbacVersions } from '../../db/queries/access/roles.queries';
-import { effectivePermissions } from '../../db/queries/identity/roles.queries';
-import { withTenant } from '../../db/tenant';
+import { versionedGrants } from '../../services/access/grants';
 import type { TenantVersionReader } from './tenant-versions';
 
 /** What a user may do in a tenant right now. */
@@ -34,7 +31,7 @@ export interface PermissionCacheOptions {
 }
 
 /**
- * The gateway's permission cache, per tenant and user (document 1, Authentication 7). Every lookup
+ * The gateway's permission cache, per tenant and user (docs/reference/access.md#rule-4). Every lookup
  * first asks for the tenant's RBAC version (TenantVersionReader: from memory while the gateway
  * hears the database announce every bump, otherwise one query shared by concurrent requests), which
  * the database bumps in the same transaction as any change to the tenant's roles, assignments or
@@ -88,12 +85,7 @@ export class PermissionCache {
   }
 
   private async load(tenantId: string, userId: string): Promise<Grants> {
-    // The version is read first in the transaction: the grants read after it are at least that new.
-    const loaded = await withTenant(this.options.db, tenantId, async (tx) => ({
-      version: (await selectRbacVersions(tx, [tenantId])).get(tenantId) ?? 0,
-      grants: await effectivePermissions(tx, userId),
-      archived: await selectArchivedPermissions(tx, tenantId),
-    }));
+    const loaded = await versionedGrants(this.options.db, tenantId, userId);
     const user = { roles: loaded.grants.roles, permissions: new Set(loaded.grants.permissions) };
     let entry = this.tenants.get(tenantId);
     if (!entry || entry.version < loaded.version) {

@@ -3,11 +3,11 @@ import type { AuthState } from '../../common/context';
 import type { PermissionCache } from './permission-cache';
 
 /**
- * Resolves a caller's permissions on every request (document 1, Authentication 7: never from the
- * token), from the roles the user holds now in the token's tenant, so a role granted, changed or
+ * Resolves a caller's permissions on every request (docs/reference/access.md#rule-4:
+ * never from the token), from the roles the user holds now in the token's tenant, so a role granted, changed or
  * revoked takes effect on the next request without a new token. Matching is the exact key, then
- * `<module>.*`, then `*` (the owner's wildcard, rule 8); an archived key grants nothing, whichever
- * of these would match it (document 1, Module permissions).
+ * `<module>.*`, then `*` (the owner's wildcard, docs/reference/access.md#rule-7); an archived key grants nothing, whichever
+ * of these would match it (docs/reference/access.md#rule-5).
  */
 export class PermissionResolver implements PermissionCheck {
   constructor(private readonly cache: PermissionCache) {}
@@ -18,5 +18,12 @@ export class PermissionResolver implements PermissionCheck {
     if (auth.apiKey) return permits(auth.apiKey.permissions, permission);
     const grants = await this.cache.grantsOf(auth.tenantId, auth.userId);
     return !grants.archived.has(permission) && permits(grants.permissions, permission);
+  }
+
+  /** Whether the caller holds at least one of `permissions`, by the same rules, for one lookup of the grants. */
+  async allowsAny(auth: AuthState, permissions: readonly string[]): Promise<boolean> {
+    if (auth.apiKey) return permissions.some((permission) => permits(auth.apiKey!.permissions, permission));
+    const grants = await this.cache.grantsOf(auth.tenantId, auth.userId);
+    return permissions.some((permission) => !grants.archived.has(permission) && permits(grants.permissions, permission));
   }
 }

@@ -1,6 +1,5 @@
 import type { DatabasePool } from '../../db/pool';
-import { selectPlanState, type PlanState } from '../../db/queries/billing/usage.queries';
-import { withTenant } from '../../db/tenant';
+import { planStateOf, type PlanState } from '../../services/billing/limits';
 
 interface Entry {
   /** null: the tenant has no subscription (nothing to enforce). */
@@ -10,7 +9,7 @@ interface Entry {
 
 export interface PlanCacheOptions {
   db: DatabasePool;
-  /** BILLING_CACHE_TTL (document 1, Limits: 15 minutes). */
+  /** BILLING_CACHE_TTL (docs/reference/billing.md#limits: 15 minutes). */
   ttlMs: number;
   /** Tenants held at most; past it the longest-held are dropped. */
   maxEntries?: number;
@@ -18,7 +17,7 @@ export interface PlanCacheOptions {
 }
 
 /**
- * The gateway's per-tenant plan and subscription status (document 1, Limits: "plan info cache").
+ * The gateway's per-tenant plan and subscription status (docs/reference/billing.md#rule-13).
  * A fresh entry is answered synchronously, so a cached request costs one Map lookup; a miss reads
  * subscription and plans in one query, shared by every request of the tenant that arrives meanwhile.
  * `billing.plan.changed` and `billing.subscription.changed` drop the tenant's entry
@@ -65,7 +64,7 @@ export class PlanCache {
 
   private load(tenantId: string): Promise<PlanState | null> {
     const generation = this.generations.get(tenantId) ?? 0;
-    const loading = withTenant(this.options.db, tenantId, selectPlanState)
+    const loading = planStateOf(this.options.db, tenantId)
       .then((state) => {
         if ((this.generations.get(tenantId) ?? 0) === generation) this.keep(tenantId, state);
         return state;

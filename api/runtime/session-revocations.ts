@@ -4,8 +4,7 @@ import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import type { ChannelSubscriber } from '../../db/pg-channel-listener';
 import type { DatabasePool } from '../../db/pool';
-import { isSessionLive, selectRecentlyEndedSessions } from '../../db/queries/identity/sessions.queries';
-import { withTenant } from '../../db/tenant';
+import { isLiveSession, recentlyEndedSessions } from '../../services/identity/user-sessions';
 
 export interface SessionRevocationsOptions {
   db: DatabasePool;
@@ -60,7 +59,7 @@ export class SessionRevocations implements ChannelSubscriber {
     this.stats.databaseChecks += 1;
     let live: boolean;
     try {
-      live = await withTenant(this.options.db, tenantId, (tx) => isSessionLive(tx, tenantId, sessionId));
+      live = await isLiveSession(this.options.db, tenantId, sessionId);
     } catch (error) {
       throw problems.unavailable('The session cannot be checked right now; try again later', error);
     }
@@ -95,7 +94,7 @@ export class SessionRevocations implements ChannelSubscriber {
     const seconds = this.keepMs / 1000;
     for (let delayMs = 250; generation === this.generation; delayMs = Math.min(delayMs * 2, 5000)) {
       try {
-        const ids = await selectRecentlyEndedSessions(this.options.db, seconds);
+        const ids = await recentlyEndedSessions(this.options.db, seconds);
         if (generation !== this.generation) return;
         for (const id of ids) this.remember(id);
         this.following = true;

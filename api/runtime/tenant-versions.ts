@@ -1,5 +1,5 @@
 import type { CommonQueryMethods } from 'slonik';
-import { selectRbacVersions } from '../../db/queries/access/roles.queries';
+import { rbacVersionsOf } from '../../services/access/grants';
 import type { ChannelSubscriber } from '../../db/pg-channel-listener';
 import { TickBatch } from './tick-batch';
 
@@ -80,7 +80,7 @@ export class TenantVersionReader implements ChannelSubscriber {
   private async readFromDatabase(tenantIds: readonly string[]): Promise<number[]> {
     const generation = this.generation;
     this.stats.queries += 1;
-    const versions = await selectRbacVersions(this.db, [...new Set(tenantIds)]);
+    const versions = await rbacVersionsOf(this.db, [...new Set(tenantIds)]);
     const keep = this.isListening && generation === this.generation;
     return tenantIds.map((tenantId) => {
       const version = versions.get(tenantId) ?? 0;

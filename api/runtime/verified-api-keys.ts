@@ -1,11 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { ChannelSubscriber } from '../../db/pg-channel-listener';
 import type { DatabasePool } from '../../db/pool';
-import { selectApiKeyForSecret, touchApiKey } from '../../db/queries/identity/api-keys.queries';
-import { withTenant } from '../../db/tenant';
 import type { Logger } from '../../common/logger';
 import { problems } from '../../common/problems';
 import { apiKeyHash, isWellFormedApiKey } from '../../services/identity/api-key-format';
+import { liveApiKeyForSecret, noteApiKeyUse } from '../../services/identity/api-keys';
 
 /** A live key as the gateway acts for it. */
 export interface VerifiedApiKey {
@@ -93,7 +92,7 @@ export class VerifiedApiKeys implements ChannelSubscriber {
   private async load(hash: string): Promise<VerifiedApiKey> {
     this.stats.misses += 1;
     const generation = this.generation;
-    const row = await selectApiKeyForSecret(this.options.db, Buffer.from(hash, 'base64'));
+    const row = await liveApiKeyForSecret(this.options.db, Buffer.from(hash, 'base64'));
     if (!row) throw problems.unauthorized('The API key is not valid');
     const key = { id: row.id, tenantId: row.tenantId, permissions: row.permissions, expiresAt: row.expiresAt === null ? null : Date.parse(row.expiresAt) };
     if (this.isListening && generation === this.generation) this.keys.set(hash, key);
@@ -110,7 +109,7 @@ export class VerifiedApiKeys implements ChannelSubscriber {
     const last = this.touched.get(key.id);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
     this.touched.set(key.id, now);
-    withTenant(this.options.db, key.tenantId, (tx) => touchApiKey(tx, key.tenantId, key.id))
+    noteApiKeyUse(this.options.db, key.tenantId, key.id)
       .catch((error: unknown) => this.options.logger.warn({ err: error, keyId: key.id }, 'API key last use not written'));
   }
 

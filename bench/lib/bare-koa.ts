@@ -8,7 +8,7 @@ import { TokenService } from '../../services/identity/tokens';
 /**
  * The reference points of bench/gateway.bench.ts: a bare Koa app with no middleware, answering
  * GET /hello, and GET /verified, which only verifies the ES256 bearer token with the gateway's
- * own key set and verifier (the cost document 1 says dominates) before answering the same body.
+ * own key set and verifier (the cost expected to dominate) before answering the same body.
  */
 async function main(): Promise<void> {
   const cfg = config();

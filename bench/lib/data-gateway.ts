@@ -24,7 +24,7 @@ import { benchListStatement } from './data-list';
  */
 const TEMPLATE_TENANT = '00000000-0000-7000-8000-000000000000';
 
-/** Document 2, Limits / Data layer: a response body is at most 1 MB (services/data/records.ts checks it too). */
+/** docs/reference/data.md#rule-20: a response body is at most 1 MB (services/data/records.ts checks it too). */
 const RESPONSE_MAX_BYTES = 1_048_576;
 
 function handWrittenList(deps: DataDeps): AnyRoute {

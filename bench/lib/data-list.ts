@@ -12,7 +12,7 @@ import { loadModuleCatalogue } from '../../services/modules/catalogue';
  * the (tenant_id, created_at, id) index a page would need about 50 rows, but PostgreSQL does not
  * choose that plan: under row-level security the planner may not use a column's statistics for an
  * operator that is not leakproof (LIKE), estimates one matching row, and scans the tenant's rows
- * with a top-N sort instead (README, Data layer).
+ * with a top-N sort instead (docs/performance/data.md).
  */
 export const BENCH_LIST_QUERY = 'age=gte.30&lastName=in.(Smith,Jones,Garcia,Miller)&email=like.*@example.com'
   + '&order=createdAt.desc&select=id,firstName,lastName,email,age,createdAt,companies(name,country)&page_size=20';

@@ -122,7 +122,7 @@ export async function measure(
   return phase;
 }
 
-/** The phases as a Markdown table, as the README reports them. */
+/** The phases as a Markdown table, as docs/performance/ reports them. */
 export function printPhases(phases: readonly Phase[]): void {
   const cpu = phases.some((phase) => phase.cpuMsPerRequest !== undefined);
   console.log(`| phase | count | per second | p50 ms | p99 ms |${cpu ? ' server CPU ms/request |' : ''}`);
@@ -185,6 +185,12 @@ function forwardErrorLines(log: Readable): void {
 }
 
 /**
+ * The password pepper of every gateway of this run: production refuses the public development key, and
+ * an account registered through one gateway must sign in through another, so they share one.
+ */
+export const benchPasswordPepper = randomBytes(32).toString('base64');
+
+/**
  * The gateway (api/server.ts, or `entry`: a gateway of a bench's own that logs the same line) as a
  * child process against the running services. The limiter still counts every request, but a load
  * from one address must not be refused.
@@ -194,6 +200,7 @@ export async function startBenchGateway(env: Record<string, string> = {}, entry 
     NODE_ENV: 'production', API_HOST: '127.0.0.1', API_PORT: '0', LOG_LEVEL: 'info',
     // Production refuses the public development key; the bench's accounts use 2FA nowhere.
     MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PASSWORD_PEPPER: benchPasswordPepper,
     RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_ADMIN_PER_MINUTE: '100000000',
     // The platform's own gateway holds the EventService's port (50051) while a bench runs beside it.
     GRPC_PORT: '0',

@@ -32,7 +32,7 @@ WITH wallet AS (
 SELECT moved.id AS txid, jsonb_build_object('available', wallet.available, 'pending', wallet.pending, 'frozen', wallet.frozen) AS balances,
     wallet.updated_at, wallet.available AS available
   FROM moved, wallet \gset
--- storeAnswer (db/idempotent.ts): the outbox events of the change (the money event and the audit
+-- storeAnswer (services/idempotency/idempotent.ts): the outbox events of the change (the money event and the audit
 -- records, enqueueEvents' INSERT) and the answer under the key, in one statement (an expired row of the
 -- key is taken over).
 WITH also_written AS (

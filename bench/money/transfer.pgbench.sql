@@ -1,6 +1,6 @@
 -- One transfer of 1 from the client's wallet SRC_LABEL<client_id> to its wallet DST_LABEL<client_id>, as the
 -- moneyTransfer workflow's local activity runs it (activities/money/transfer.activities.ts inside
--- db/idempotent.ts's runIdempotent): the same statements, in the same order, in one transaction, as
+-- services/idempotency/idempotent.ts's runIdempotent): the same statements, in the same order, in one transaction, as
 -- the worker's role (the owner). bench/money-flows.ts fills in SRC_LABEL and DST_LABEL (a and b, either way).
 \set nonce random(1, 1000000000000)
 BEGIN;
@@ -55,7 +55,7 @@ WITH wallet AS (
 )
 SELECT moved.id AS incoming, wallet.updated_at AS incoming_updated_at
   FROM moved, wallet \gset
--- storeAnswer (db/idempotent.ts): the outbox events of the change (the money event and the audit
+-- storeAnswer (services/idempotency/idempotent.ts): the outbox events of the change (the money event and the audit
 -- records, enqueueEvents' INSERT) and the answer under the key, in one statement (an expired row of the
 -- key is taken over).
 WITH also_written AS (

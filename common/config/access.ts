@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { setting } from './setting';
 
 /**
- * Document 1, Limits (roles per user, permissions per role, roles per tenant), and the gateway's
+ * docs/reference/access.md#rule-19 (roles per user, permissions per role, roles per tenant), and the gateway's
  * permission cache: how long a tenant's resolved permissions may be reused (a per-request version
  * check makes changes visible at once; the TTL bounds what a missed bump could cost) and how many
  * users' permissions it holds at most.

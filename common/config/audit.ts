@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { setting } from './setting';
 
-/** The audit pipeline and its hot and cold storage (document 2, Audit). */
+/** The audit pipeline and its hot and cold storage (docs/reference/audit.md). */
 export const auditSettings = {
   /**
    * The audit pipeline: the consumer's group, records per store transaction and partitions consumed

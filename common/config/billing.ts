@@ -3,7 +3,7 @@ import { taskQueues } from '../temporal/task-queues';
 import { ConfigError, setting } from './setting';
 
 /**
- * Document 1: at least 5 notifications precede any soft delete, so the list must hold at least five
+ * docs/reference/billing.md (rule 5, Limits): at least 5 notifications precede any soft delete, so the list must hold at least five
  * days before the termination day; a shorter list stops the process at start-up.
  */
 function dunningNoticeDays(list: string, terminateAfterDays: number): number[] {
@@ -16,7 +16,7 @@ function dunningNoticeDays(list: string, terminateAfterDays: number): number[] {
 
 const terminateAfterDays = setting('BILLING_TERMINATE_AFTER_DAYS', Joi.number().min(1).max(3650).default(38));
 
-/** Subscriptions, webhooks and usage limits (document 1, Billing). */
+/** Subscriptions, webhooks and usage limits (docs/reference/billing.md). */
 export const billingSettings = {
   billing: {
     stripeWebhookSecret: setting('BILLING_STRIPE_WEBHOOK_SECRET', Joi.string().default('whsec_local_stripe_secret')),
@@ -37,7 +37,7 @@ export const billingSettings = {
       queueLimit: setting('BILLING_WEBHOOK_DISPATCH_QUEUE', Joi.number().integer().min(0).max(1_000_000).default(10_000)),
     },
     /**
-     * Durations of the subscription workflow (document 1, States and transitions), handed to it as its
+     * Durations of the subscription workflow (docs/reference/billing.md#rule-4), handed to it as its
      * input (workflows read no config). Days count from the event named.
      */
     lifecycle: {
@@ -52,7 +52,7 @@ export const billingSettings = {
   },
   /**
    * Usage limits (issue 5, part 2): enabled false skips every limit check (billing not deployed);
-   * how long the gateway reuses a tenant's plan and status (document 1: 15 minutes); the termination's
+   * how long the gateway reuses a tenant's plan and status (docs/reference/billing.md#rule-13: 15 minutes); the termination's
    * minimum hours per deleting phase (each of its two takes at least this long, so the whole runs 24
    * to 48 hours) and its rows or objects per batch.
    */

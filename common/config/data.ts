@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { setting } from './setting';
 
 /**
- * The data layer (document 2, Limits / Data layer): the largest record a body may carry, the largest
+ * The data layer (docs/reference/data.md#limits): the largest record a body may carry, the largest
  * value of one jsonb field, how many tables one module may declare, and the budget of one read.
  */
 export const dataSettings = {

@@ -64,7 +64,7 @@ export const eventsSettings = {
   /**
    * Publishing through the bus (REST): how long a publish may wait for the broker (connection and
    * acknowledgement) before answering 503, how long a gateway reuses an event type's schema, and how
-   * long an Idempotency-Key is kept (document 3, Limits: 24 hours).
+   * long an Idempotency-Key is kept (docs/reference/events.md#rule-11: 24 hours).
    */
   eventBus: {
     publishTimeoutMs: setting('EVENTS_PUBLISH_TIMEOUT_MS', Joi.number().integer().min(100).max(30_000).default(1000)),
@@ -72,7 +72,7 @@ export const eventsSettings = {
     idempotencyTtlHours: setting('EVENTS_IDEMPOTENCY_TTL_HOURS', Joi.number().integer().min(1).default(24)),
   },
   /**
-   * Consumer groups (document 3, Events 2 and 4, Limits): how often a handler is tried before its
+   * Consumer groups (docs/reference/events.md, rules 15 to 19): how often a handler is tried before its
    * event is dead-lettered, how long a non-financial event id is remembered for de-duplication
    * (money.* forever), how long a dead letter can be retried, after how many dead-letterings of one
    * event replay-all leaves it alone (the loop guard), and replay-all's throttle.
@@ -101,7 +101,7 @@ export const eventsSettings = {
     taskQueue: setting('EVENTS_TASK_QUEUE', Joi.string().default(taskQueues.events)),
   },
   /**
-   * Consumer lag on the gateway's /metrics (document 3, Events 5 and 6): how often the gateway samples
+   * Consumer lag on the gateway's /metrics (docs/reference/events.md#rule-21): how often the gateway samples
    * its groups' offsets from the Kafka admin, and how long lag alerts stay quiet after a ReplayFrom
    * that pushed a group's lag over 100 000 messages (a bulk import).
    */

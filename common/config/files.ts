@@ -26,7 +26,7 @@ export const filesSettings = {
     port: setting('CLAMAV_PORT', Joi.number().port().default(3310)),
   },
   /**
-   * Document 2, Limits / Files. Sizes are configured in MB and kept in bytes. taskQueue is where the
+   * docs/reference/files.md#limits. Sizes are configured in MB and kept in bytes. taskQueue is where the
    * gateway starts the scan workflows (tests point it at their own worker).
    */
   files: {
@@ -55,7 +55,7 @@ export const filesSettings = {
     rescanCheckMinutes: setting('FILES_RESCAN_CHECK_MINUTES', Joi.number().integer().min(1).max(7 * 24 * 60).default(60)),
     rescanPerSecond: setting('FILES_RESCAN_PER_SECOND', Joi.number().min(0.1).max(1000).default(5)),
     rescanWindowDays: setting('FILES_RESCAN_WINDOW_DAYS', Joi.number().integer().min(1).max(3650).default(30)),
-    /** Document 2: with more than this many scans waiting, new ones go first (docs/decisions/files.md, Scan priority). */
+    /** docs/reference/files.md#rule-21: with more than this many scans waiting, new ones go first (docs/decisions/files.md, Scan priority). */
     scanPriorityThreshold: setting('FILES_SCAN_PRIORITY_THRESHOLD', Joi.number().integer().min(0).default(1000)),
     taskQueue: setting('FILES_TASK_QUEUE', Joi.string().default(taskQueues.files)),
   },

@@ -29,7 +29,7 @@ const trustedProxyList: Joi.CustomValidator<string> = (value, helpers) => {
   return malformed === undefined ? value : helpers.error('proxies.invalid', { entry: malformed });
 };
 
-/** The gateway: where it listens, what it accepts, and the limits of document 1 it enforces per caller. */
+/** The gateway: where it listens, what it accepts, and the limits of docs/reference/gateway.md it enforces per caller. */
 export const gatewaySettings = {
   api: {
     host: setting('API_HOST', Joi.string().hostname().default('127.0.0.1')),
@@ -43,7 +43,7 @@ export const gatewaySettings = {
       (mode, lookup) => mode === 'on' || (mode === 'auto' && ['development', 'staging', 'test'].includes(lookup(nodeEnv)))),
     bodyLimitBytes: setting('API_BODY_LIMIT_BYTES', Joi.number().integer().min(1024).max(100 * 1024 * 1024).default(1024 * 1024)),
     shutdownTimeoutMs: setting('SHUTDOWN_TIMEOUT_MS', Joi.number().integer().min(0).max(120_000).default(10_000)),
-    /** How many verified access tokens the gateway remembers (api/access/verified-tokens.ts). */
+    /** How many verified access tokens the gateway remembers (api/runtime/verified-tokens.ts). */
     verifiedTokenCacheSize: setting('API_VERIFIED_TOKEN_CACHE_SIZE', Joi.number().integer().min(1).default(10_000)),
     /**
      * The proxies (load balancers) whose X-Forwarded-For names the client (api/http/client-ip.ts); empty:
@@ -54,7 +54,7 @@ export const gatewaySettings = {
     }), proxyList),
   },
   featureFlags: { refreshMs: setting('FEATURE_FLAGS_REFRESH_MS', Joi.number().integer().min(100).max(3_600_000).default(30_000)) },
-  /** Requests per window per group key (document 1, Limits); the admin roles get adminLimit. */
+  /** Requests per window per group key (docs/reference/gateway.md#rule-10); the admin roles get adminLimit. */
   rateLimit: {
     limit: setting('RATE_LIMIT_PER_MINUTE', Joi.number().integer().min(1).default(1000)),
     adminLimit: setting('RATE_LIMIT_ADMIN_PER_MINUTE', Joi.number().integer().min(1).default(5000)),

@@ -25,7 +25,7 @@ export type { AuthProviderSettings } from './auth-providers';
 export { ConfigError } from './setting';
 
 /**
- * The one place that reads process.env (STYLE rule 16). Each domain declares its variables once, in
+ * The one place that reads process.env (docs/decisions/platform.md, Configuration). Each domain declares its variables once, in
  * its own part (`./<domain>.ts`: name, rule, default, and the member it becomes); this composes the
  * parts into one Config. Values are validated once at start-up and frozen, so a bad value stops the
  * process with a message naming the variable instead of failing later.

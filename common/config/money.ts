@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { taskQueues } from '../temporal/task-queues';
 import { setting } from './setting';
 
-/** Money (document 2, Limits / Money). */
+/** Money (docs/reference/money.md#limits). */
 export const moneySettings = {
   money: {
     reversalMaxAgeDays: setting('MONEY_REVERSAL_MAX_AGE_DAYS', Joi.number().integer().min(1).max(3650).default(365)),

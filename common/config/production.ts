@@ -82,6 +82,7 @@ export const productionRules: readonly ProductionRule[] = [
   publicDefault('BILLING_STRIPE_WEBHOOK_SECRET', (config) => config.billing.stripeWebhookSecret),
   publicDefault('BILLING_PADDLE_WEBHOOK_SECRET', (config) => config.billing.paddleWebhookSecret),
   publicDefault('MFA_ENCRYPTION_KEY', (config) => config.identity.mfa.encryptionKey),
+  publicDefault('PASSWORD_PEPPER', (config) => config.identity.passwordPepper),
   {
     variable: 'KAFKA_SASL_PASSWORD',
     because: 'is the password of the local broker\'s SCRAM user (scripts/infra/services/kafka.sh); give the deployment\'s user its own',

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { setting } from './setting';
 
-/** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (document 1, circuit breaker). */
+/** Route calls: the retry delay of idempotent GETs and the per-tenant breaker (docs/reference/gateway.md, rules 13 and 15). */
 export const resilienceSettings = {
   resilience: {
     getRetryDelayMs: setting('GET_RETRY_DELAY_MS', Joi.number().integer().min(0).default(100)),

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import Joi from 'joi';
 
 /**
- * The declarative form of the configuration (STYLE rule 16). Each environment variable is declared
+ * The declarative form of the configuration (docs/decisions/platform.md, Configuration). Each environment variable is declared
  * once, where the config member it becomes is declared: its name, its joi rule (type, default,
  * validation) and, when the member is not the value itself, how it is derived. The member's type is
  * inferred from the rule, so no interface has to be kept in step with the variables.

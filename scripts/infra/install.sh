@@ -358,7 +358,7 @@ install_haproxy() {
   [[ $(id -u) -eq 0 ]] || die "haproxy: missing; run this script as root (or sudo apt-get install haproxy)"
   local t policy=/usr/sbin/policy-rc.d created_policy=0 rc=0
   t=$(now_ms)
-  # As for the other packages: Debian's own haproxy service is not started; services/haproxy.sh starts ours.
+  # As for the other packages: Debian's own haproxy service is not started; scripts/infra/services/haproxy.sh starts ours.
   if [[ ! -e "$policy" ]]; then printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created_policy=1; fi
   {
     run_with_progress "apt-get update" "$PLATFORM_LOGS/install-apt.log" apt-get update &&

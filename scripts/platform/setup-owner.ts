@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { config } from '../../common/config';
 import { recordAudit } from '../../services/audit/writer';
 import { enqueueEvent } from '../../services/events/publish';
 import { newId } from '../../common/ids';
@@ -32,7 +33,7 @@ export interface SetupOwnerResult {
   userId: string;
 }
 
-// The registration rules of document 1 (api/routes/identity/auth.schemas.ts), checked here too
+// The registration rules of docs/reference/identity.md (rules 1 and 3; api/routes/identity/auth.schemas.ts), checked here too
 // because the command does not go through the gateway.
 const emailSchema = Joi.string().trim().max(254).email({ tlds: { allow: false } }).lowercase().required();
 
@@ -67,8 +68,10 @@ async function ensure(report: (line: string) => void, what: string, find: () => 
  */
 export async function setupOwner(owner: DatabasePool, input: SetupOwnerInput, report: (line: string) => void): Promise<SetupOwnerResult> {
   const { email, password } = checkedInput(input);
+  // The pepper of this deployment's gateways, or they could not verify the hash.
+  const pepper = config().identity.passwordPepper;
   // Hashing is slow: done before the lock, used only if the account is new.
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(pepper, password);
   return owner.transaction(async (tx) => {
     await lockPlatformSetup(tx);
     const tenant = await ensure(report, 'platform tenant', () => selectPlatformTenantId(tx), async () => {
@@ -83,7 +86,7 @@ export async function setupOwner(owner: DatabasePool, input: SetupOwnerInput, re
       return id;
     });
     const owners = await selectPlatformOwners(tx);
-    const account = await ensureAccount(tx, report, { email, password, passwordHash, tenantId: tenant.id }, (userId) => owners.some((o) => o.userId === userId));
+    const account = await ensureAccount(tx, report, { email, password, passwordHash, pepper, tenantId: tenant.id }, (userId) => owners.some((o) => o.userId === userId));
     const others = owners.filter((existing) => existing.userId !== account.id);
     if (others.length > 0) {
       const named = others.slice(0, 3).map((o) => o.email).join(', ');
@@ -111,7 +114,7 @@ export async function setupOwner(owner: DatabasePool, input: SetupOwnerInput, re
 async function ensureAccount(
   tx: DatabaseTransactionConnection,
   report: (line: string) => void,
-  given: { email: string; password: string; passwordHash: string; tenantId: string },
+  given: { email: string; password: string; passwordHash: string; pepper: string; tenantId: string },
   isPlatformOwner: (userId: string) => boolean,
 ): Promise<{ id: string; created: boolean }> {
   const { email, tenantId } = given;
@@ -119,7 +122,7 @@ async function ensureAccount(
   if (existing) {
     if (existing.deleted) throw new SetupRefused(`The account ${email} is deleted; restore it first`);
     // Making someone else's account (a customer's) a Platform Owner needs that account's password.
-    if (!isPlatformOwner(existing.id) && !await verifyPassword(existing.passwordHash, given.password)) {
+    if (!isPlatformOwner(existing.id) && !await verifyPassword(given.pepper, existing.passwordHash, given.password)) {
       throw new SetupRefused(`An account ${email} exists and the password does not match it`);
     }
     report(`account ${email}: exists (${existing.id}); its password is not changed`);

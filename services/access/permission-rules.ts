@@ -1,7 +1,7 @@
 import { problems, type FieldError } from '../../common/problems';
 import type { RegisteredPermission } from '../../db/queries/access/permissions.queries';
 
-/** The wildcard only the built-in owner role holds (document 1, Permission keys 4). */
+/** The wildcard only the built-in owner role holds (docs/reference/access.md#rule-6). */
 export const OWNER_WILDCARD = '*';
 const RESERVED_PREFIXES = ['system.', 'platform.'];
 
@@ -20,7 +20,7 @@ export interface PermissionCheck {
 }
 
 /**
- * Checks the keys a tenant role is given (document 1, Permission keys). Refused with 400
+ * Checks the keys a tenant role is given (docs/reference/access.md#rule-10). Refused with 400
  * validation-error, every offending key named: `*` (owner only), reserved `system.`/`platform.`
  * keys, unknown keys, archived keys the role did not hold already, and wildcards other than
  * `<module>.*` of a module the tenant has active keys of.

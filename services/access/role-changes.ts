@@ -1,17 +1,10 @@
 import { recordAudit } from '../audit/writer';
-import { currentRequestContext } from '../../common/context';
+import { currentRequestContext, type Actor } from '../../common/context';
 import { enqueueEvent } from '../events/publish';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { RoleRow } from '../../db/queries/access/roles.queries';
 
 export type RoleChangeKind = 'created' | 'updated' | 'deleted' | 'assigned' | 'revoked';
-
-/** Who made a change, as the audit record names them. */
-export interface Actor {
-  userId: string;
-  ip: string | null;
-  userAgent: string | null;
-}
 
 export interface RoleChange {
   tenantId: string;
@@ -32,11 +25,11 @@ const snapshot = (role: RoleRow | null) => role && {
 };
 
 /**
- * Writes, in the transaction of the change, `auth.role.changed` (RoleChangedEvent of document 3) to
+ * Writes, in the transaction of the change, `auth.role.changed` (docs/reference/access.md#events) to
  * the outbox and the audit record `auth.role.<kind>`. The event's documented fields say who lost
  * and gained which role: for an assignment previous_role is null and new_role the role's name, for
  * a revocation the other way round; for a change of the role itself user_id is null and the two
- * fields carry its name before and after. The fields after tenant_id (not shown in document 3) add
+ * fields carry its name before and after. The fields after tenant_id (beyond its schema in services/events/kernel-schemas.ts) add
  * what a consumer needs without reading the database: the kind of change, the role id and its
  * permissions. Gateways drop their cached permissions of the tenant on it. Keyed by the user id
  * (the topic's partition key), or by the role id when no single user is concerned.

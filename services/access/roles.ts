@@ -1,4 +1,4 @@
-import { accountIdOf } from '../../common/context';
+import { accountIdOf, type Caller } from '../../common/context';
 import Joi from 'joi';
 import type { Config } from '../../common/config';
 import { newId } from '../../common/ids';
@@ -15,10 +15,12 @@ import { withTenant } from '../../db/tenant';
 import type { LocalRbacVersions } from './permissions';
 import { decodePageToken, encodePageToken } from '../../common/pagination';
 import { checkPermissionCount, checkRolePermissions, OWNER_WILDCARD, stalePermissionsOf } from './permission-rules';
-import { recordRoleChange, type Actor } from './role-changes';
+import { recordRoleChange } from './role-changes';
+
+export type { RoleRow };
 
 /**
- * Roles and permissions of one tenant (document 1, Roles and permissions), shared by route sets A
+ * Roles and permissions of one tenant (docs/reference/access.md), shared by route sets A
  * and B, which differ only in paths and field names. Every change runs in one transaction of the
  * caller's tenant that first takes the tenant's RBAC lock (lockTenantRbac: also the version bump the
  * gateway's permission cache checks), then checks limits and owner rules, changes the rows and
@@ -31,11 +33,6 @@ export interface RolesDeps {
   config: Readonly<Pick<Config, 'rbac'>>;
   /** This gateway's RBAC versions: a change made here applies to its next request without waiting for the announcement. */
   versions?: LocalRbacVersions;
-}
-
-/** The caller of a route: the token's tenant and user, with what the audit record keeps of the request. */
-export interface Caller extends Actor {
-  tenantId: string;
 }
 
 export const OWNER_ROLE = 'owner';
@@ -104,7 +101,7 @@ export interface RoleInput {
 /**
  * One RBAC change: a transaction of the caller's tenant that first takes the tenant's RBAC lock (and
  * bumps its version). A deadlock with a writer that touched the tenant's roles before the lock (the
- * version triggers run after the change they report) is retried as STYLE.md rule 14 says.
+ * version triggers run after the change they report) is retried as db/retry.ts does for every transaction.
  */
 function rbacChange<T>(deps: RolesDeps, caller: Caller, work: (tx: DatabaseTransactionConnection) => Promise<T>): Promise<T> {
   return retryTransient(() => withTenant(deps.db, caller.tenantId, async (tx) => {
@@ -137,7 +134,7 @@ export function createRole(deps: RolesDeps, caller: Caller, input: RoleInput, fi
 
 /**
  * A partial change (route set A sends any of the fields, set B all of them). Built-in roles keep
- * their names; the owner role keeps exactly `*` (document 1: never stripped of the wildcard).
+ * their names; the owner role keeps exactly `*` (docs/reference/access.md#rule-7: never stripped of the wildcard).
  */
 export function updateRole(deps: RolesDeps, caller: Caller, roleId: string, changes: Partial<RoleInput>, field: string): Promise<RoleDetails> {
   return rbacChange(deps, caller, async (tx) => {
@@ -163,7 +160,7 @@ export function updateRole(deps: RolesDeps, caller: Caller, roleId: string, chan
   });
 }
 
-/** Custom roles only: deleting a built-in role is 403 (document 1). Its assignments go with it. */
+/** Custom roles only: deleting a built-in role is 403 (docs/reference/access.md#rule-6). Its assignments go with it. */
 export function deleteRole(deps: RolesDeps, caller: Caller, roleId: string): Promise<void> {
   return rbacChange(deps, caller, async (tx) => {
     const role = await roleOrNotFound(tx, caller.tenantId, roleId);
@@ -185,7 +182,7 @@ export interface UserRoles {
 
 /**
  * Gives a user a role; assigning a role the user holds changes nothing (no event). The owner role is
- * not handed out here: a tenant has one owner (document 1), and ownership moves by the transfer
+ * not handed out here: a tenant has one owner (docs/reference/access.md#rule-7), and ownership moves by the transfer
  * process. Over RBAC_MAX_ROLES_PER_USER the assignment is undone (the transaction rolls back).
  */
 export function assignRole(deps: RolesDeps, caller: Caller, roleId: string, userId: string): Promise<UserRoles> {

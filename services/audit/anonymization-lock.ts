@@ -9,8 +9,8 @@ import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool'
 import { withTenant } from '../../db/tenant';
 
 /**
- * The anonymization lock of document 2 (Limits / Audit: "60 s; readers poll every 100 ms for up
- * to 5 s"), kept in PostgreSQL (audit_anonymization_locks, migration 0008). One lock per tenant and
+ * The anonymization lock of docs/reference/audit.md#rule-15 (Limits: 60 s; readers poll every 100 ms for up
+ * to 5 s), kept in PostgreSQL (audit_anonymization_locks, migration 0008). One lock per tenant and
  * user: a second anonymization of the same user while it is held is 409 anonymize-conflict. Readers
  * of the tenant (queries, exports) wait while any lock of their tenant is live, so a read started
  * during an anonymization already shows its result.

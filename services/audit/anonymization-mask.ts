@@ -11,7 +11,7 @@ import type { AuditRecord } from './record';
  * the two against each other record by record.
  */
 
-/** The action of the ANONYMIZE records (api/audit/anonymize.ts), whose own meta is never masked. */
+/** The action of the ANONYMIZE records (services/audit/anonymize.ts), whose own meta is never masked. */
 export const ANONYMIZE_ACTION = 'audit.record.anonymized';
 const ANONYMIZED_ID = 'anonymized';
 const ANONYMIZED_SNAPSHOT = Object.freeze({ anonymized: true });

@@ -9,7 +9,7 @@ import { anonymizationTiming, withAnonymizationLock } from './anonymization-lock
 import type { AuditDeps } from './deps';
 import type { AuditRequestOrigin } from './intake';
 
-/** Document 2: 200 {userId, recordsAffected, completedAt}, synchronous. */
+/** docs/reference/audit.md#rule-13: 200 {userId, recordsAffected, completedAt}, synchronous. */
 export interface AnonymizationResult {
   userId: string;
   recordsAffected: number;

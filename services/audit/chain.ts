@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../common/canonical-json';
 import type { ChainRun } from '../../db/queries/audit/audit-retention.queries';
 import type { AuditRecord } from './record';
 
@@ -22,40 +23,6 @@ export interface ChainLink {
 }
 
 export type ChainedRecord = AuditRecord & ChainLink;
-
-export class CanonicalJsonError extends Error {
-  override name = 'CanonicalJsonError';
-}
-
-/**
- * JSON with object members sorted by key (UTF-16 code units, as RFC 8785 does), no whitespace,
- * strings and numbers written as JSON.stringify writes them, and undefined members left out. Two
- * values that are equal as JSON give the same text whatever order their keys were built in, which is
- * what the hash needs: jsonb does not keep key order.
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'boolean':
-    case 'number':
-    case 'string':
-      return JSON.stringify(value);
-    case 'object': {
-      if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-      const prototype = Object.getPrototypeOf(value) as unknown;
-      if (prototype !== Object.prototype && prototype !== null) {
-        throw new CanonicalJsonError(`Only plain JSON values can be hashed, not ${value.constructor?.name ?? 'this object'}`);
-      }
-      const members = Object.keys(value)
-        .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-        .sort()
-        .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-      return `{${members.join(',')}}`;
-    }
-    default:
-      throw new CanonicalJsonError(`A ${typeof value} is not a JSON value`);
-  }
-}
 
 /** The hashed form of a record: every stored field that says what happened, with its place in the chain. */
 export function chainText(record: AuditRecord, seq: number, prevHash: string): string {

@@ -12,7 +12,7 @@ export interface ReadDigest {
 }
 
 /**
- * The records of one cold archive object (gzip NDJSON, common/audit/cold-storage.ts), one at a time
+ * The records of one cold archive object (gzip NDJSON, services/audit/cold-storage.ts), one at a time
  * in the object's (seq) order: a month of millions of records is never held whole. `onDigest`, if
  * given, receives the compressed object's size and SHA-256 once the last record was read.
  */

@@ -65,7 +65,7 @@ export function exportJobId(tenantId: string, range: ExportRange, format: Export
   return createHash('sha256').update(key).digest('hex').slice(0, 32);
 }
 
-/** The workflow id is the business key (STYLE rule 8): tenant and job. */
+/** The workflow id is the business key (docs/decisions/temporal.md, Workflow ids): tenant and job. */
 export function coldExportWorkflowId(tenantId: string, jobId: string): string {
   return `audit.cold-export:${tenantId}:${jobId}`;
 }

@@ -2,6 +2,9 @@ import type { ExportFormat } from '../../db/queries/audit/audit-export.queries';
 import { Transform } from 'node:stream';
 import type { ChainedRecord } from './chain';
 
+/** The file formats of an export. */
+export { EXPORT_FORMATS, type ExportFormat } from '../../db/queries/audit/audit-export.queries';
+
 /**
  * The files of GET /audit/export, written the same way by the gateway (hot exports, streamed to the
  * response) and by the cold-export workflow (written to the object store). Records arrive one at a
@@ -17,7 +20,7 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
 };
 
-/** The columns of an export, in file order: the record of document 2, then its chain link. */
+/** The columns of an export, in file order (docs/reference/audit.md#rule-16): the record, then its chain link. */
 export const EXPORT_COLUMNS = [
   'id', 'timestamp', 'tenantId', 'action', 'entityType', 'entityId', 'actorId', 'actorIp', 'actorUserAgent',
   'impersonatorId', 'traceId', 'before', 'after', 'meta', 'seq', 'prevHash', 'hash',

@@ -3,10 +3,10 @@ import type { AuditDraft } from './writer';
 import { problems } from '../../common/problems';
 import type { AuditDeps } from './deps';
 
-/** Document 2, Limits / Audit: records per batch. */
+/** docs/reference/audit.md#rule-6: records per batch. */
 export const AUDIT_BATCH_MAX = 500;
 
-/** What a client may say about a record (document 2, Endpoints / Audit: write body). */
+/** What a client may say about a record (docs/reference/audit.md, Resources: write body). */
 export interface AuditWriteBody {
   action: string;
   entityType: string;
@@ -17,7 +17,7 @@ export interface AuditWriteBody {
 }
 
 /**
- * Who and where a record comes from: never from the client's body (document 2, Authentication 6),
+ * Who and where a record comes from: never from the client's body (docs/reference/audit.md#rule-4),
  * always from the request being served: the verified token (tenant, actor), the connection (IP as
  * Koa reports it, user agent header) and the request's trace.
  */
@@ -51,7 +51,7 @@ export function draftOf(body: AuditWriteBody, origin: AuditRequestOrigin): Audit
 }
 
 /**
- * Hands the records to the intake and answers at once with their ids (the 202 of document 2):
+ * Hands the records to the intake and answers at once with their ids (the 202 of docs/reference/audit.md#rule-3):
  * the intake waits at most for Kafka's acknowledgement (bounded by AUDIT_PUBLISH_TIMEOUT_MS),
  * falling back to the durable buffer, and never for the store.
  */

@@ -9,13 +9,15 @@ import { decodePageToken, encodePageToken } from '../../common/pagination';
 import { anonymizationTiming, readAfterAnonymizations } from './anonymization-lock';
 import type { AuditDeps } from './deps';
 
+export type { AuditRecordFilter };
+
 /**
- * Queries of the audit API: lists (filters, both page envelopes of document 1), one record, and
+ * Queries of the audit API: lists (filters, both page envelopes of docs/reference/audit.md#rule-11), one record, and
  * an entity's history. Reads run on the read-only reporting pool under the caller's tenant, through
  * the masking view, after waiting for anonymizations of the tenant in progress.
  */
 
-/** An audit record as the API answers it (document 2, Audit record). */
+/** An audit record as the API answers it (docs/reference/audit.md, Resources). */
 export interface AuditRecordView {
   id: string;
   action: string;
@@ -33,7 +35,7 @@ export interface AuditRecordView {
   traceId: string | null;
 }
 
-/** before is omitted on creation and after on deletion (document 2); so are absent impersonators. */
+/** before is omitted on creation and after on deletion (docs/reference/audit.md, Resources); so are absent impersonators. */
 export function recordView(row: AuditRecordRow): AuditRecordView {
   const { before, after, impersonatorId, ...rest } = row;
   return {
@@ -45,7 +47,7 @@ export function recordView(row: AuditRecordRow): AuditRecordView {
 }
 
 /**
- * Both envelopes of document 1: `page` answers {data, next_page_token}, `cursor` answers
+ * Both envelopes of docs/reference/audit.md#rule-11: `page` answers {data, next_page_token}, `cursor` answers
  * {data, meta: {cursor, hasMore}}. Both are keyset pages over (timestamp, id), newest first; the
  * token is opaque to clients (base64url of the last row's position).
  */

@@ -21,7 +21,7 @@ export interface AuditIntakeDeps {
   topic?: string;
 }
 
-/** The 202 answer of document 2 for one record. */
+/** The 202 answer of docs/reference/audit.md#rule-3 for one record. */
 export interface AcceptedAuditRecord {
   auditId: string;
   status: 'queued';

@@ -3,11 +3,12 @@ import type { EventEnvelope } from '../../common/event-envelope';
 import { problems, type FieldError } from '../../common/problems';
 
 /**
- * The audit record of document 2 as it travels: the record's own fields are the `data` of a
- * document 3 event of type `audit.record.created` on platform.audit.events, keyed by entity id.
- * The envelope supplies the rest: its id is the record id, and tenantId, traceId and timestamp are
- * the injected fields. The same schema checks a record on the way in (writer, intake) and on the
- * way out of Kafka (consumer), so a record accepted at intake is never refused by the store.
+ * The audit record (docs/reference/audit.md, Resources) as it travels: the record's own fields are the
+ * `data` of an event (docs/reference/audit.md, Events) of type `audit.record.created` on
+ * platform.audit.events, keyed by entity id. The envelope supplies the rest: its id is the record id, and
+ * tenantId, traceId and timestamp are the injected fields. The same schema checks a record on the way in
+ * (writer, intake) and on the way out of Kafka (consumer), so a record accepted at intake is never refused
+ * by the store.
  */
 
 export const AUDIT_EVENT_TYPE = 'audit.record.created';

@@ -15,7 +15,7 @@ import {
 } from '../../db/queries/audit/audit-retention.queries';
 
 /**
- * Audit retention (document 2, Retention): monthly partitions older than AUDIT_HOT_DAYS are archived
+ * Audit retention (docs/reference/audit.md#rule-17): monthly partitions older than AUDIT_HOT_DAYS are archived
  * to the object store, one verified object per tenant, then dropped; archive objects older than
  * AUDIT_COLD_YEARS are deleted. The Schedule's workflow calls these through its activities.
  */

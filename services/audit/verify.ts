@@ -1,4 +1,5 @@
-import { addToRuns, canonicalJson, checkLink, GENESIS_HASH, type ChainBreak, type ChainLink } from './chain';
+import { canonicalJson } from '../../common/canonical-json';
+import { addToRuns, checkLink, GENESIS_HASH, type ChainBreak, type ChainLink } from './chain';
 import type { ChainRun } from '../../db/queries/audit/audit-retention.queries';
 import { readArchivedRecords, type ReadDigest } from './cold-archive';
 import type { ObjectStore } from '../../common/object-store';

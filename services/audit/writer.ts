@@ -1,5 +1,6 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { currentRequestContext } from '../../common/context';
+import type { AuditTrail } from '../events/audit-trail';
 import { enqueueEvent, type EventInput } from '../events/publish';
 import { topics } from '../events/topics';
 import { AUDIT_EVENT_TYPE, AUDIT_SCHEMA_VERSION, auditPayloadOrThrow, type AuditPayloadInput } from './record';
@@ -41,3 +42,6 @@ export function auditEventOf(draft: AuditDraft): EventInput {
     traceId: traceId ?? undefined,
   };
 }
+
+/** The writer as the event bus takes it (services/events/audit-trail.ts): audit sits above the bus, so it is passed in. */
+export const auditTrail: AuditTrail = { record: recordAudit, eventOf: auditEventOf };

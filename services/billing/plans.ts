@@ -2,9 +2,9 @@ import type { CommonQueryMethods } from 'slonik';
 import { selectPlan, selectPlans, type PlanRow } from '../../db/queries/billing/plans.queries';
 
 /**
- * Document 1, Plan: `limits` has exactly users, records, storageBytes, eventsPerDay and modules.
- * The catalogue keeps the money limits (DECISIONS.md) in the same jsonb; the API answers them in a
- * member of their own, so `limits` stays the document's.
+ * A plan (docs/reference/billing.md, Resources): `limits` has exactly users, records, storageBytes,
+ * eventsPerDay and modules. The catalogue keeps the money limits (docs/reference/billing.md#rule-1) in
+ * the same jsonb; the API answers them in a member of their own, so `limits` stays as the reference shows it.
  */
 export interface PlanView extends Omit<PlanRow, 'limits'> {
   limits: Omit<PlanRow['limits'], 'maxTxAmount' | 'maxBalance'>;

@@ -54,7 +54,7 @@ export interface ChangeActor {
  */
 const STORED_RESOURCES: readonly (keyof UsageValues)[] = ['users', 'records', 'storageBytes', 'modules'];
 
-/** Document 1, Subscription: the mirror row without the bookkeeping column. */
+/** The subscription (docs/reference/billing.md, Resources): the mirror row without the bookkeeping column. */
 export function toSubscriptionView({ statusChangedAt: _statusChangedAt, ...view }: SubscriptionRow): SubscriptionView {
   return view;
 }
@@ -82,7 +82,7 @@ export async function ownerEmails({ appPool }: SubscriptionMirrorDeps, tenantId:
 }
 
 /**
- * Whether the tenant holds more than a plan allows of any stored resource (document 1: 0 is
+ * Whether the tenant holds more than a plan allows of any stored resource (docs/reference/billing.md#rule-1: 0 is
  * unlimited), by the same usage the gateway's limit checks read.
  */
 export async function isOverPlanLimits(deps: SubscriptionMirrorDeps, tenantId: string, planId: string): Promise<boolean> {

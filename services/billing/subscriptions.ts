@@ -9,6 +9,9 @@ import {
 import type { BillingDeps } from './deps';
 import { toSubscriptionView } from './subscription-mirror';
 
+/** The subscription's lifecycle states, as the API shows them. */
+export { SUBSCRIPTION_STATUSES } from '../../db/queries/billing/subscriptions.queries';
+
 /** The tenant's subscription (every tenant has one from registration on). */
 export async function currentSubscription(deps: BillingDeps, tenantId: string): Promise<SubscriptionView> {
   const row = await withTenant(deps.db, tenantId, (tx) => selectSubscription(tx, tenantId));
@@ -34,7 +37,7 @@ const reach = (limit: number): number => (limit === 0 ? Number.POSITIVE_INFINITY
 
 /**
  * A dearer plan is an upgrade; at the same price (free and enterprise cost 0 here) the one with the
- * larger user ceiling is. Upgrades apply at once, downgrades at the next cycle (document 1).
+ * larger user ceiling is. Upgrades apply at once, downgrades at the next cycle (docs/reference/billing.md#rule-8).
  */
 export function changeKind(from: PlanRow, to: PlanRow): ChangePlanRequest['kind'] {
   if (to.price !== from.price) return to.price > from.price ? 'upgrade' : 'downgrade';

@@ -10,7 +10,7 @@ import {
 } from '../../db/queries/billing/termination.queries';
 
 /**
- * The steps of a tenant's termination (document 1, Termination) as its workflow runs them: the
+ * The steps of a tenant's termination (docs/reference/billing.md#rule-27) as its workflow runs them: the
  * soft delete, the records and files phases with their checkpoints, completion and recovery. The
  * gateway's side (status, the recover request) is termination.ts.
  */

@@ -20,7 +20,7 @@ async function terminationOf(deps: BillingStateDeps, tenantId: string): Promise<
   return termination;
 }
 
-/** GET /admin/tenants/:id/termination-status (document 1, Termination status), from the workflow's read model. */
+/** GET /admin/tenants/:id/termination-status (docs/reference/billing.md#rule-28), from the workflow's read model. */
 export async function readTerminationStatus(deps: BillingStateDeps, auth: AuthState, tenantId: string): Promise<TerminationRecord> {
   await requirePlatformOwner(deps, auth);
   return terminationOf(deps, tenantId);

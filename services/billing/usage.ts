@@ -15,7 +15,7 @@ import { creationLimitOf } from './limits';
 export type UsageShape = 'period' | 'limits';
 
 export interface UsageQuery {
-  /** Document 1's request parameter: the caller's own tenant, or any tenant for the Platform Owner. */
+  /** The request parameter of docs/reference/billing.md#rule-20: the caller's own tenant, or any tenant for the Platform Owner. */
   tenant_id?: string;
   /** YYYY-MM: usage of that month (shape 1); a past month comes from its last daily snapshot. */
   period?: string;
@@ -23,7 +23,7 @@ export interface UsageQuery {
   shape?: UsageShape;
 }
 
-/** Document 1, Usage shape 1. */
+/** Usage shape 1, of a period (docs/reference/billing.md#rule-19). */
 export interface PeriodUsage {
   tenantId: string;
   period: string;
@@ -39,7 +39,7 @@ export interface MetricUsage {
   percentage: number | null;
 }
 
-/** Document 1, Usage shape 2. */
+/** Usage shape 2, against the limits (docs/reference/billing.md#rule-19). */
 export interface PlanUsage {
   tenantId: string;
   planId: string;
@@ -50,8 +50,8 @@ export interface PlanUsage {
 const currentMonth = (): string => new Date().toISOString().slice(0, 7);
 
 /**
- * The tenant whose usage is read: the caller's own, unless `tenant_id` names another. Document 1 lets
- * a billing.view caller name a tenant; only the Platform Owner (not under an impersonation token) may
+ * The tenant whose usage is read: the caller's own, unless `tenant_id` names another. A billing.view
+ * caller may name a tenant (docs/reference/billing.md#rule-20); only the Platform Owner (not under an impersonation token) may
  * read another tenant's usage. For anyone else another tenant's usage is answered as not existing
  * (404, the platform rule for every other tenant's resource), so tenant ids cannot be probed.
  */

@@ -2,6 +2,8 @@ import { SYSTEM_FIELDS, moduleSchema, type DataField, type DataModel, type DataR
 import type { ModuleCatalogue } from '../modules/catalogue';
 import type { ModuleManifest } from '../modules/manifest';
 
+export type { DataField, DataFieldType, DataModel } from '../../db/queries/data/model';
+
 /**
  * The models the automatic data API serves (issue 16): every model a shipped manifest flags
  * `autoApi`, with its system fields and the relations `select=` may embed. Built once from the
@@ -31,7 +33,7 @@ export class DataCatalogue {
 
   /**
    * A relation of the model by the name `select=` embeds it with and a create nests it under: the
-   * target model's (DECISIONS.md), which the API must serve. Two references between the same models
+   * target model's (docs/reference/data.md#rule-17), which the API must serve. Two references between the same models
    * leave the name ambiguous. The caller names the request part in its problem (`select`, `contacts`).
    */
   relationOf(model: DataModel, name: string): RelationOf {

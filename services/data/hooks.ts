@@ -4,7 +4,7 @@ import { ManifestError, type ModuleCatalogue } from '../modules/catalogue';
 import type { HookEvent } from '../modules/manifest';
 
 /**
- * The before hooks of the data layer (document 2, Data layer: hooks), loaded once at start-up from
+ * The before hooks of the data layer (docs/reference/data.md#rule-23), loaded once at start-up from
  * the manifests' `hooks` and the code each module ships in `modules/<slug>/hooks.ts`. The after
  * hooks are not called here: they are the `{module}.{model}.created|updated|deleted` events every
  * write puts in the outbox (record-changes.ts), which the module consumes.

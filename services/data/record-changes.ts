@@ -2,7 +2,7 @@ import { currentRequestContext } from '../../common/context';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { DataModel } from '../../db/queries/data/model';
 import type { DataRecord } from '../../db/queries/data/read.queries';
-import type { Actor } from '../access/role-changes';
+import type { Actor } from '../../common/context';
 import { auditEventOf } from '../audit/writer';
 import { MAX_EVENT_DATA_BYTES } from '../events/event-rules';
 import { enqueueEvents } from '../events/publish';
@@ -11,8 +11,8 @@ import { topics } from '../events/topics';
 /**
  * What every write of a record leaves behind, in the write's own transaction (so both exist if and
  * only if the write commits): the change-capture event `{module}.{model}.created|updated|deleted` on
- * platform.data.events, keyed by record id (document 3's topic catalogue), which is the module's
- * after hook (document 2: after hooks go through the event bus); and the audit record
+ * platform.data.events, keyed by record id (docs/reference/events.md#rule-2), which is the module's
+ * after hook (docs/reference/data.md#rule-25: after hooks go through the event bus); and the audit record
  * `data.{module}.{model}.{kind}` with the record before and after.
  */
 
@@ -38,7 +38,7 @@ const SNAPSHOTS_MAX_BYTES = MAX_EVENT_DATA_BYTES - 16 * 1024;
 interface Snapshots {
   before: DataRecord | null;
   after: DataRecord | null;
-  /** Set when a snapshot was left out to keep the event within document 3's 1 MB; the record itself is whole. */
+  /** Set when a snapshot was left out to keep the event within the 1 MB of docs/reference/events.md#rule-9; the record itself is whole. */
   truncated?: true;
 }
 

@@ -2,8 +2,8 @@ import type { DataField, DataFieldType, DataModel } from '../../db/queries/data/
 import { problems, type FieldError } from '../../common/problems';
 
 /**
- * A create or update body checked against its model (document 2, Data layer: validation from the
- * manifest), before any SQL runs: every mistake of the body is reported at once as errors[] of one
+ * A create or update body checked against its model (docs/reference/data.md#rule-5: validation from
+ * the manifest), before any SQL runs: every mistake of the body is reported at once as errors[] of one
  * 400 validation-error, with the codes of the rest of the platform (api/http/field-errors.ts).
  */
 
@@ -109,7 +109,7 @@ function uuidOf(value: unknown): Converted {
  * `update`: only the fields given change, and at least one must be. System fields (id, tenantId,
  * createdAt, updatedAt, deletedAt) are refused, not silently dropped: a client sending `tenantId`
  * or `id` believes it decides them, and a 400 naming the field tells it that it never does
- * (document 2: tenantId always injected from the token), where ignoring it would hide the mistake.
+ * (docs/reference/data.md#rule-4: tenantId always comes from the token), where ignoring it would hide the mistake.
  */
 export function validateRecord(model: DataModel, body: Record<string, unknown>, mode: 'create' | 'update', limits: RecordLimits): RecordValues {
   const errors: FieldError[] = [];

@@ -12,7 +12,7 @@ import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { withTenant } from '../../db/tenant';
 import { rowsIn, type TenantReader } from '../../db/tenant-reads';
 import type { PermissionCheck } from '../access/permissions';
-import type { Actor } from '../access/role-changes';
+import type { Actor } from '../../common/context';
 import { countCreationIn } from '../billing/limits';
 import type { DataCatalogue } from './catalogue';
 import type { BeforeEvent, DataHooks } from './hooks';
@@ -27,7 +27,7 @@ import { recordChange, type RecordActor } from './record-changes';
 import { checkRecordSize, validateRecord, type RecordLimits, type RecordValues } from './record-validation';
 
 /**
- * The record endpoints of the data layer (document 2, Data layer; issue 16): create, read one, list,
+ * The record endpoints of the data layer (docs/reference/data.md, Resources; issue 16): create, read one, list,
  * partial update and soft delete of a module model's records, in the caller's tenant only. The route
  * has already answered 404 module-not-found for a module the tenant has not installed.
  */
@@ -53,7 +53,7 @@ export interface RecordTarget {
   model: string;
 }
 
-/** Document 2, Limits / Data layer: a response body is at most 1 MB. */
+/** A response body is at most 1 MB (docs/reference/data.md#rule-20). */
 const RESPONSE_MAX_BYTES = 1_048_576;
 
 /** `count`: every record the filters match, only when asked for (Prefer: count=exact). */
@@ -64,9 +64,10 @@ export type ListAnswer =
 type Action = 'read' | 'create' | 'update' | 'delete';
 
 /**
- * `{module}.{model}.{action}`, or `.write` for create and update (DECISIONS.md: a role holding write
- * holds create and update); `{module}.*` and `*` are the resolver's own matching (permits). The
- * model is looked up first: an unknown model is 404 not-found whatever the caller holds.
+ * `{module}.{model}.{action}`, or `.write` for create and update (docs/reference/data.md#rule-2;
+ * docs/decisions/data.md, Records: a role holding write holds create and update); `{module}.*`
+ * and `*` are the resolver's own matching (permits). The model is looked up first: an unknown model
+ * is 404 not-found whatever the caller holds.
  */
 async function modelFor(deps: DataDeps, auth: AuthState, target: RecordTarget, action: Action): Promise<DataModel> {
   const model = deps.catalogue.model(target.module, target.model);
@@ -94,9 +95,10 @@ async function assertEmbedsReadable(deps: DataDeps, auth: AuthState, model: Data
 }
 
 /**
- * Serialized and measured before anything is sent (document 2: a response over 1 MB is 413
- * payload-too-large), so a client never receives half a body under a 200 status. Koa serializes the
- * body again: one more JSON.stringify of at most 1 MB, against a response schema the guard can check.
+ * Serialized and measured before anything is sent (docs/reference/data.md#rule-20: a response over
+ * 1 MB is 413 payload-too-large), so a client never receives half a body under a 200 status. Koa
+ * serializes the body again: one more JSON.stringify of at most 1 MB, against a response schema the
+ * guard can check.
  */
 function measured<T>(value: T): T {
   const size = Buffer.byteLength(JSON.stringify(value));
@@ -180,7 +182,7 @@ async function lockedRecord(deps: DataDeps, model: DataModel, tx: DatabaseTransa
 type RecordWriter = Pick<AuthState, 'tenantId'> & { userId: string | null };
 
 /**
- * The values to write once the model's before hooks have run (document 2: they may change the data),
+ * The values to write once the model's before hooks have run (docs/reference/data.md#rule-23: they may change the data),
  * checked against the model again when a hook changed anything: a hook cannot write what a client
  * could not. A hook that refuses throws its problem, and the transaction writes nothing.
  */
@@ -239,7 +241,7 @@ export type RecordWriteDeps = Pick<DataDeps, 'db' | 'catalogue' | 'limits' | 'ho
 
 /**
  * A record created by the platform itself in the caller's tenant transaction (an event subscriber's,
- * services/events/consumers/module-subscribers.ts), so the record commits with whatever else the
+ * services/data/module-subscribers.ts), so the record commits with whatever else the
  * caller writes there (the subscriber's receipt) or not at all. The same steps as createRecord — the
  * model's checks, the before hooks (their `userId` null), the plan's `records` limit, the change event
  * and the audit record (actor null) — without a caller's permission check or nested records; the

@@ -3,7 +3,7 @@ import { committedOffsets, topicBounds, type PartitionBounds } from '../../commo
 import type { Logger } from '../../common/logger';
 
 /**
- * Consumer lag per group (document 3, Events 5 and 6), sampled on a timer from the Kafka admin for
+ * Consumer lag per group (docs/reference/events.md#rule-21), sampled on a timer from the Kafka admin for
  * the groups one gateway knows: the platform's groups and the tenant groups it streams. Per group:
  * the lag in messages (Σ high watermark − committed offset), the lag age, the alert level it has
  * reached and whether alerts are suppressed after a bulk replay.
@@ -19,14 +19,14 @@ import type { Logger } from '../../common/logger';
 
 export type LagLevel = 'none' | 'warning' | 'error' | 'critical';
 
-/** Document 3, Events 5: over 1 minute warning, over 5 minutes error, over 15 minutes critical (paging). */
+/** docs/reference/events.md#rule-21: over 1 minute warning, over 5 minutes error, over 15 minutes critical (paging). */
 export const LAG_LEVELS: ReadonlyArray<{ level: LagLevel; overSeconds: number }> = [
   { level: 'critical', overSeconds: 15 * 60 },
   { level: 'error', overSeconds: 5 * 60 },
   { level: 'warning', overSeconds: 60 },
 ];
 
-/** Document 3, Events 6: a replay that makes lag exceed this suppresses lag alerts (BROKER_BULK_IMPORT_SUPPRESS_MINUTES). */
+/** docs/reference/events.md#rule-21: a replay that makes lag exceed this suppresses lag alerts (BROKER_BULK_IMPORT_SUPPRESS_MINUTES). */
 export const BULK_IMPORT_LAG = 100_000n;
 
 /** Watermarks are remembered this long: longer than the critical level, so a stuck group reaches it. */
@@ -114,7 +114,7 @@ export class ConsumerLag {
 
   /**
    * A ReplayFrom moved the group back: lag alerts stay quiet for BROKER_BULK_IMPORT_SUPPRESS_MINUTES
-   * when the replay made its lag exceed 100 000 (document 3, Events 6). The group is watched from
+   * when the replay made its lag exceed 100 000 (docs/reference/events.md#rule-21). The group is watched from
    * now on even if no stream of it is open here.
    */
   replayed(watched: WatchedGroup, lag: bigint): void {

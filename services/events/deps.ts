@@ -4,8 +4,9 @@ import { createKafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
 import type { TemporalHandle } from '../../common/temporal/client';
 import type { DatabasePool } from '../../db/pool';
-import type { ModuleCatalogue } from '../modules/catalogue';
+import type { AuditTrail } from './audit-trail';
 import type { DeadLetterDeps } from './dead-letters/deps';
+import type { DeclaredEvents } from './declared-events';
 import type { EventPublishingDeps } from './publishing';
 import { SchemaRegistry } from './schema-registry';
 
@@ -22,12 +23,17 @@ export interface EventsDeps extends EventPublishingDeps {
 /**
  * Publishing goes straight to Kafka through a producer of its own, on a client that never retries
  * and waits at most EVENTS_PUBLISH_TIMEOUT_MS for a connection or an acknowledgement: a broker that
- * is down is the caller's 503 within that time (document 3, Events 4). Its brokers are
+ * is down is the caller's 503 within that time (docs/reference/events.md#rule-10). Its brokers are
  * config.kafka.brokers, so a test points one gateway at a broker that is not there.
  */
 export function createEventsServices(
   config: Readonly<Config>,
-  deps: { db: DatabasePool; catalogue: ModuleCatalogue; installed: EventPublishingDeps['installed']; temporal: () => TemporalHandle | undefined },
+  deps: {
+    db: DatabasePool; catalogue: DeclaredEvents; installed: EventPublishingDeps['installed']; meter: EventPublishingDeps['meter'];
+    temporal: () => TemporalHandle | undefined;
+    /** Audit's writer (services/audit/writer.ts), which sits above the bus: the dead-letter actions audit through it. */
+    audit: AuditTrail;
+  },
   logger: Logger,
 ): EventsDeps {
   const timeoutMs = config.eventBus.publishTimeoutMs;
@@ -36,7 +42,7 @@ export function createEventsServices(
     { connectionTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, retries: 0 },
   );
   const producer = new FailFastProducer(kafka, timeoutMs);
-  const { temporal, ...publishing } = deps;
+  const { temporal, audit, ...publishing } = deps;
   return {
     ...publishing,
     schemas: new SchemaRegistry(deps.db, config.eventBus.schemaCacheTtlMs),
@@ -44,7 +50,7 @@ export function createEventsServices(
     idempotencyTtlHours: config.eventBus.idempotencyTtlHours,
     // A redelivery is sent like a publish: a broker that is down is the operator's 503 at once.
     deadLetters: {
-      db: deps.db, producer: { send: (records) => producer.sendBatch(records) }, temporal,
+      db: deps.db, producer: { send: (records) => producer.sendBatch(records) }, temporal, audit,
       settings: {
         taskQueue: config.eventsWorkflows.taskQueue, replayPerSecond: config.consumers.dlqReplayPerSecond, replayPagesPerRun: REPLAY_PAGES_PER_RUN,
       },

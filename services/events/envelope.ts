@@ -9,7 +9,7 @@ export interface OutgoingEvent {
   /** The partition key: the id of the entity the event is about. */
   key: string;
   envelope: EventEnvelope;
-  /** Links related events of one saga (document 3, EventEnvelope.correlation_id); travels as a header. */
+  /** Links related events of one saga (protos/platform/events/v1/events.proto, EventEnvelope.correlation_id); travels as a header. */
   correlationId: string | null;
 }
 

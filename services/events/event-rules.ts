@@ -1,6 +1,6 @@
 /**
- * The shape rules of an event (document 3), shared by the outbox writer, the REST publisher and the
- * envelope decoder. The type and version patterns are the same as the CHECK constraints on
+ * The shape rules of an event (docs/reference/events.md#rule-1), shared by the outbox writer, the REST
+ * publisher and the envelope decoder. The type and version patterns are the same as the CHECK constraints on
  * outbox_events, so a row the writer accepts is never refused by the table.
  */
 
@@ -12,7 +12,7 @@ export const SCHEMA_VERSION_PATTERN = /^\d+\.\d+\.\d+$/;
 
 export const DEFAULT_SCHEMA_VERSION = '1.0.0';
 
-/** Document 3, Limits: an event payload is at most 1 MB (serialized). */
+/** docs/reference/events.md#rule-9: an event payload is at most 1 MB (serialized). */
 export const MAX_EVENT_DATA_BYTES = 1024 * 1024;
 
 export function isEventType(value: string): boolean {
@@ -23,5 +23,5 @@ export function isSchemaVersion(value: string): boolean {
   return SCHEMA_VERSION_PATTERN.test(value);
 }
 
-/** Document 3, Limits: a BatchPublish carries at most 500 events. */
+/** docs/reference/events.md, Limits: a BatchPublish carries at most 500 events. */
 export const MAX_BATCH_EVENTS = 500;

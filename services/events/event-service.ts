@@ -2,7 +2,7 @@ import type { ServiceClientConstructor } from '@grpc/grpc-js';
 import { serviceOf } from '../../common/proto';
 
 /**
- * The gRPC EventService of document 3 (protos/platform/events/v1/events.proto): the server
+ * The gRPC EventService (docs/reference/events.md, Resources; protos/platform/events/v1/events.proto): the server
  * (api/grpc) implements it, our scripts and tests call it through this client class.
  */
 export const EVENT_SERVICE_NAME = 'platform.events.v1.EventService';

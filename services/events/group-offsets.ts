@@ -8,10 +8,10 @@ import type { TenantGroup } from './subscription-rules';
 import { retentionHours } from './topics';
 
 /**
- * Where a tenant's consumer group stands on its topic, and moving it (document 3: ReplayFrom,
- * GetConsumerPosition, Unsubscribe). Every answer comes from the Kafka admin: offsets live in Kafka,
- * not in a table of ours. A group reads one topic (docs/decisions/events.md, gRPC consumer-group RPCs):
- * the RPCs name a topic and a group, and Kafka deletes or moves a group as a whole.
+ * Where a tenant's consumer group stands on its topic, and moving it (docs/reference/events.md, rules
+ * 20 to 22: ReplayFrom, GetConsumerPosition, Unsubscribe). Every answer comes from the Kafka admin:
+ * offsets live in Kafka, not in a table of ours. A group reads one topic (docs/decisions/events.md, gRPC consumer-group
+ * RPCs): the RPCs name a topic and a group, and Kafka deletes or moves a group as a whole.
  */
 
 export interface GroupAdmin {
@@ -22,7 +22,7 @@ export interface GroupAdmin {
 }
 
 export interface GroupPosition {
-  /** Σ committed offsets (document 3, current_offset). */
+  /** Σ committed offsets (current_offset, docs/reference/events.md#rule-21). */
   current: bigint;
   /** Σ high watermarks (latest_offset). */
   latest: bigint;
@@ -103,12 +103,12 @@ export async function prepareGroup(groups: GroupAdmin, target: TenantGroup): Pro
 /** What ReplayFrom did. */
 export interface Replay {
   partitions: number;
-  /** The group's lag right after the seek (document 3, Events 6: over 100 000 suppresses lag alerts). */
+  /** The group's lag right after the seek (docs/reference/events.md#rule-21: over 100 000 suppresses lag alerts). */
   lag: bigint;
 }
 
 /**
- * Checks ReplayFrom's timestamp against the topic's retention (document 3, Events 7; config
+ * Checks ReplayFrom's timestamp against the topic's retention (docs/reference/events.md#rule-20; config
  * BROKER_RETENTION_HOURS and BROKER_AUDIT_RETENTION_HOURS): older is OUT_OF_RANGE, and so is a
  * time in the future, which has nothing to replay.
  */

@@ -2,12 +2,12 @@ import { DEFAULT_SCHEMA_VERSION } from './event-rules';
 import { ANY_OBJECT_SCHEMA, type EventSchema, type JsonValue } from './schema-compat';
 
 /**
- * The payload schemas of the kernel's event types (document 3, Domain event types), registered by
- * the gateway at start-up under the owner `kernel`. Where document 3 shows a message's fields the
- * schema has them (snake_case, as the proto and the emitters write them); where it shows none the
+ * The payload schemas of the kernel's event types (docs/reference/events.md, Events), registered by
+ * the gateway at start-up under the owner `kernel`. Where a message's fields are fixed (`shown`) the
+ * schema has them (snake_case, as the proto and the emitters write them); where none are the
  * type is "any JSON object", like a module type declared without a schema. Kernel payloads stay
- * open (additionalProperties): the emitters add fields document 3 leaves out ("fields after
- * tenant_id: not shown"), and closing a schema later would be a breaking change.
+ * open (additionalProperties): the emitters add fields beyond the fixed ones, and closing a schema
+ * later would be a breaking change.
  */
 
 export interface SchemaDeclaration {
@@ -40,9 +40,12 @@ const shown: Record<string, EventSchema> = {
   }, ['previous_role', 'new_role', 'changed_by', 'tenant_id']),
 };
 
-/** The kernel types document 3 names (or whose namespace it gives an owner and the platform emits) without showing their fields. */
+/** The kernel types of the catalogue (docs/reference/events.md, Events) whose fields are not fixed. */
 const unshown = [
   'auth.user.deleted', 'auth.user.logged_in', 'auth.user.logged_out', 'auth.password.changed', 'auth.api_key.created', 'auth.api_key.revoked',
+  // The holder's security notices (services/notify/security-mail.ts).
+  'auth.mfa.enabled', 'auth.mfa.disabled', 'auth.recovery_codes.regenerated', 'auth.provider.linked', 'auth.provider.unlinked',
+  'auth.mfa.code_reused',
   'money.wallet.credited', 'money.wallet.debited', 'money.wallet.transfer', 'money.hold.expired',
   'module.registry.installed', 'module.registry.updated', 'module.registry.uninstalled',
   'billing.plan.changed', 'billing.subscription.changed',

@@ -1,6 +1,5 @@
 import type { DatabaseTransactionConnection } from '../../db/pool';
-import type { FragmentSqlToken } from 'slonik';
-import { insertOutboxEvents, outboxInsert, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
+import { insertOutboxEvents, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isUuid, newId } from '../../common/ids';
 import { problems, type FieldError } from '../../common/problems';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES, isEventType, isSchemaVersion } from './event-rules';
@@ -43,16 +42,9 @@ export async function enqueueEvents(tx: DatabaseTransactionConnection, inputs: r
 }
 
 /**
- * The INSERT of checked events as a statement fragment, for a caller that sends it with another
- * write of the same transaction (db/idempotent.ts stores an answer and its events in one statement).
- */
-export function outboxInsertOf(inputs: readonly EventInput[]): FragmentSqlToken {
-  return outboxInsert(inputs.map(outboxEventOf));
-}
-
-/**
  * The checked outbox row of an event, with its new id, also for a statement that writes it together
- * with the change it reports (api/identity/sessions.ts).
+ * with the change it reports (services/identity/sessions.ts; services/idempotency/idempotent.ts stores
+ * an answer and its rows in one statement).
  */
 export function outboxEventOf(input: EventInput): NewOutboxEvent {
   const topic = checkEvent(input);

@@ -3,17 +3,18 @@ import { newId } from '../../common/ids';
 import type { Acknowledgement } from '../../common/fail-fast-producer';
 import type { OutgoingRecord } from '../../common/kafka';
 import { problems } from '../../common/problems';
-import type { DatabasePool } from '../../db/pool';
+import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { requestHash, runIdempotentEffect, type Answer } from '../idempotency/idempotent';
-import type { ModuleCatalogue } from '../modules/catalogue';
+import type { DeclaredEvents } from './declared-events';
 import { encodeEvent } from './envelope';
 import { DEFAULT_SCHEMA_VERSION, MAX_EVENT_DATA_BYTES } from './event-rules';
+import { sendCounted, type PublishMeter } from './publish-meter';
 import { parseVersion, type Version } from './schema-compat';
 import { payloadErrors, type ActiveSchema, type SchemaRegistry } from './schema-registry';
 import { defaultTopicFor, topics, type TopicName } from './topics';
 
 /**
- * Publishing an event through the bus on a module's behalf (document 3, REST publishing; gRPC
+ * Publishing an event through the bus on a module's behalf (docs/reference/events.md, rules 4 to 11; gRPC
  * Publish and BatchPublish share its rules, see topic-publishing.ts): the access rules, the schema
  * check, the envelope, and the record sent straight to Kafka (not through the outbox: the answer
  * names the partition and offset the broker gave it, and a broker that is down is the caller's 503
@@ -22,7 +23,7 @@ import { defaultTopicFor, topics, type TopicName } from './topics';
 
 export interface EventPublishingDeps {
   db: DatabasePool;
-  catalogue: ModuleCatalogue;
+  catalogue: DeclaredEvents;
   /** Whether a module is installed and active for a tenant (the gateway's installed-modules cache). */
   installed: { isActive(tenantId: string, slug: string): Promise<boolean> };
   schemas: SchemaRegistry;
@@ -32,6 +33,8 @@ export interface EventPublishingDeps {
     sendBatch(records: readonly OutgoingRecord[]): Promise<void>;
   };
   idempotencyTtlHours: number;
+  /** Billing's count of the tenant's published events against its plan's eventsPerDay. */
+  meter: PublishMeter;
 }
 
 export interface PublishRequest {
@@ -52,11 +55,11 @@ export interface PublishedEvent {
 
 export interface Publisher {
   tenantId: string;
-  /** The trace of the request, carried in the envelope (document 3, Event.trace_id). */
+  /** The trace of the request, carried in the envelope (docs/reference/events.md#rule-1). */
   traceId: string | null;
 }
 
-/** Document 3, Authentication 5: the kernel namespaces and the one service each belongs to. */
+/** docs/reference/events.md#rule-4: the kernel namespaces and the one service each belongs to. */
 const KERNEL_NAMESPACES: ReadonlyArray<readonly [string, string]> = [
   ['auth.', 'identity'],
   ['money.', 'money'],
@@ -70,7 +73,7 @@ export function kernelOwnerOf(type: string): string | null {
   return KERNEL_NAMESPACES.find(([prefix]) => type.startsWith(prefix))?.[1] ?? null;
 }
 
-/** DECISIONS.md, Events: the publishing module is the first segment of the type. */
+/** docs/reference/events.md#rule-5: the publishing module is the first segment of the type. */
 export const moduleOf = (type: string): string => type.slice(0, type.indexOf('.'));
 
 const SCOPE = 'POST /events/publish';
@@ -88,14 +91,17 @@ export async function publishEvent(
   deps: EventPublishingDeps, publisher: Publisher, request: PublishRequest, idempotencyKey: string | undefined,
 ): Promise<Answer<PublishedEvent>> {
   const event = await checkPublication(deps, publisher.tenantId, request);
-  const publish = async (): Promise<Answer<PublishedEvent>> => ({ statusCode: 201, body: await send(deps, publisher, event) });
+  // Under a key the event is counted in the key's transaction, so a replay (answered before this runs) counts nothing.
+  const publish = async (tx?: DatabaseTransactionConnection): Promise<Answer<PublishedEvent>> => ({
+    statusCode: 201, body: await send(deps, publisher, event, tx),
+  });
   if (idempotencyKey === undefined) return publish();
   const idempotent = {
     tenantId: publisher.tenantId, scope: SCOPE, key: idempotencyKey,
     hash: requestHash({ type: request.type, data: request.data, schemaVersion: event.schemaVersion }), ttlHours: deps.idempotencyTtlHours,
   };
   const answer = await runIdempotentEffect(deps.db, idempotent, publish);
-  // Document 3, REST publishing: a key seen again answers 200 with the original body.
+  // docs/reference/events.md#rule-11: a key seen again answers 200 with the original body.
   return { statusCode: answer.replayed ? 200 : answer.statusCode, body: answer.body };
 }
 
@@ -112,10 +118,10 @@ export type CheckedEvent = Pick<EventEnvelope, 'type' | 'source' | 'data' | 'sch
 export type AdmittedTypes = Map<string, ActiveSchema>;
 
 /**
- * Document 3's publishing rules for a module's event, in the order REST and gRPC both answer them:
- * the version's form, the kernel namespaces, the 1 MB payload, the module's declaration and
- * installation, the registered schema and the payload's match with it. Returns the event as it is
- * sent: `tenantId` / `tenant_id` members of the payload overwritten with the caller's tenant. A
+ * The publishing rules for a module's event (docs/reference/events.md, rules 4 to 9), in the order REST and
+ * gRPC both answer them: the version's form, the kernel namespaces, the 1 MB payload, the module's
+ * declaration and installation, the registered schema and the payload's match with it. Returns the event as
+ * it is sent: `tenantId` / `tenant_id` members of the payload overwritten with the caller's tenant. A
  * batch passes the same `admitted` for each of its events; an event of a type admitted before is
  * checked for its size and payload only.
  */
@@ -132,7 +138,7 @@ export async function checkPublication(
     schema = await admittedSchema(deps, tenantId, request, versionText);
     admitted?.set(typeKey, schema);
   }
-  // Document 3, Authentication 6: the tenant is the caller's, whatever the payload says.
+  // docs/reference/events.md#rule-3: the tenant is the caller's, whatever the payload says.
   const payload = withTenant(data, tenantId);
   const errors = payloadErrors(schema, payload);
   if (errors.length > 0) throw problems.validation(errors, `data does not match the schema of ${type} ${schema.versionText}`);
@@ -194,8 +200,8 @@ function withTenant(data: Record<string, unknown>, tenantId: string): Record<str
 }
 
 /**
- * Document 3, Topic catalogue: the partition key is the id of the topic's entity, read from the
- * payload as named there (`record_id`) or in camelCase (`recordId`), and on the data topic also as
+ * docs/reference/events.md#rule-11: the partition key is the id of the topic's entity, read from the
+ * payload as the catalogue (topics.ts) names it (`record_id`) or in camelCase (`recordId`), and on the data topic also as
  * `id` (a record's own id). A payload without it is keyed by the event id: such events have no
  * entity whose order could matter.
  */
@@ -218,7 +224,7 @@ export interface Placement {
   timestamp?: string;
 }
 
-/** The broker record of a checked event: the document 3 envelope with the caller's tenant and trace. */
+/** The broker record of a checked event: the envelope of docs/reference/events.md#rule-1 with the caller's tenant and trace. */
 export function eventRecord(publisher: Publisher, event: CheckedEvent, placement: Placement): OutgoingRecord {
   const envelope: EventEnvelope = {
     id: placement.id, type: event.type, source: event.source, tenantId: publisher.tenantId, data: event.data,
@@ -227,15 +233,10 @@ export function eventRecord(publisher: Publisher, event: CheckedEvent, placement
   return encodeEvent({ topic: placement.topic, key: placement.key, envelope, correlationId: null });
 }
 
-async function send(deps: EventPublishingDeps, publisher: Publisher, event: CheckedEvent): Promise<PublishedEvent> {
+async function send(deps: EventPublishingDeps, publisher: Publisher, event: CheckedEvent, tx?: DatabaseTransactionConnection): Promise<PublishedEvent> {
   const id = newId();
   const topic = defaultTopicFor(event.type);
   const record = eventRecord(publisher, event, { id, topic, key: partitionKeyOf(topic, event.data, id) });
-  let acknowledged: Acknowledgement;
-  try {
-    acknowledged = await deps.producer.send(record);
-  } catch (error) {
-    throw problems.eventsBrokerUnavailable(error);
-  }
+  const acknowledged = await sendCounted(deps.meter, publisher.tenantId, 1, () => deps.producer.send(record), tx);
   return { eventId: id, type: event.type, topic, partition: acknowledged.partition, offset: Number(acknowledged.offset) };
 }

@@ -1,9 +1,9 @@
-import { canonicalJson } from '../audit/chain';
+import { canonicalJson } from '../../common/canonical-json';
 import { SCHEMA_VERSION_PATTERN } from './event-rules';
 
 /**
- * Event payload schemas (document 3: "payload schemas are the single source of truth") and the rule
- * that a registered type never changes incompatibly (Versioning 2). A schema is JSON Schema text in
+ * Event payload schemas (docs/reference/events.md#rule-6: every type has one) and the rule
+ * that a registered type never changes incompatibly (docs/reference/events.md#rule-8). A schema is JSON Schema text in
  * a small dialect whose every keyword has a known compatibility meaning, so whether a change breaks
  * a consumer is decided here, mechanically, and not by review:
  *
@@ -179,7 +179,7 @@ export interface SchemaVersionText {
  * - the first schema of a type is registered as it is;
  * - the same version with the same schema is nothing to do (a module installed again);
  * - otherwise the version must grow, and the change must not be breaking (a breaking change needs
- *   a new event type, document 3 Versioning 2), so a new major version is refused as well;
+ *   a new event type, docs/reference/events.md#rule-8), so a new major version is refused as well;
  * - an added optional field (or members admitted) needs a new minor version; a change of titles and
  *   descriptions only needs a patch.
  */

@@ -6,9 +6,9 @@ import { KERNEL_OWNER, KERNEL_SCHEMAS, type SchemaDeclaration } from './kernel-s
 import { checkSchemaChange, parseVersion, type EventSchema, type Version } from './schema-compat';
 
 /**
- * The registry of event payload schemas (document 3: every event type has a typed payload schema
- * with a semantic version). The kernel's schemas are registered by the gateway at start-up, a
- * module's when a tenant installs it (services/modules/module-registry.ts). A version is added
+ * The registry of event payload schemas (docs/reference/events.md#rule-6 and #rule-7: every event type has a
+ * typed payload schema with a semantic version). The kernel's schemas are registered by the gateway at
+ * start-up, a module's when a tenant installs it (services/modules/module-registry.ts). A version is added
  * only if schema-compat finds it backward compatible with the type's current one; a type belongs
  * to the owner that registered it first.
  */

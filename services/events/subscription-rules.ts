@@ -1,14 +1,14 @@
 import { problems, type FieldError } from '../../common/problems';
-import type { ModuleCatalogue } from '../modules/catalogue';
+import type { DeclaredEvents } from './declared-events';
 import { groupModule, isGroupName, kafkaGroupId } from './consumers/group-names';
 import { defaultTopicFor, isTopicName, type TopicName } from './topics';
 
 /**
- * Who may read what through a tenant's consumer group (document 3: Subscribe, Unsubscribe,
- * ReplayFrom, GetConsumerPosition; Authentication 3 and 4). The group is `<service>.<handler>`; its
- * first segment names the consuming module, which must be installed and active for the tenant and
- * receives only the types its manifest lists in `events.subscribes`. The group always belongs to the
- * caller's tenant: its Kafka group id is `tenant.<tenantId>.<group>`, so a tenant can neither read
+ * Who may read what through a tenant's consumer group (Subscribe, Unsubscribe,
+ * ReplayFrom, GetConsumerPosition; docs/reference/events.md#rule-3 and #rule-13). The group is
+ * `<service>.<handler>`; its first segment names the consuming module, which must be installed and active for
+ * the tenant and receives only the types its manifest lists in `events.subscribes`. The group always belongs
+ * to the caller's tenant: its Kafka group id is `tenant.<tenantId>.<group>`, so a tenant can neither read
  * nor move another tenant's group of the same name.
  */
 
@@ -29,14 +29,14 @@ export interface Subscription extends TenantGroup {
 }
 
 export interface SubscriptionRuleDeps {
-  catalogue: ModuleCatalogue;
+  catalogue: DeclaredEvents;
   /** Whether a module is installed and active for a tenant (the gateway's installed-modules cache). */
   installed: { isActive(tenantId: string, slug: string): Promise<boolean> };
 }
 
 /**
  * The request's topic and group, checked in that order: an empty field is INVALID_ARGUMENT, a topic
- * outside the catalogue NOT_FOUND (document 3), a group name not of the form `<service>.<handler>`
+ * outside the catalogue NOT_FOUND (docs/reference/events.md, Errors), a group name not of the form `<service>.<handler>`
  * INVALID_ARGUMENT.
  */
 export function tenantGroupOf(tenantId: string, topic: string, group: string): TenantGroup {

@@ -8,10 +8,10 @@ export interface TopicInfo {
 }
 
 /**
- * The catalogue's topics with their partition counts as the broker reports them (document 3,
- * ListTopics), kept for `ttlMs`: partition counts change only when an operator adds partitions, and
- * a burst of ListTopics calls should not become a burst of metadata requests. Concurrent calls
- * share one request; a failed one is not remembered, and is the caller's 503 / UNAVAILABLE.
+ * The catalogue's topics with their partition counts as the broker reports them (ListTopics,
+ * docs/reference/events.md, Resources), kept for `ttlMs`: partition counts change only when an operator adds
+ * partitions, and a burst of ListTopics calls should not become a burst of metadata requests. Concurrent
+ * calls share one request; a failed one is not remembered, and is the caller's 503 / UNAVAILABLE.
  */
 export class TopicPartitions {
   private cached: { topics: TopicInfo[]; loadedAt: number } | null = null;

@@ -2,11 +2,12 @@ import { isUuid, newId } from '../../common/ids';
 import type { OutgoingRecord } from '../../common/kafka';
 import { Problem, problems, type FieldError } from '../../common/problems';
 import { MAX_BATCH_EVENTS, isEventType } from './event-rules';
+import { sendCounted } from './publish-meter';
 import { checkPublication, eventRecord, type AdmittedTypes, type EventPublishingDeps, type Publisher } from './publishing';
 import { defaultTopicFor, isTopicName, type TopicName } from './topics';
 
 /**
- * Publishing to a named topic with the caller's own partition key (document 3, gRPC Publish and
+ * Publishing to a named topic with the caller's own partition key (docs/reference/events.md#rule-12, gRPC Publish and
  * BatchPublish). The rules are REST publishing's (publishing.ts: kernel namespaces, the module's
  * declaration, the registered schema, 1 MB), with what the gRPC messages add: the topic must exist
  * and be the type's own, the key is required, and the event may carry its id and occurrence time.
@@ -40,12 +41,8 @@ export async function publishToTopic(
 ): Promise<TopicAcknowledgement> {
   const target = topicOf(topic);
   const { id, record } = await prepare(deps, publisher, target, event);
-  try {
-    const acknowledged = await deps.producer.send(record);
-    return { eventId: id, partition: acknowledged.partition, offset: Number(acknowledged.offset) };
-  } catch (error) {
-    throw problems.eventsBrokerUnavailable(error);
-  }
+  const acknowledged = await sendCounted(deps.meter, publisher.tenantId, 1, () => deps.producer.send(record));
+  return { eventId: id, partition: acknowledged.partition, offset: Number(acknowledged.offset) };
 }
 
 /**
@@ -72,15 +69,12 @@ export async function publishBatchToTopic(
       throw error instanceof Problem ? forItem(error, index) : error;
     }
   }
-  try {
-    await deps.producer.sendBatch(prepared.map(({ record }) => record));
-  } catch (error) {
-    throw problems.eventsBrokerUnavailable(error);
-  }
+  // The batch counts as its number of events, refused whole when they would pass the day's limit together.
+  await sendCounted(deps.meter, publisher.tenantId, prepared.length, () => deps.producer.sendBatch(prepared.map(({ record }) => record)));
   return prepared.map(({ id }) => id);
 }
 
-/** A catalogue topic, or 404: document 3's NOT_FOUND "topic does not exist". */
+/** A catalogue topic, or 404: the NOT_FOUND of docs/reference/events.md#rule-12. */
 function topicOf(topic: string): TopicName {
   if (!topic) throw problems.validation([{ field: 'topic', code: 'REQUIRED', message: 'topic is required' }]);
   if (!isTopicName(topic)) throw problems.notFound(`topic ${topic}`);
@@ -99,7 +93,7 @@ async function prepare(
   if (errors.length > 0) throw problems.validation(errors, 'The event is not valid');
 
   const checked = await checkPublication(deps, publisher.tenantId, event, admitted);
-  // DECISIONS.md, Events: a module's events go to its topic (the data topic); the others are the services'.
+  // docs/reference/events.md#rule-5: a module's events go to its topic (the data topic); the others are the services'.
   const own = defaultTopicFor(event.type);
   if (topic !== own) throw problems.forbidden(`Module ${checked.source} may not publish to ${topic}: ${event.type} belongs on ${own}`);
   const id = event.id ?? newId();

@@ -1,5 +1,5 @@
 import { problems } from '../../common/problems';
-import type { ModuleCatalogue } from '../modules/catalogue';
+import type { DeclaredEvents } from './declared-events';
 import { isEventType } from './event-rules';
 import { KERNEL_SCHEMAS } from './kernel-schemas';
 import { compareVersions } from './schema-compat';
@@ -7,7 +7,7 @@ import type { ActiveSchema, SchemaRegistry } from './schema-registry';
 import { defaultTopicFor, isTopicName } from './topics';
 
 /**
- * GetTopicSchema (document 3): "the schema of a topic" and its "current active version". The
+ * GetTopicSchema (docs/reference/events.md#rule-6): the schema of a topic and its current active version. The
  * registry keeps one schema per event type, so the request's `topic` may name either:
  * - an event type (`crm.contact.created`): that type's current JSON Schema text and version;
  * - a catalogue topic (`platform.auth.events`): a JSON object `{"<type>": {"schemaVersion", "schema"}}`
@@ -22,7 +22,7 @@ export interface TopicSchema {
 
 export interface TopicSchemaDeps {
   schemas: SchemaRegistry;
-  catalogue: ModuleCatalogue;
+  catalogue: DeclaredEvents;
 }
 
 export async function topicSchema(deps: TopicSchemaDeps, topic: string): Promise<TopicSchema> {
@@ -41,7 +41,7 @@ export async function topicSchema(deps: TopicSchemaDeps, topic: string): Promise
 }
 
 /** Every event type the platform knows of: the kernel's and each shipped module's declared ones. */
-function knownTypes(catalogue: ModuleCatalogue): string[] {
+function knownTypes(catalogue: DeclaredEvents): string[] {
   const moduleTypes = catalogue.list().flatMap((manifest) => manifest.events.publishes);
   return [...new Set([...KERNEL_SCHEMAS.map((declaration) => declaration.type), ...moduleTypes])].sort();
 }

@@ -1,4 +1,4 @@
-/** The topic catalogue of document 3: name, domain, the entity whose id is the partition key. */
+/** The topic catalogue (docs/reference/events.md, Events): name, domain, the entity whose id is the partition key. */
 export const topics = {
   auth: { name: 'platform.auth.events', key: 'user_id' },
   money: { name: 'platform.money.events', key: 'wallet_id' },
@@ -25,8 +25,8 @@ export function isTopicName(name: string): name is TopicName {
 
 /**
  * Where an event goes when its publisher names no topic: kernel namespaces and the files and notify
- * domains have their own topic (document 3); every module event goes to the data topic
- * (DECISIONS.md: "platform.data.events unless the module declares another").
+ * domains have their own topic (docs/reference/events.md, Events); every module event goes to the data topic
+ * (docs/reference/events.md#rule-5; docs/decisions/events.md, REST publishing).
  * `module.registry.` must be matched as a whole: a module may well be called `module`.
  */
 const topicByTypePrefix: ReadonlyArray<readonly [string, TopicName]> = [

@@ -2,7 +2,7 @@ import sharp, { type Metadata } from 'sharp';
 import { OUTPUT_FORMATS, type ImageOperation, type OutputFormat } from '../../workflows/files/process.messages';
 
 /**
- * POST /files/:id/process's operations (document 2, Image operations) with sharp. sharp orders the
+ * POST /files/:id/process's operations (docs/reference/files.md#rule-16) with sharp. sharp orders the
  * steps of one pipeline itself (rotate, then extract, then resize), whatever order they were called
  * in, so each operation is its own pass over raw pixels: the operations apply in the order given, and
  * no pass re-encodes (no quality is lost before the last step).

@@ -5,7 +5,7 @@
  * it, so nothing can be fetched before its scan has passed.
  */
 
-/** The five buckets of document 2; anything else is 400 bucket-invalid. */
+/** The five buckets (docs/reference/files.md#rule-1); anything else is 400 bucket-invalid. */
 export const FILE_BUCKETS = ['avatars', 'assets', 'documents', 'exports', 'modules'] as const;
 export type FileBucket = (typeof FILE_BUCKETS)[number];
 

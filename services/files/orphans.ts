@@ -10,7 +10,7 @@ import type { FileActor } from './scan';
 import { objectKeysOf, releasePurgedFile } from './trash';
 
 /**
- * Orphaned files (document 2, Files; docs/decisions/files.md, Orphans): an available file of a swept
+ * Orphaned files (docs/reference/files.md#rule-19; docs/decisions/files.md, Orphans): an available file of a swept
  * bucket that nothing references (migration 0030's file_references: data-layer `file` fields, user
  * avatars) `graceHours` after its upload is marked orphaned; one still marked and unreferenced
  * `retentionDays` later is purged like a permanent delete (storage freed, storage_bytes released),

@@ -32,7 +32,7 @@ export interface PresignedUpload {
 const UPLOAD_GRACE_MS = 5 * 60_000;
 
 /**
- * POST /files/presign (document 2, Files; issue 17): a URL the client PUTs the file to, straight into
+ * POST /files/presign (docs/reference/files.md#rule-8; issue 17): a URL the client PUTs the file to, straight into
  * the tenant's staging area, signed so that the store takes exactly the declared Content-Type and
  * Content-Length. The file is recorded pending_scan with its declared size counted into the plan's
  * storage_bytes now (the quota reservation: 402 over the limit, 503 at the staging cap), exactly as an

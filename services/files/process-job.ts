@@ -1,8 +1,7 @@
 import { problems, type Problem } from '../../common/problems';
 import type { FileProcessResult, ProcessedFile } from '../../workflows/files/process.messages';
 import { fileProcessWorkflowId } from '../../workflows/files/process.messages';
-import type { JobKind } from '../jobs/job';
-import { jobIdOf } from '../jobs/job-id';
+import { jobIdOf, type JobKind } from '../../common/jobs';
 
 /** The kind of an image processing job (GET /v1/jobs/{jobId}): `files-process.<uuid>`. */
 export const FILE_PROCESS_JOB = 'files-process';

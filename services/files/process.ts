@@ -23,7 +23,7 @@ import { fileAudit } from './scan-records';
 import { isImage } from './thumbnails';
 
 /**
- * Image processing (document 2, Files: POST /files/:id/process; docs/decisions/files.md, Processing).
+ * Image processing (docs/reference/files.md#rule-16; docs/decisions/files.md, Processing).
  * The request is checked and recorded here and answered 202; the workflow `files.process:<jobId>`
  * (workflows/files/process.workflow.ts) makes the new content, in steps each safe to repeat:
  *   1. render: the operations applied to the current content, written to a key of its own
@@ -45,7 +45,7 @@ export interface FileProcessRequest {
   quality: number;
 }
 
-/** The 202's body (document 2: {fileId, jobId, status: processing, startedAt}). */
+/** The 202's body (docs/reference/files.md, Resources: {fileId, jobId, status: processing, startedAt}). */
 export interface FileProcessAccepted {
   fileId: string;
   jobId: string;

@@ -9,7 +9,7 @@ import { loadFile, type FileActor, type FileRef, type FileScanDeps } from './sca
 import { fileAudit, fileUploadedEvent } from './scan-records';
 
 /**
- * A clean scan makes the file available (document 2, File: "moved to main storage"), in three steps
+ * A clean scan makes the file available (docs/reference/files.md#rule-2: moved to its bucket), in three steps
  * that are each safe to repeat, so a retry after a crash at any point ends in the same single result:
  *   1. copy the staged object to its final key (a second copy writes the same object);
  *   2. in one transaction: pending_scan → available, files.file.uploaded and the audit record (the

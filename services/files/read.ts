@@ -10,7 +10,7 @@ import type { FilesDeps } from './deps';
 import { FILE_URL_TTL_SECONDS, contentUrlOf, fileDetails, fileView, type FileDetails, type FileView } from './views';
 
 /**
- * Reading files (document 2, Files): only an available file's content is ever handed out. Access by
+ * Reading files (docs/reference/files.md#rule-11): only an available file's content is ever handed out. Access by
  * status: pending_scan is 404 file-not-found (as an unknown id or another tenant's file), rejected is
  * 422 file-rejected; deleted (the trash) is 404 too: POST /files/:id/restore brings it back (docs/decisions/files.md).
  * Every URL handed out is presigned for the stored object itself: staging keys are never signed.

@@ -19,7 +19,7 @@ export interface Rejection {
 }
 
 /**
- * A file that must never become readable (document 2, File: infected, or staged longer than the
+ * A file that must never become readable (docs/reference/files.md#rule-10: infected, or staged longer than the
  * staging TTL): its staged object (and whatever an unfinished upload left: removeStagedObjects) is
  * deleted first, so the content is gone whatever happens next,
  * then in one transaction pending_scan → rejected with its audit record, and its bytes leave the
@@ -48,7 +48,7 @@ export async function rejectFile(
   });
 }
 
-/** Who is told of an infected upload (document 2: "tenant admin notified"): the owners and admins. */
+/** Who is told of an infected upload (docs/reference/files.md#rule-10): the owners and admins. */
 export function tenantAdminEmails({ appPool }: Pick<FileScanDeps, 'appPool'>, tenantId: string): Promise<string[]> {
   return withTenant(appPool, tenantId, (tx) => selectRoleHolderEmails(tx, tenantId, ['owner', 'admin']));
 }

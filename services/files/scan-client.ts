@@ -19,7 +19,7 @@ export function fileScanSettingsOf(cfg: Pick<Readonly<Config>, 'files' | 'mail'>
 
 /**
  * The task priority of a scan started while the backlog is over FILES_SCAN_PRIORITY_THRESHOLD
- * (document 2: "Scan backlog over 1000: newest-first priority"). Temporal's keys run from 1 (first)
+ * (docs/reference/files.md#rule-21). Temporal's keys run from 1 (first)
  * to 5 (last) and an unset key is 3, so these go before the backlog that built up at 3, and before
  * the re-scan at 5 (workflows/files/rescan.workflow.ts). docs/decisions/files.md, Scan priority.
  */

@@ -5,14 +5,14 @@ import type { FileActor } from './scan';
 
 /**
  * What a scan's outcome writes to the outbox with the status change, in the same statement: the
- * domain event (document 3's files topic, keyed by the file id) and the audit record.
+ * domain event (platform.files.events, keyed by the file id: docs/reference/files.md, Events) and the audit record.
  */
 
 const SOURCE = 'files';
 
 /**
- * files.file.uploaded (document 2, Events: "file upload finished"): the file passed its scan and can
- * be read. Document 3 shows no payload for the files topic; this one follows the other kernel events
+ * files.file.uploaded (docs/reference/files.md#rule-10): the file passed its scan and can
+ * be read. Its payload (docs/reference/files.md, Events) follows the other kernel events
  * (snake_case, the entity's id and tenant first).
  */
 export function fileUploadedEvent(file: FileRow, actor: FileActor): EventInput {

@@ -30,7 +30,7 @@ export class StagedObjectMissing extends Error {
 
 /**
  * The staged object has no bytes. clamd answers an empty INSTREAM with no verdict (clamscan's
- * isInfected null), and a verdict is never made up, so the file cannot pass (TOOLCHAIN.md).
+ * isInfected null), and a verdict is never made up, so the file cannot pass (docs/decisions/files.md, The scan pipeline).
  */
 export class StagedObjectEmpty extends Error {
   override name = 'StagedObjectEmpty';

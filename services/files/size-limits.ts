@@ -2,7 +2,7 @@ import type { Config } from '../../common/config';
 
 type SizeSettings = Pick<Config['files'], 'maxImageSizeBytes' | 'maxDocumentSizeBytes'>;
 
-/** Document 2, Limits / Files: an image (image/*) may be 10 MB, any other file 50 MB. */
+/** docs/reference/files.md#rule-4: an image (image/*) may be 10 MB, any other file 50 MB. */
 export function fileKindOf(mimeType: string): 'image' | 'document' {
   return mimeType.toLowerCase().startsWith('image/') ? 'image' : 'document';
 }

@@ -10,7 +10,7 @@ import {
 import { FILE_URL_TTL_SECONDS, presignedUrlOf } from './views';
 
 /**
- * GET /files/:id/thumbnail/:preset (document 2, Files; issue 17). A preset the file has is signed at
+ * GET /files/:id/thumbnail/:preset (docs/reference/files.md#rule-15; issue 17). A preset the file has is signed at
  * once; one it has not (the upload renders icon_32 and card_300 only) is rendered from the original,
  * stored and recorded once, then kept like the others. The file is read as GET /files/:id reads it
  * (read.ts availableFile): not available, unknown or another tenant's is 404 file-not-found,

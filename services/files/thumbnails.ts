@@ -11,7 +11,7 @@ import { thumbnailKeyOf } from './object-keys';
 import { loadFile, type FileRef, type FileScanDeps } from './scan';
 
 /**
- * Document 2's thumbnail presets, the one table of them (the upload's and GET /files/:id/thumbnail/:preset's).
+ * The thumbnail presets (docs/reference/files.md#rule-15), the one table of them (the upload's and GET /files/:id/thumbnail/:preset's).
  * A preset with a height is cut to exactly that box (cover, centred); full_1200 keeps the aspect
  * ratio ("height automatic") and is never enlarged. Every thumbnail is WebP.
  */
@@ -31,7 +31,7 @@ export function isThumbnailPreset(value: string): value is ThumbnailPreset {
   return Object.hasOwn(THUMBNAIL_PRESETS, value);
 }
 
-/** Generated for every image once it is available (document 2: "auto-generated on upload"). */
+/** Generated for every image once it is available (docs/reference/files.md#rule-15). */
 export const UPLOAD_THUMBNAILS: readonly ThumbnailPreset[] = ['icon_32', 'card_300'];
 
 /** The `mimeType`s that get thumbnails. */

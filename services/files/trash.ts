@@ -13,7 +13,7 @@ import { fileAudit, type FileAuditAction } from './scan-records';
 import { fileView, type FileView } from './views';
 
 /**
- * The trash (document 2, File: available → deleted → purged after the retention, or restored):
+ * The trash (docs/reference/files.md#rule-18: available → deleted → purged after the retention, or restored):
  * every move is one guarded UPDATE with its audit record in the same transaction, so the row is the
  * truth and the trash timer (workflows/files/trash.workflow.ts) only decides when to look again.
  * storage_bytes keeps counting a deleted file (the trash is billed) and is released when it is purged.

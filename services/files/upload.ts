@@ -30,12 +30,12 @@ export interface UploadFieldChecks {
   complete(fields: Readonly<Record<string, string>>): UploadFields;
 }
 
-/** The form's name for the file part (document 2, Files: `file`). */
+/** The form's name for the file part (docs/reference/files.md, Resources: `file`). */
 export const FILE_PART = 'file';
 
 /** bucket, originalName, mimeType, meta. */
 const MAX_FIELDS = 4;
-/** The longest field is meta (document 2, Limits / Files: 4 KB); a longer one is refused as it arrives. */
+/** The longest field is meta (docs/reference/files.md#rule-4: 4 KB); a longer one is refused as it arrives. */
 const MAX_FIELD_BYTES = 4096;
 /**
  * What a form may carry beyond its file (fields, part headers, boundaries): a declared
@@ -46,7 +46,7 @@ const FORM_ALLOWANCE_BYTES = 64 * 1024;
 export const UNKNOWN_TYPE = 'application/octet-stream';
 
 /**
- * POST /files/upload (document 2, Files): streams the form's file to the tenant's staging key,
+ * POST /files/upload (docs/reference/files.md#rule-2): streams the form's file to the tenant's staging key,
  * records it pending_scan and starts its malware scan; nothing of it can be fetched until the scan
  * has passed. Refused before the body is read: no workflow service (503), a full staging area
  * (503 staging-limit-exceeded), a declared length no file may have (413); the plan's storage already

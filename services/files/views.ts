@@ -3,7 +3,10 @@ import type { FileRow } from '../../db/queries/files/files.queries';
 import { attachmentDisposition, servedInline } from './content-disposition';
 import { processJobIdOf } from './process-job';
 
-/** Document 2, File, as the API answers it. */
+/** A file's lifecycle states, as the listing filters them. */
+export { FILE_STATUSES, type FileStatus } from '../../db/queries/files/files.queries';
+
+/** A file as the API answers it (docs/reference/files.md, Resources). */
 export interface FileView {
   id: string;
   originalName: string;
@@ -28,7 +31,7 @@ export interface FileDetails extends FileView {
   processing?: NonNullable<FileRow['processing']>;
 }
 
-/** How long the URLs in file objects (url, thumbnails) and the default redirect stay valid: document 2's default. */
+/** How long the URLs in file objects (url, thumbnails) and the default redirect stay valid (docs/reference/files.md, Limits). */
 export const FILE_URL_TTL_SECONDS = 300;
 
 /**

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../audit/chain';
-import { outboxInsertOf, type EventInput } from '../events/publish';
+import { canonicalJson } from '../../common/canonical-json';
 import { problems } from '../../common/problems';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
+import { outboxInsert, type NewOutboxEvent } from '../../db/queries/events/outbox.queries';
 import {
   insertStoredAnswer, lockIdempotencyKey, selectStoredAnswer, type IdempotencyScope, type StoredAnswer,
 } from '../../db/queries/idempotency/keys.queries';
@@ -14,12 +14,14 @@ export interface Answer<T = unknown> {
 }
 
 /**
- * What an operation run by runIdempotent produces: its answer, and the outbox events of its change
+ * What an operation run by runIdempotent produces: its answer, and the outbox rows of its change
  * (money events, audit records), which runIdempotent writes in the same statement as the stored
- * answer, in the operation's transaction: one round trip for both.
+ * answer, in the operation's transaction: one round trip for both. The rows come checked from the
+ * outbox writer (outboxEventOf, services/events/publish.ts): idempotency sits below the event bus in
+ * the order of services (docs/architecture.md), which itself publishes idempotently.
  */
 export interface Outcome<T = unknown> extends Answer<T> {
-  events?: readonly EventInput[];
+  outbox?: readonly NewOutboxEvent[];
 }
 
 /** One use of an Idempotency-Key: where, with which request (its hash), kept for how long. */
@@ -51,13 +53,13 @@ class KeyAlreadyAnswered extends Error {}
 async function storeAnswer(tx: DatabaseTransactionConnection, request: IdempotentRequest, outcome: Outcome): Promise<void> {
   const stored = await insertStoredAnswer(
     tx, request, { requestHash: request.hash, statusCode: outcome.statusCode, response: outcome.body }, request.ttlHours,
-    outcome.events?.length ? outboxInsertOf(outcome.events) : null,
+    outcome.outbox?.length ? outboxInsert(outcome.outbox) : null,
   );
   if (!stored) throw new KeyAlreadyAnswered(`idempotency key ${request.key} holds an answer already`);
 }
 
 /**
- * Runs a single-transaction operation at most once per key (document 2, Money rule 1): the answer is
+ * Runs a single-transaction operation at most once per key (docs/reference/conventions.md#rule-21): the answer is
  * stored in the operation's own transaction, so a retry after a crash between commit and response
  * gets exactly what was committed.
  *
@@ -93,18 +95,20 @@ export async function runIdempotent<T>(
  * For an operation whose effect leaves the database and cannot be rolled back (a record sent to
  * Kafka): the key is locked before the lookup, so of two concurrent requests with one key the
  * second waits, then finds the first's answer instead of repeating the effect. A refusal (a
- * problem) stores nothing. `replayed` tells a stored answer from a fresh one.
+ * problem) stores nothing. `replayed` tells a stored answer from a fresh one. The operation gets
+ * the key's transaction for what it writes beside its effect (the usage it counts), which then
+ * commits with the stored answer, rolls back with a refusal, and is never written for a replay.
  */
 export async function runIdempotentEffect<T>(
   pool: DatabasePool,
   request: IdempotentRequest,
-  operation: () => Promise<Answer<T>>,
+  operation: (tx: DatabaseTransactionConnection) => Promise<Answer<T>>,
 ): Promise<Answer<T> & { replayed: boolean }> {
   return withTenant(pool, request.tenantId, async (tx) => {
     await lockIdempotencyKey(tx, request);
     const stored = await storedAnswerFor(tx, request);
     if (stored) return { ...(stored as Answer<T>), replayed: true };
-    const answer = await operation();
+    const answer = await operation(tx);
     await storeAnswer(tx, request, answer);
     return { ...answer, replayed: false };
   });

@@ -6,12 +6,12 @@ import { problems } from '../../common/problems';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import { selectTenantPermissions } from '../../db/queries/access/permissions.queries';
 import {
-  insertApiKey, revokeApiKey, selectApiKey, selectApiKeyPage, type ApiKeyRow,
+  insertApiKey, revokeApiKey, selectApiKey, selectApiKeyPage, touchApiKey, type ApiKeyRow,
 } from '../../db/queries/identity/api-keys.queries';
 import { withTenant } from '../../db/tenant';
 import { checkRolePermissions } from '../access/permission-rules';
 import type { PermissionCheck } from '../access/permissions';
-import type { Caller } from '../access/roles';
+import type { Caller } from '../../common/context';
 import { recordAudit } from '../audit/writer';
 import { enqueueEvent } from '../events/publish';
 import { newApiKeySecret } from './api-key-format';
@@ -126,4 +126,18 @@ export async function revokeKey(deps: ApiKeysDeps, caller: ApiKeyCaller, id: str
     if (!revoked) throw problems.notFound('API key');
     await recordKeyChange(tx, caller, 'auth.api_key.revoked', revoked, { keyId: revoked.id, revokedBy: userId });
   });
+}
+
+/** The channel migration 0038 announces a changed or revoked key on, with the key's id. */
+export const API_KEY_CHANGES_CHANNEL = 'api_key_changes';
+
+/**
+ * The live key behind a secret's hash, found before any tenant is known (migration 0038): null for
+ * an unknown or revoked key. Expiry is the caller's to check, on every use.
+ */
+export { selectApiKeyForSecret as liveApiKeyForSecret } from '../../db/queries/identity/api-keys.queries';
+
+/** Notes a use of the key in its tenant; the statement writes at most once a minute per key, whichever gateway asks. */
+export function noteApiKeyUse(db: DatabasePool, tenantId: string, keyId: string): Promise<void> {
+  return withTenant(db, tenantId, (tx) => touchApiKey(tx, tenantId, keyId));
 }

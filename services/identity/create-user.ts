@@ -18,7 +18,7 @@ export interface NewTenantUser extends RoleChoice {
 }
 
 /**
- * POST /users (DECISIONS.md): the account is created in the caller's tenant without a password, with
+ * POST /users (docs/reference/identity.md#rule-29): the account is created in the caller's tenant without a password, with
  * the chosen roles, and e-mailed a set-password link (a one-time token with the invitation's 72 h),
  * redeemed by POST /auth/reset-password. An address that already has an account, here or in another
  * tenant, is 409 conflict (users_email_lower): an existing account joins a tenant only by accepting an

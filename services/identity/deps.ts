@@ -28,7 +28,7 @@ export interface IdentityDeps {
   throttle: LoginThrottle;
   /** Short-lived shared state (started provider sign-ins). */
   redis: Redis;
-  /** Verification, reset, invitation and set-password e-mails (api/notify/mailer.ts). */
+  /** Verification, reset, invitation and set-password e-mails (services/notify/mailer.ts). */
   mailer: Mailer;
   verifyEmailLimit: VerifyEmailLimit;
   /** Starts the subscription workflow of every tenant registration creates. */
@@ -37,7 +37,7 @@ export interface IdentityDeps {
   logger: Logger;
 }
 
-/** Document 1, Token responses: the token pair of login, refresh, select-tenant and switch-tenant. */
+/** The token pair (docs/reference/identity.md, Resources) of login, refresh, select-tenant and switch-tenant. */
 export interface TokenPair {
   accessToken: string;
   refreshToken: string;

@@ -7,7 +7,7 @@ import { selectMember } from '../../db/queries/identity/members.queries';
 import { isPlatformOwner, selectCurrentTenant, selectTenantOwner } from '../../db/queries/identity/platform.queries';
 import type { AuthState } from '../../common/context';
 import type { IdentityDeps, TokenPair } from './deps';
-import { issuePair, publicPair } from './sessions';
+import { inheritedAuthTime, issuePair, publicPair } from './sessions';
 
 export interface ImpersonationRequest {
   tenantId: string;
@@ -19,7 +19,9 @@ export interface ImpersonationRequest {
 }
 
 /** The user an impersonation acts as: the one named (a live, active member), else the tenant's owner. */
-async function targetOf(tx: DatabaseTransactionConnection, tenantId: string, userId: string | undefined): Promise<{ id: string; email: string }> {
+async function targetOf(
+  tx: DatabaseTransactionConnection, tenantId: string, userId: string | undefined,
+): Promise<{ id: string; email: string; mfaEnabled: boolean }> {
   if (userId === undefined) {
     const owner = await selectTenantOwner(tx);
     if (!owner) throw problems.notFound('tenant owner');
@@ -56,6 +58,11 @@ export async function impersonate(deps: IdentityDeps, auth: AuthState, request: 
     const endsAt = new Date((startedAt + deps.config.identity.ttl.impersonation) * 1000).toISOString();
     const pair = await issuePair(deps, tx, {
       userId: target.id, email: target.email, tenantId: request.tenantId, impersonation: { impersonatorId: auth.userId, endsAt },
+      // The impersonated account's, like every claim but `act`; the gateway does not hold an impersonation to it,
+      // since the Platform Owner passed the two-factor requirement to start it (docs/reference/identity.md#rule-49).
+      mfa: target.mfaEnabled,
+      // The Platform Owner's sign-in is the one behind the impersonation.
+      authenticatedAt: inheritedAuthTime(auth),
     });
     await recordAudit(tx, {
       tenantId: request.tenantId,

@@ -22,7 +22,7 @@ export interface InviteRequest extends RoleChoice {
   email: string;
 }
 
-/** Document 1, Security flows: the 202 body of an invitation. */
+/** The 202 body of an invitation (docs/reference/identity.md#rule-27). */
 export interface Invitation {
   invite_id: string;
   email: string;
@@ -39,7 +39,7 @@ async function inviterName(tx: DatabaseTransactionConnection, userId: string): P
 
 /**
  * POST /auth/invite. Someone who is already an active member gets a duplicate-invite notice instead
- * of a conflict (rule 6) and the answer is 202 without a body (null here). Anyone else gets an
+ * of a conflict (docs/reference/identity.md#rule-27) and the answer is 202 without a body (null here). Anyone else gets an
  * invitation token (72 h) carrying the chosen roles, and its mail, handed over before the commit.
  */
 export async function invite(deps: IdentityDeps, auth: AuthState, request: InviteRequest): Promise<Invitation | null> {
@@ -77,7 +77,7 @@ export interface AcceptInviteRequest {
   password: string;
 }
 
-/** Document 1, Token responses: the accept-invite variant of the token pair. */
+/** The accept-invite variant of the token pair (docs/reference/identity.md#rule-28). */
 export interface AcceptedInvite {
   access_token: string;
   refresh_token: string;
@@ -95,7 +95,7 @@ function splitName(name: string): { firstName: string; lastName: string } {
 /**
  * POST /auth/accept-invite, in one transaction of the inviting tenant: the token is consumed, the
  * account created with its address verified (or, for an address that already has an account,
- * DECISIONS.md: the membership is added; the existing password must be given and is not changed),
+ * docs/reference/identity.md#rule-28: the membership is added; the existing password must be given and is not changed),
  * the invited roles assigned, auth.user.created written, and a session opened.
  *
  * For an existing account the password check counts against the login throttle, so an invitation
@@ -110,7 +110,7 @@ export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, i
     let joined = true;
     if (existing) {
       await deps.throttle.assertAllowed(email, ip);
-      if (existing.deletedAt !== null || !await verifyPassword(existing.passwordHash, request.password)) {
+      if (existing.deletedAt !== null || !await verifyPassword(deps.config.identity.passwordPepper, existing.passwordHash, request.password)) {
         await deps.throttle.recordFailure(email, ip);
         throw problems.invalidCredentials();
       }
@@ -122,7 +122,7 @@ export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, i
       await markEmailVerified(tx, userId, email);
     } else {
       userId = newId();
-      await insertUser(tx, { id: userId, email, passwordHash: await hashPassword(request.password), ...splitName(request.name) });
+      await insertUser(tx, { id: userId, email, passwordHash: await hashPassword(deps.config.identity.passwordPepper, request.password), ...splitName(request.name) });
       await insertMembership(tx, tenantId, userId);
       await markNewAccountVerified(tx, userId);
     }
@@ -139,7 +139,7 @@ export function acceptInvite(deps: IdentityDeps, request: AcceptInviteRequest, i
         created_at: new Date().toISOString(),
       });
     }
-    const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId },
+    const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId, mfa: profile.mfaEnabled },
       authEvent('auth.user.logged_in', tenantId, userId, { method: 'invite', logged_in_at: new Date().toISOString() }));
     return {
       access_token: pair.accessToken,

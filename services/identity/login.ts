@@ -1,8 +1,10 @@
 import type { CommonQueryMethods } from 'slonik';
-import { verifyPassword } from './passwords';
+import { hashPassword, passwordNeedsRehash, verifyPassword } from './passwords';
 import { problems } from '../../common/problems';
 import { isActiveMember, type UserTenant } from '../../db/queries/identity/tenants.queries';
-import { selectUserForLogin, selectUserProfile, updateLastTenant } from '../../db/queries/identity/users.queries';
+import {
+  selectUserForLogin, selectUserProfile, updateLastTenant, upgradePasswordHash,
+} from '../../db/queries/identity/users.queries';
 import type { LoginMethod } from './tokens';
 import { changeAccount } from './account-changes';
 import type { IdentityDeps, TokenPair } from './deps';
@@ -16,7 +18,7 @@ export interface Credentials {
   mfaCode?: string;
 }
 
-/** Document 1, Token responses: "Tenant selection required". */
+/** "Tenant selection required" (docs/reference/identity.md#rule-6). */
 export interface TenantSelection {
   requiresTenantSelection: true;
   sessionToken: string;
@@ -32,8 +34,8 @@ export interface TenantSelection {
 export async function login(deps: IdentityDeps, credentials: Credentials, ip: string): Promise<TokenPair | TenantSelection> {
   const check = await deps.throttle.assertAllowed(credentials.email, ip);
   const user = await selectUserForLogin(deps.db, credentials.email);
-  const passwordOk = await verifyPassword(user?.passwordHash, credentials.password);
-  if (!user || !passwordOk || user.deletedAt !== null) {
+  const passwordOk = await verifyPassword(deps.config.identity.passwordPepper, user?.passwordHash, credentials.password);
+  if (!user?.passwordHash || !passwordOk || user.deletedAt !== null) {
     await deps.throttle.recordFailure(credentials.email, ip);
     throw problems.invalidCredentials();
   }
@@ -43,6 +45,11 @@ export async function login(deps: IdentityDeps, credentials: Credentials, ip: st
   // alone must not reset the throttle that slows guessing the code.
   if (user.mfaEnabled) await assertLoginSecondFactor(deps, user, credentials, ip);
   await deps.throttle.recordSuccess(credentials.email, check);
+  // Only now is the password known to the server in clear again: a hash made before the pepper (or
+  // with older parameters) is made again with it (docs/reference/identity.md#rule-43).
+  if (passwordNeedsRehash(user.passwordHash)) {
+    await upgradePasswordHash(deps.db, user.id, user.passwordHash, await hashPassword(deps.config.identity.passwordPepper, credentials.password));
+  }
 
   return completeLogin(deps, user, { method: 'password' });
 }
@@ -56,7 +63,7 @@ export type { LoginMethod } from './tokens';
  */
 export async function completeLogin(
   deps: IdentityDeps,
-  user: { id: string; email: string; lastTenantId: string | null },
+  user: { id: string; email: string; lastTenantId: string | null; mfaEnabled: boolean },
   how: LoginMethod,
 ): Promise<TokenPair | TenantSelection> {
   // The tenants are read, one chosen and the session opened in it by one statement, which also sets
@@ -83,7 +90,7 @@ export async function selectTenant(
   deps: IdentityDeps,
   selection: { sessionToken: string; tenantId: string; rememberChoice: boolean },
 ): Promise<TokenPair> {
-  const { userId, how } = await deps.tokens.verifySelectionToken(selection.sessionToken);
+  const { userId, how, authenticatedAt } = await deps.tokens.verifySelectionToken(selection.sessionToken);
   const { tenantId } = selection;
   return changeAccount(deps, tenantId, userId, async (tx) => {
     const profile = await selectUserProfile(tx, userId);
@@ -91,7 +98,7 @@ export async function selectTenant(
     // The account may have been deleted or locked since its password was checked.
     if (profile.deletedAt !== null || profile.status === 'locked') throw problems.unauthorized('The account cannot sign in');
     if (selection.rememberChoice) await updateLastTenant(tx, userId, tenantId);
-    return openSession(deps, tx, { userId, email: profile.email, tenantId }, how);
+    return openSession(deps, tx, { userId, email: profile.email, tenantId, authenticatedAt, mfa: profile.mfaEnabled }, how);
   });
 }
 

@@ -13,14 +13,14 @@ export type { OneTimeTokenPurpose };
 export type RedeemedOneTimeToken = Omit<ConsumedOneTimeToken, 'tokenHash' | 'expired'>;
 
 /**
- * Verification, reset, invitation and set-password tokens (document 1, Security flows rule 1): 32
+ * Verification, reset, invitation and set-password tokens (docs/reference/identity.md#rule-23): 32
  * random bytes in base64url, the same opaque form as refresh tokens, of which the database keeps only
  * the SHA-256. They reach the user only by e-mail, and work once.
  */
 export const newOneTimeTokenValue = newRefreshToken;
 export const hashOneTimeToken = hashRefreshToken;
 
-/** A set-password link of POST /users lives as long as an invitation (DECISIONS.md). */
+/** A set-password link of POST /users lives as long as an invitation (docs/decisions/identity.md, One-time tokens). */
 export function oneTimeTokenTtl(ttl: Config['identity']['oneTimeTokenTtl'], purpose: OneTimeTokenPurpose): number {
   switch (purpose) {
     case 'verify_email': return ttl.verifyEmail;

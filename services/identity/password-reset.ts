@@ -13,7 +13,7 @@ import { enqueueAuthEvent } from './events';
 /**
  * POST /auth/request-reset answers 202 at once and looks the address up afterwards, detached from
  * the request: the request does identical work whether or not the account exists, so neither its
- * answer nor its timing tells them apart (document 1, Security flows rule 3). The cost is that a
+ * answer nor its timing tells them apart (docs/reference/identity.md#rule-25). The cost is that a
  * gateway crashing in the milliseconds after the answer loses that one request's mail; the user
  * asks again. Failures are logged, never shown.
  */
@@ -53,7 +53,7 @@ async function startPasswordReset(deps: IdentityDeps, email: string): Promise<vo
 export function resetPassword(deps: IdentityDeps, token: string, password: string): Promise<{ message: string }> {
   return changingAccounts(deps, (changed) => redeemOneTimeToken(deps.db, ['reset_password', 'set_password'], token, async (tx, redeemed) => {
     // Hashed only once the token proved valid, so invalid tokens cost no Argon2id work.
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await hashPassword(deps.config.identity.passwordPepper, password);
     if (!redeemed.userId || !await updatePasswordByLink(tx, redeemed.userId, redeemed.email, passwordHash)) {
       throw problems.unauthorized('The link no longer matches the account');
     }

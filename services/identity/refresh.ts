@@ -38,6 +38,13 @@ export async function refresh(deps: IdentityDeps, refreshToken: string): Promise
       return invalidToken();
     }
     if (stored.expired) return problems.tokenExpired('The refresh token has expired');
+    // The absolute lifetime (docs/reference/identity.md#rule-42): however often it was refreshed, a
+    // session this old ends and its user signs in again. Its access tokens go with it (the revocation
+    // is announced to every gateway), so none outlives the refusal.
+    if (stored.sessionAgeSeconds >= deps.config.identity.ttl.refreshSessionMax) {
+      await revokeFamily(tx, stored.familyId);
+      return problems.tokenExpired('The session has reached its maximum lifetime; sign in again');
+    }
 
     // The session ends with the membership or the account.
     const profile = await selectUserProfile(tx, stored.userId);
@@ -47,7 +54,11 @@ export async function refresh(deps: IdentityDeps, refreshToken: string): Promise
     }
     // An impersonation session stays one: the same actor, and never past its end.
     const impersonation = stored.impersonatorId ? { impersonatorId: stored.impersonatorId, endsAt: stored.expiresAt } : undefined;
-    const issued = await issuePair(deps, tx, { userId: stored.userId, email: profile.email, tenantId, familyId: stored.familyId, impersonation });
+    const issued = await issuePair(deps, tx, {
+      userId: stored.userId, email: profile.email, tenantId, familyId: stored.familyId, impersonation, authenticatedAt: stored.authenticatedAt,
+      // Read now, so a refresh after turning two-factor on (or off) carries the new state (docs/reference/identity.md#rule-48).
+      mfa: profile.mfaEnabled,
+    });
     const pair = publicPair(issued);
     await markRotated(tx, stored.id, issued.refreshTokenId, sealSuccessor(refreshToken, pair));
     return pair;

@@ -25,11 +25,11 @@ export interface Registration {
 export interface Registered extends TokenPair {
   user: UserView;
   tenant: { id: string; name: string };
-  /** The account's 10 recovery codes (document 1), shown only in this response. */
+  /** The account's 10 recovery codes (docs/reference/identity.md#rule-2), shown only in this response. */
   recoveryCodes: string[];
 }
 
-/** DECISIONS.md: the plan every new tenant starts its trial on. */
+/** The plan every new tenant starts its trial on (docs/reference/billing.md#rule-3). */
 const TRIAL_PLAN = 'starter';
 
 /** "Ada's workspace" when no tenant name is given. */
@@ -41,7 +41,7 @@ function defaultTenantName(account: NewAccount): string {
 /** POST /auth/register: an account with a password (Argon2id) and its own tenant. */
 export async function register(deps: IdentityDeps, registration: Registration): Promise<Registered> {
   const { password, ...account } = registration;
-  return createAccount(deps, { ...account, passwordHash: await hashPassword(password) });
+  return createAccount(deps, { ...account, passwordHash: await hashPassword(deps.config.identity.passwordPepper, password) });
 }
 
 /** An account as registration and sign-in by provider create it. */
@@ -97,7 +97,7 @@ export async function createAccount(
     // An address a provider has already proved needs no link.
     if (!profile.emailVerified) await sendVerificationEmail(deps, tx, { userId, tenantId: tenant.id, email: profile.email });
 
-    const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId: tenant.id });
+    const pair = await issuePair(deps, tx, { userId, email: profile.email, tenantId: tenant.id, mfa: profile.mfaEnabled });
     // Last, inside the transaction: if Temporal refuses, the registration fails (503) rather than
     // leaving a tenant without its subscription workflow. A workflow whose registration then fails to
     // commit finds no subscription row and ends by itself (workflows/billing/subscription.workflow.ts).

@@ -8,7 +8,7 @@ export interface RoleChoice {
   roles?: string[];
 }
 
-/** Document 1, Built-in roles: member is the default for invited users. */
+/** member is the default for invited users (docs/reference/identity.md#rule-27). */
 const DEFAULT_ROLE = 'member';
 
 /**
@@ -34,7 +34,7 @@ export async function resolveRoleChoice(tx: DatabaseTransactionConnection, choic
   return found;
 }
 
-/** UserCreatedEvent.role is one of member, admin or owner (document 3). */
+/** The role of auth.user.created is one of member, admin or owner (its schema in services/events/kernel-schemas.ts). */
 export function eventRole(roleNames: readonly string[]): 'admin' | 'member' {
   return roleNames.includes('admin') ? 'admin' : 'member';
 }

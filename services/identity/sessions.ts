@@ -1,9 +1,9 @@
 import type { CommonQueryMethods } from 'slonik';
 import { outboxEventOf, type EventInput } from '../events/publish';
-import { currentRequestContext } from '../../common/context';
+import { currentRequestContext, type AuthState } from '../../common/context';
 import { newId } from '../../common/ids';
 import { hashRefreshToken, newRefreshToken } from './refresh-token-crypto';
-import { insertSession, openSignIn, type NewRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
+import { insertSession, openSignIn, setAuthenticatedAt, type NewRefreshToken } from '../../db/queries/identity/refresh-tokens.queries';
 import type { UserTenant } from '../../db/queries/identity/tenants.queries';
 import type { IdentityDeps, TokenPair } from './deps';
 
@@ -18,6 +18,19 @@ export interface SessionSubject {
    * `act: {sub: impersonatorId}` and both tokens expire at endsAt (ISO 8601), rotation or not.
    */
   impersonation?: { impersonatorId: string; endsAt: string };
+  /**
+   * The sign-in time (seconds since the epoch) the session inherits: the rotated token's on a refresh,
+   * the caller's when a session is opened from another without a credential (switch tenant,
+   * impersonation). Absent for a sign-in, which proved its credential now. It becomes the access
+   * token's `auth_time` (docs/decisions/identity.md, Step-up for high-value actions).
+   */
+  authenticatedAt?: number;
+  /**
+   * Whether the account has two-factor on, from the row the flow has just read (no query of its own): the
+   * access token's `mfa`, which REQUIRE_MFA_FOR_ADMINS reads (docs/reference/identity.md#rule-48). Under
+   * impersonation it is the impersonated account's, like every other claim.
+   */
+  mfa: boolean;
 }
 
 export interface IssuedPair extends TokenPair {
@@ -42,7 +55,17 @@ export async function issuePair(
   const roles = await insertSession(
     db, { ...secret.stored, tenantId: subject.tenantId, impersonation: subject.impersonation }, event ? outboxEventOf(event) : null,
   );
+  // Only an inherited time is written: a sign-in's token already took the time of its statement.
+  if (subject.authenticatedAt !== undefined) await setAuthenticatedAt(db, secret.stored.id, subject.authenticatedAt);
   return signPair(deps, subject, roles, secret);
+}
+
+/**
+ * The sign-in time a session opened from the caller's inherits. A token of the previous release names
+ * none; 0 (the epoch) is never recent, so such a session cannot step up without a new sign-in.
+ */
+export function inheritedAuthTime(auth: Pick<AuthState, 'authTime'>): number {
+  return auth.authTime ?? 0;
 }
 
 /** What a sign-in opened: the user's active tenants, and the pair when one of them was chosen. */
@@ -59,13 +82,13 @@ export interface SignInSession {
  */
 export async function openSignInSession(
   deps: Pick<IdentityDeps, 'tokens' | 'config' | 'db'>,
-  user: { id: string; email: string; lastTenantId: string | null },
+  user: { id: string; email: string; lastTenantId: string | null; mfaEnabled: boolean },
   event: EventInput,
 ): Promise<SignInSession> {
   const secret = newRefreshSecret(deps, user.id);
   const { tenants, tenantId, roles } = await openSignIn(deps.db, secret.stored, user.lastTenantId, outboxEventOf(event));
   if (!tenantId || !roles) return { tenants, pair: null };
-  return { tenants, pair: await signPair(deps, { userId: user.id, email: user.email, tenantId }, roles, secret) };
+  return { tenants, pair: await signPair(deps, { userId: user.id, email: user.email, tenantId, mfa: user.mfaEnabled }, roles, secret) };
 }
 
 /** A new refresh token: the secret handed out once, and what is stored of it (its hash). */
@@ -96,8 +119,13 @@ async function signPair(
   deps: Pick<IdentityDeps, 'tokens'>, subject: SessionSubject, roles: string[], secret: RefreshSecret,
 ): Promise<IssuedPair> {
   const { impersonation } = subject;
-  // The session is the refresh-token family: every rotation's access token names the same one.
-  const claims = { sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles, sid: secret.stored.familyId };
+  // The session is the refresh-token family: every rotation's access token names the same one. A
+  // sign-in's auth_time is taken after its token was stored, so the stored time a refresh reads back
+  // is never later than the one the sign-in's access token carries.
+  const authTime = subject.authenticatedAt ?? Math.floor(Date.now() / 1000);
+  const claims = {
+    sub: subject.userId, email: subject.email, tenantId: subject.tenantId, roles, sid: secret.stored.familyId, authTime, mfa: subject.mfa,
+  };
   const access = impersonation
     ? await deps.tokens.issueImpersonationToken(claims, impersonation.impersonatorId, new Date(impersonation.endsAt))
     : await deps.tokens.issueAccessToken(claims);

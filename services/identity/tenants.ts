@@ -4,7 +4,7 @@ import { isActiveMember, selectUserTenants, type UserTenant } from '../../db/que
 import { selectUserProfile } from '../../db/queries/identity/users.queries';
 import type { AuthState } from '../../common/context';
 import type { IdentityDeps, TokenPair } from './deps';
-import { issuePair, publicPair } from './sessions';
+import { inheritedAuthTime, issuePair, publicPair } from './sessions';
 import type { MeAnswer } from './user-view';
 
 /**
@@ -24,13 +24,16 @@ export async function listTenants(deps: IdentityDeps, auth: AuthState): Promise<
 
 /**
  * POST /auth/switch-tenant: a new session in another tenant of the caller. A tenant the caller is
- * not a member of is 404, exactly as one that does not exist.
+ * not a member of is 404, exactly as one that does not exist. No credential is proved here, so the new
+ * session keeps the caller's sign-in time (inheritedAuthTime).
  */
 export async function switchTenant(deps: IdentityDeps, auth: AuthState, tenantId: string): Promise<TokenPair> {
   return withTenant(deps.db, tenantId, async (tx) => {
     if (!await isActiveMember(tx, auth.userId)) throw problems.notFound('tenant');
     const profile = (await selectUserProfile(tx, auth.userId))!;
     if (profile.deletedAt !== null || profile.status === 'locked') throw problems.unauthorized('The account cannot sign in');
-    return publicPair(await issuePair(deps, tx, { userId: auth.userId, email: profile.email, tenantId }));
+    return publicPair(await issuePair(deps, tx, {
+      userId: auth.userId, email: profile.email, tenantId, authenticatedAt: inheritedAuthTime(auth), mfa: profile.mfaEnabled,
+    }));
   });
 }

@@ -5,9 +5,12 @@ import { problems } from '../../common/problems';
 import { JWT_ALG, type SigningKeys } from './signing-keys';
 
 /**
- * Document 1, Token claims (permissions are never in the token), plus `sid`: the session the token
+ * The claims of docs/reference/identity.md#rule-11 (permissions are never in the token), plus `sid`: the session the token
  * belongs to (its refresh-token family), so a gateway can refuse the token once that session ended
- * (api/runtime/session-revocations.ts; docs/decisions/identity.md, Instant revocation and sessions).
+ * (api/runtime/session-revocations.ts; docs/decisions/identity.md, Instant revocation and sessions),
+ * and `authTime` (the OpenID Connect claim `auth_time`): when the sign-in behind the session proved a
+ * credential, in seconds since the epoch, which routes of high-value actions require to be recent
+ * (docs/decisions/identity.md, Step-up for high-value actions).
  */
 export interface AccessClaims {
   sub: string;
@@ -15,9 +18,20 @@ export interface AccessClaims {
   tenantId: string;
   roles: string[];
   sid: string;
+  authTime: number;
+  /**
+   * Whether the account (`sub`) had two-factor on when the token was issued: under REQUIRE_MFA_FOR_ADMINS a
+   * member holding management permissions without it may only enrol (docs/reference/identity.md#rule-48).
+   * Read at every issue from the row the flow already reads, so the gateway needs no query per request.
+   */
+  mfa: boolean;
 }
 
-export interface VerifiedAccess extends AccessClaims {
+export interface VerifiedAccess extends Omit<AccessClaims, 'authTime' | 'mfa'> {
+  /** Absent from tokens signed before the claim existed: such a token is never recent enough for a step-up. */
+  authTime?: number;
+  /** Absent from tokens signed before the claim existed: such a token counts as without two-factor. */
+  mfa?: boolean;
   iat: number;
   exp: number;
   /** Only on impersonation tokens: the Platform Owner behind them (the RFC 8693 `act` claim). */
@@ -25,12 +39,18 @@ export interface VerifiedAccess extends AccessClaims {
 }
 
 /**
- * The claims an access token may carry: document 1's, `sid` (the session, required: a token that
- * names no session could not be revoked with it, so one is refused), and `act` (RFC 8693, "actor")
+ * The claims an access token may carry: those of docs/reference/identity.md#rule-11, `sid` (the session, required: a token that
+ * names no session could not be revoked with it, so one is refused), `auth_time` and `mfa` (optional, so the
+ * tokens of the previous release stay valid for their 15 minutes), and `act` (RFC 8693, "actor")
  * on impersonation tokens only. A token with any other claim is refused, so nothing outside this
  * list can ever be read from a token by accident.
  */
-const ACCESS_CLAIMS = new Set(['sub', 'email', 'tenantId', 'roles', 'sid', 'iat', 'exp', 'iss', 'aud', 'act']);
+const ACCESS_CLAIMS = new Set(['sub', 'email', 'tenantId', 'roles', 'sid', 'auth_time', 'mfa', 'iat', 'exp', 'iss', 'aud', 'act']);
+
+/** The payload of an access token: `authTime` under its registered name, `auth_time`. */
+function accessPayload({ authTime, ...claims }: AccessClaims): Omit<AccessClaims, 'authTime'> & { auth_time: number } {
+  return { ...claims, auth_time: authTime };
+}
 
 /** `act` is exactly `{sub: <uuid>}`: one actor, no nested delegation chain. */
 function impersonatorOf(act: unknown): string | null {
@@ -92,8 +112,8 @@ export class TokenService {
   }
 
   issueAccessToken(claims: AccessClaims, now = new Date()): Promise<SignedToken> {
-    const { sub, ...rest } = claims;
-    return this.sign({ ...rest }, sub, ACCESS_TYP, this.ttl.accessToken, now);
+    const { sub, ...rest } = accessPayload(claims);
+    return this.sign(rest, sub, ACCESS_TYP, this.ttl.accessToken, now);
   }
 
   /**
@@ -102,7 +122,7 @@ export class TokenService {
    * a rotation within it issues tokens that end at the same moment).
    */
   async issueImpersonationToken(claims: AccessClaims, impersonatorId: string, endsAt: Date, now = new Date()): Promise<SignedToken> {
-    const { sub, ...rest } = claims;
+    const { sub, ...rest } = accessPayload(claims);
     // exp = iat + ttl lands exactly on the (whole) second the impersonation ends.
     const ttlSeconds = Math.floor(endsAt.getTime() / 1000) - Math.floor(now.getTime() / 1000);
     if (ttlSeconds <= 0) throw problems.unauthorized('The impersonation has ended');
@@ -111,14 +131,18 @@ export class TokenService {
 
   async verifyAccessToken(token: string): Promise<VerifiedAccess> {
     const payload = await this.verify(token, ACCESS_TYP);
-    const { sub, email, tenantId, roles, sid, iat, exp, act } = payload;
+    const { sub, email, tenantId, roles, sid, auth_time: authTime, mfa, iat, exp, act } = payload;
     const impersonatorId = act === undefined ? undefined : impersonatorOf(act);
     const valid = typeof sub === 'string' && isUuid(sub) && typeof email === 'string' && typeof tenantId === 'string'
       && isUuid(tenantId) && Array.isArray(roles) && roles.every((role) => typeof role === 'string')
       && typeof sid === 'string' && isUuid(sid) && typeof iat === 'number' && typeof exp === 'number' && impersonatorId !== null
+      && (authTime === undefined || Number.isInteger(authTime)) && (mfa === undefined || typeof mfa === 'boolean')
       && Object.keys(payload).every((claim) => ACCESS_CLAIMS.has(claim));
     if (!valid) throw problems.unauthorized('The access token is not valid');
-    return { sub, email, tenantId, roles: roles, sid, iat, exp, ...(impersonatorId ? { impersonatorId } : {}) };
+    return {
+      sub, email, tenantId, roles: roles, sid, iat, exp,
+      ...(typeof authTime === 'number' ? { authTime } : {}), ...(typeof mfa === 'boolean' ? { mfa } : {}), ...(impersonatorId ? { impersonatorId } : {}),
+    };
   }
 
   /**
@@ -129,9 +153,12 @@ export class TokenService {
     return this.sign({ login: loginClaim(how) }, userId, SELECTION_TYP, this.ttl.sessionToken, now);
   }
 
-  async verifySelectionToken(token: string): Promise<PendingLogin> {
-    const { userId, how } = await this.verifyPending(token, SELECTION_TYP, 'The session token is not valid');
-    return { userId, how };
+  /** `authenticatedAt`: the token's `iat`, when the credential was proved, which the session's `auth_time` keeps. */
+  async verifySelectionToken(token: string): Promise<PendingLogin & { authenticatedAt: number }> {
+    const invalid = 'The session token is not valid';
+    const { userId, how, payload } = await this.verifyPending(token, SELECTION_TYP, invalid);
+    if (typeof payload.iat !== 'number') throw problems.unauthorized(invalid);
+    return { userId, how, authenticatedAt: payload.iat };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { currentRequestContext, type AuthState } from '../../common/context';
 import { problems } from '../../common/problems';
-import type { DatabaseTransactionConnection } from '../../db/pool';
-import { endSessions, selectSessions } from '../../db/queries/identity/sessions.queries';
+import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
+import { endSessions, isSessionLive, selectSessions } from '../../db/queries/identity/sessions.queries';
 import { withTenant } from '../../db/tenant';
 import { recordAudit } from '../audit/writer';
 import type { IdentityDeps } from './deps';
@@ -15,6 +15,23 @@ export interface SessionView {
   ip: string | null;
   userAgent: string | null;
   current: boolean;
+}
+
+/** The channel migration 0039 announces every ended session on, with its id (the family id). */
+export const SESSION_REVOCATIONS_CHANNEL = 'session_revocations';
+
+/**
+ * The sessions of every tenant that ended within the last `seconds`: what a gateway that starts, or
+ * listens again after a gap, must refuse although it heard no announcement of it.
+ */
+export { selectRecentlyEndedSessions as recentlyEndedSessions } from '../../db/queries/identity/sessions.queries';
+
+/**
+ * Whether a session may still be used (it has tokens and none was revoked), read in the tenant's
+ * transaction: the gateway asks per request while it does not hear the announcements.
+ */
+export function isLiveSession(db: DatabasePool, tenantId: string, sessionId: string): Promise<boolean> {
+  return withTenant(db, tenantId, (tx) => isSessionLive(tx, tenantId, sessionId));
 }
 
 /** More would be sessions nobody ends by hand; the oldest beyond it still end with their refresh token. */

@@ -24,7 +24,7 @@ return 0
 `;
 
 /**
- * Document 1: at most 3 verification e-mails per hour per user, then 429 rate-limit-exceeded with
+ * At most 3 verification e-mails per hour per user (docs/reference/identity.md#rule-24), then 429 rate-limit-exceeded with
  * Retry-After. If Redis is unreachable the request goes through (logged), as with the login
  * throttle: the mail can only go to the user's own address, so the risk is a few extra mails.
  */

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { problems } from '../../common/problems';
 import type { TemporalHandle } from '../../common/temporal/client';
-import type { JobView } from './job';
+import type { JobView } from '../../common/jobs';
 import type { JobKinds, ResolvedJob } from './registry';
 import { jobStatusOf } from './workflow-status';
 

@@ -5,8 +5,7 @@ import { fileProcessJobKind } from '../files/process-job';
 import { deadLetterReplayJobKind } from '../events/dead-letters/replay-job';
 import { webhookTestJobKind } from '../events/webhooks/deliveries';
 import { moneyJobKinds, type MoneyJobDeps } from '../money/jobs';
-import type { JobKind } from './job';
-import { JOB_ID_PATTERN, parseJobId } from './job-id';
+import { JOB_ID_PATTERN, parseJobId, type JobKind } from '../../common/jobs';
 
 /** Every kind of job the gateway answers 202 for; a new kind (file processing, replays…) joins here. */
 export interface JobKindDeps {

@@ -1,5 +1,5 @@
 import type { WorkflowExecutionStatusName } from '@temporalio/client';
-import type { JobStatus } from './job';
+import type { JobStatus } from '../../common/jobs';
 
 /**
  * Temporal's status of a job's workflow as a job status (docs/decisions/jobs.md). A run continued

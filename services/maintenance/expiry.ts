@@ -43,8 +43,9 @@ async function deleteInBatches(deleteBatch: () => Promise<number>, batchSize: nu
 
 /**
  * Deletes expired idempotency keys, one-time tokens and refresh-token families, and expires the dead
- * letters past their retention (document 3: pending or retrying older than EVENTS_DLQ_RETENTION_HOURS
- * → expired). Safe to repeat as a whole: each step is idempotent, and a retry simply finds less to do.
+ * letters past their retention (docs/reference/events.md#rule-19: pending or retrying older than
+ * EVENTS_DLQ_RETENTION_HOURS → expired). Safe to repeat as a whole: each step is idempotent, and a retry
+ * simply finds less to do.
  */
 export async function expireStaleRecords({ fleetPool, logger }: ExpiryDeps, batchSize: number, progress: Progress): Promise<ExpiredRecordCounts> {
   const idempotencyKeys = await deleteInBatches(() => deleteExpiredIdempotencyKeys(fleetPool, batchSize), batchSize, progress);

@@ -4,7 +4,7 @@ import type { SchemaDeclaration } from '../events/kernel-schemas';
 import { ANY_OBJECT_SCHEMA, eventSchemaProblems, type EventSchema } from '../events/schema-compat';
 
 /**
- * A module manifest (DECISIONS.md, Modules and the data layer): what a module is called, the
+ * A module manifest (docs/decisions/modules.md, Manifests): what a module is called, the
  * permission keys it registers when a tenant installs it, its models (for the automatic data
  * API), its hooks and the event types it publishes and subscribes to. Manifests ship with the
  * project under `modules/<slug>/manifest.json` and are checked here once, at start-up.
@@ -17,7 +17,7 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 export const HOOK_EVENTS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete'] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
-/** The actions of the data layer's keys `{module}.{model}.{action}` (DECISIONS.md, data-layer permission keys). */
+/** The actions of the data layer's keys `{module}.{model}.{action}` (docs/reference/modules.md#rule-3). */
 export const DATA_ACTIONS = ['read', 'create', 'update', 'delete'] as const;
 
 export interface FieldDefinition {
@@ -70,8 +70,8 @@ export interface ModuleManifest {
 }
 
 /**
- * Slugs a module may not take: the platform's reserved key prefixes (document 1, Permission keys 2)
- * and the kernel event namespaces (document 3), whose keys and events belong to the platform.
+ * Slugs a module may not take: the platform's reserved key prefixes (docs/reference/access.md#rule-2)
+ * and the kernel event namespaces (docs/reference/events.md#rule-4), whose keys and events belong to the platform.
  * The first segments of the system keys (users, roles ...) are refused by the database at install
  * (trigger permissions_check_module), where their one list lives.
  */
@@ -90,7 +90,7 @@ const RESERVED_MODEL_NAMES = ['models'];
 
 /** Limits from configuration a manifest is checked against. */
 export interface ManifestLimits {
-  /** DATA_MAX_TABLES_PER_MODULE (document 2, Limits): every model is a table. */
+  /** DATA_MAX_TABLES_PER_MODULE (docs/reference/data.md, Limits): every model is a table. */
   maxModels: number;
 }
 
@@ -175,7 +175,7 @@ function referenceProblems(manifest: ModuleManifest, modelName: string, fields: 
 }
 
 /**
- * `select=` names a relation by its other model (DECISIONS.md, relations in select): the models a
+ * `select=` names a relation by its other model (docs/reference/modules.md#rule-2): the models a
  * model references and the models referencing it must all differ, or an embed would be ambiguous
  * (two references to one target, a reference to itself, or two models referencing each other).
  */
@@ -199,8 +199,8 @@ function ambiguousRelations(manifest: ModuleManifest): string[] {
 }
 
 /**
- * Document 1, Permission keys 3: every autoApi model gets its data-layer keys registered, and
- * `.write` (DECISIONS.md: create and update), so a role can be given it; a key the manifest
+ * docs/reference/modules.md#rule-3: every autoApi model gets its data-layer keys registered, and
+ * `.write` (create and update; docs/decisions/data.md, Records), so a role can be given it; a key the manifest
  * declares itself keeps its own description.
  */
 function withDataPermissions(manifest: ModuleManifest): ModulePermission[] {

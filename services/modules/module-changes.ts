@@ -4,11 +4,11 @@ import { currentRequestContext } from '../../common/context';
 import { enqueueEvent } from '../events/publish';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import type { TenantModuleRow } from '../../db/queries/modules/tenant-modules.queries';
-import type { Actor } from '../access/role-changes';
+import type { Actor } from '../../common/context';
 
 export const MODULE_EVENT_PREFIX = 'module.registry.';
 
-/** The module.registry.* event types (document 3 names the namespace and its owner, not the types). */
+/** The module.registry.* event types (docs/reference/modules.md, Events; the types are chosen in docs/decisions/modules.md). */
 export type ModuleChangeKind = 'installed' | 'updated' | 'uninstalled';
 
 export interface ModuleChange {
@@ -38,10 +38,10 @@ function changedFields(before: TenantModuleRow | null, after: TenantModuleRow): 
 
 /**
  * Writes, in the transaction of the change, the event `module.registry.<kind>` to
- * platform.module.events (keyed by module_id, the tenant's installation id, as document 3's topic
- * catalogue says) and the audit record of the same action. The payload says which module, its
- * version and status after the change, who changed it, whether an install was a reinstall, and
- * which fields an update changed; a configuration's values stay out of the event (they may be
+ * platform.module.events (keyed by module_id, the tenant's installation id, as the topic
+ * catalogue of docs/reference/events.md, Events says) and the audit record of the same action. The payload
+ * says which module, its version and status after the change, who changed it, whether an install was a
+ * reinstall, and which fields an update changed; a configuration's values stay out of the event (they may be
  * secrets) and are kept in the audit record's snapshots. Gateways drop their cached installed
  * modules of the tenant on any of these events.
  */

@@ -6,12 +6,12 @@ import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool'
 import { archiveModulePermissions, upsertModulePermissions } from '../../db/queries/access/permissions.queries';
 import { lockTenantRbac } from '../../db/queries/access/roles.queries';
 import {
-  insertTenantModule, lockTenantModule, restoreTenantModule, selectTenantModules, softDeleteTenantModule, updateTenantModule,
-  type ModuleStatus, type TenantModuleRow,
+  insertTenantModule, lockTenantModule, restoreTenantModule, selectActiveModuleSlugs, selectTenantModules, softDeleteTenantModule,
+  updateTenantModule, type ModuleStatus, type TenantModuleRow,
 } from '../../db/queries/modules/tenant-modules.queries';
 import { retryTransient } from '../../db/retry';
 import { withTenant } from '../../db/tenant';
-import type { Caller } from '../access/roles';
+import type { Caller } from '../../common/context';
 import type { LocalRbacVersions } from '../access/permissions';
 import type { ModuleCatalogue } from './catalogue';
 import { publishedSchemas, type ModuleManifest } from './manifest';
@@ -21,7 +21,7 @@ import { adjustUsage } from '../../db/queries/billing/usage.queries';
 import { checkCreationLimitIn } from '../billing/limits';
 
 /**
- * A tenant's modules (DECISIONS.md, Modules and the data layer): list, install, configure and
+ * A tenant's modules (docs/decisions/modules.md): list, install, configure and
  * uninstall the modules of the catalogue. Every change runs in one transaction of the caller's
  * tenant that first takes the tenant's RBAC lock (a module's keys are part of the tenant's
  * permission registry; the lock also bumps the RBAC version the permission cache checks), changes
@@ -78,6 +78,11 @@ export async function listModules(deps: ModuleRegistryDeps, caller: Caller): Pro
   const rows = await withTenant(deps.db, caller.tenantId, (tx) => selectTenantModules(tx, caller.tenantId));
   const bySlug = new Map(rows.map((row) => [row.slug, row]));
   return deps.catalogue.list().map((manifest) => ({ manifest, installation: bySlug.get(manifest.slug) ?? null }));
+}
+
+/** The slugs of the modules installed and active for the tenant: what the gateway's module step admits. */
+export function activeModuleSlugs(db: DatabasePool, tenantId: string): Promise<string[]> {
+  return withTenant(db, tenantId, (tx) => selectActiveModuleSlugs(tx, tenantId));
 }
 
 export interface InstallResult extends TenantModule {
@@ -149,7 +154,7 @@ export interface ModuleSettings {
 
 /**
  * Activates or deactivates an installed module and sets its configuration. A deactivated module's
- * routes answer module-not-found, but its permission keys stay active (document 1, Module permissions).
+ * routes answer module-not-found, but its permission keys stay active (docs/reference/modules.md#rule-8).
  */
 export function configureModule(deps: ModuleRegistryDeps, caller: Caller, slug: string, settings: ModuleSettings): Promise<TenantModule> {
   const manifest = manifestOrNotFound(deps, slug);

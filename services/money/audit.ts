@@ -5,7 +5,7 @@ import type { WalletRow } from '../../db/queries/money/wallets.queries';
 import type { MoneyActor } from './movements';
 
 /**
- * The audit record of a money operation (document 2, Money rule 5: every operation), as the outbox
+ * The audit record of a money operation (docs/reference/money.md#rule-16: every operation), as the outbox
  * event written in the operation's own transaction (see MoneyChange). The entity is the transaction
  * written; `before`/`after` are the wallet's balances, so the trail alone explains every balance. Actions are money.<entity>.<verb>: money.wallet.created,
  * money.transaction.credited, .debited, .reversed (h7: .held, .confirmed, .canceled, .expired, .transferred).

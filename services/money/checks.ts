@@ -36,7 +36,7 @@ export function workflowActor(tenantId: string, caller: WorkflowCaller, system =
   return { tenantId, actorId: system ? null : caller.actorId, traceId: caller.traceId };
 }
 
-/** Moving money needs a verified e-mail (document 1, security flows rule 2), checked in the operation's transaction. */
+/** Moving money needs a verified e-mail (docs/reference/money.md#rule-13), checked in the operation's transaction. */
 export async function requireVerifiedActor(tx: DatabaseTransactionConnection, actor: MoneyActor): Promise<void> {
   if (actor.actorId && !await isVerifiedPerson(tx, actor.actorId)) throw problems.emailNotVerified();
 }

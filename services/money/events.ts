@@ -8,9 +8,9 @@ export type MoneyEventType = 'money.wallet.credited' | 'money.wallet.debited' | 
 
 /**
  * A money event for the outbox, written in the transaction of the change with the operation's audit
- * record (see MoneyChange) (document 3: topic platform.money.events, key wallet_id; de-duplicated
- * permanently downstream by event id). Document 3 shows no money payloads: they follow the
- * snake_case of its auth messages and carry the transaction as the API shows it, plus the wallet's owner.
+ * record (see MoneyChange) (docs/reference/money.md, Events: topic platform.money.events, key
+ * wallet_id; de-duplicated permanently downstream by event id). The payloads follow the
+ * snake_case of the auth events and carry the transaction as the API shows it, plus the wallet's owner.
  */
 export function moneyEvent(
   actor: MoneyActor,

@@ -16,7 +16,7 @@ export interface JobMark {
 }
 
 export interface FlowDeadlineDeps {
-  /** GRPC_CALL_TIMEOUT_MS: the deadline every downstream call of the gateway has (document 1). */
+  /** GRPC_CALL_TIMEOUT_MS: the deadline every downstream call of the gateway has (docs/reference/gateway.md#rule-12). */
   deadlineMs: number;
   temporal: () => TemporalHandle | undefined;
 }

@@ -1,4 +1,4 @@
-import type { EventInput } from '../events/publish';
+import { outboxEventOf, type EventInput } from '../events/publish';
 import type { DatabasePool, DatabaseTransactionConnection } from '../../db/pool';
 import type { IdempotencyUse, TransactionView } from '../../workflows/money/money.messages';
 import { runIdempotent, type IdempotentRequest } from '../idempotency/idempotent';
@@ -23,7 +23,7 @@ export async function runFlowOperation(
 ): Promise<TransactionView> {
   const answer = await runIdempotent(pool, idempotentRequestOf(tenantId, use), async (tx) => {
     const { view, events } = await operation(tx);
-    return { statusCode: 200, body: view, events };
+    return { statusCode: 200, body: view, outbox: events.map(outboxEventOf) };
   });
   return answer.body;
 }

@@ -20,8 +20,8 @@ export interface HistoryFilters {
 
 /**
  * Which page envelope the caller speaks: set A's page_size/page_token answers {data, next_page_token},
- * set B's limit/cursor answers {data, meta: {cursor, hasMore}} (the envelopes of document 1, as the
- * audit lists answer them).
+ * set B's limit/cursor answers {data, meta: {cursor, hasMore}} (the envelopes of
+ * docs/reference/conventions.md#rule-11 and #rule-13, as the audit lists answer them).
  */
 export type HistoryPage =
   | { style: 'page'; size?: number; token?: string }

@@ -1,5 +1,5 @@
 /**
- * The `ttl` of a hold (DECISIONS.md, Money): `<integer><unit>` with unit s, m, h or d (`90s`, `30m`,
+ * The `ttl` of a hold (docs/reference/money.md#rule-7): `<integer><unit>` with unit s, m, h or d (`90s`, `30m`,
  * `72h`, `7d`), or an ISO 8601 duration of days, hours, minutes and seconds (`PT30M`, `P1DT12H`,
  * `PT90S`). At least 1 s and at most 168 h; anything else is refused by the caller with 400.
  */

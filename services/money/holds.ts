@@ -31,7 +31,7 @@ export interface HoldDeps {
 }
 
 /**
- * available → frozen under the wallet's lock (document 2: available ≥ amount, fewer than
+ * available → frozen under the wallet's lock (docs/reference/money.md#rule-3, #rule-7 and #rule-11: available ≥ amount, fewer than
  * MONEY_MAX_HOLDS_PER_WALLET open holds, the plan's maxTxAmount), with the hold row (expiresAt
  * = now + ttl), its postings and the audit record.
  */

@@ -4,8 +4,7 @@ import { selectStoredAnswer } from '../../db/queries/idempotency/keys.queries';
 import { selectTransaction } from '../../db/queries/money/transactions.queries';
 import { withTenant } from '../../db/tenant';
 import type { HoldResult, Refused, TransactionView, TransferResult } from '../../workflows/money/money.messages';
-import type { JobExecution, JobKind, JobOutcome } from '../jobs/job';
-import { jobIdOf } from '../jobs/job-id';
+import { jobIdOf, type JobExecution, type JobKind, type JobOutcome } from '../../common/jobs';
 import { operationView } from './operation-view';
 import { refusalProblem } from './refusals';
 

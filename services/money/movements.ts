@@ -37,7 +37,7 @@ export interface Movement {
 /**
  * A money operation's change, written except for its outbox events (the money event, the audit
  * record): the caller writes those in the same transaction, runIdempotent in one statement with the
- * stored answer (db/idempotent.ts), anyone else with enqueueEvents.
+ * stored answer (services/idempotency/idempotent.ts), anyone else with enqueueEvents.
  */
 export interface MoneyChange {
   transaction: TransactionRow;

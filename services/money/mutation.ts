@@ -1,7 +1,8 @@
 import { currentRequestContext } from '../../common/context';
 import { problems } from '../../common/problems';
 import type { MoneyActor } from './movements';
-import { runIdempotent, requestHash, type Answer, type Outcome } from '../idempotency/idempotent';
+import { outboxEventOf, type EventInput } from '../events/publish';
+import { runIdempotent, requestHash, type Answer } from '../idempotency/idempotent';
 import type { DatabaseTransactionConnection } from '../../db/pool';
 import { isVerifiedPerson } from './checks';
 import type { AuthState } from '../../common/context';
@@ -17,13 +18,18 @@ export interface MoneyMutation {
   key: string;
   /** What makes two requests "the same": path parameters and body. */
   request: unknown;
-  /** Moving money needs a verified e-mail (document 1, security flows rule 2); creating a wallet does not. */
+  /** Moving money needs a verified e-mail (docs/reference/money.md#rule-13); creating a wallet does not. */
   requireVerifiedEmail: boolean;
+}
+
+/** A money operation's answer and the outbox events of its change (money events, audit records). */
+export interface MoneyOutcome<T> extends Answer<T> {
+  events?: readonly EventInput[];
 }
 
 /**
  * Runs one money mutation at most once per Idempotency-Key, in one database transaction that also
- * stores the answer (db/idempotent.ts): the same key and body answer the same status and body, even
+ * stores the answer (services/idempotency/idempotent.ts): the same key and body answer the same status and body, even
  * after a crash between commit and response; another body is 409 idempotency-conflict. A refusal
  * (a problem) stores nothing, so the client may fix the cause and retry with the same key.
  */
@@ -31,7 +37,7 @@ export function runMoneyMutation<T>(
   deps: MoneyDeps,
   auth: AuthState,
   mutation: MoneyMutation,
-  operation: (tx: DatabaseTransactionConnection, actor: MoneyActor) => Promise<Outcome<T>>,
+  operation: (tx: DatabaseTransactionConnection, actor: MoneyActor) => Promise<MoneyOutcome<T>>,
 ): Promise<Answer<T>> {
   const actor = callerActor(auth);
   const request = {
@@ -40,7 +46,8 @@ export function runMoneyMutation<T>(
   };
   return runIdempotent(deps.db, request, async (tx) => {
     if (mutation.requireVerifiedEmail) await requireVerifiedEmail(tx, auth.userId);
-    return operation(tx, actor);
+    const { events, ...answer } = await operation(tx, actor);
+    return { ...answer, outbox: events?.map(outboxEventOf) };
   });
 }
 

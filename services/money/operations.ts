@@ -45,7 +45,7 @@ export interface ReversalCall {
   request: unknown;
 }
 
-/** Both reversal routes: the counter-transaction, as a transaction (document 2: "counter-transaction"). */
+/** Both reversal routes: the counter-transaction, as a transaction (docs/reference/money.md#rule-10). */
 export function reverse(deps: MoneyDeps, auth: AuthState, call: ReversalCall, key: string): Promise<Answer<TransactionView>> {
   return runMoneyMutation(deps, auth, { scope: call.scope, key, request: call.request, requireVerifiedEmail: true }, async (tx, actor) => {
     const change = await reverseTransaction(tx, actor, {

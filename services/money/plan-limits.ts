@@ -1,17 +1,16 @@
 import { problems } from '../../common/problems';
 import type { Logger } from '../../common/logger';
 import type { DatabasePool } from '../../db/pool';
-import { withTenant } from '../../db/tenant';
-import { selectMoneyLimits, type MoneyLimits } from '../../db/queries/money/plan-limits.queries';
 import type { WalletRow } from '../../db/queries/money/wallets.queries';
+import { moneyLimitsOf, type MoneyLimits } from '../billing/limits';
 
 export type { MoneyLimits };
 
 /**
- * The plan limits money operations obey (maxTxAmount, maxBalance), cached per tenant (document 2,
- * Money rule 6: 5 minutes). Billing that cannot answer is survived with the last known value, however
- * old; with none the operation fails closed (503 billing-unavailable), because accepting money
- * without knowing the limits could break them. Concurrent misses of one tenant share one read.
+ * The plan limits money operations obey (maxTxAmount, maxBalance), cached per tenant
+ * (docs/reference/money.md#rule-12: 5 minutes). Billing that cannot answer is survived with the
+ * last known value, however old; with none the operation fails closed (503 billing-unavailable),
+ * because accepting money without knowing the limits could break them. Concurrent misses of one tenant share one read.
  */
 export class PlanLimitReader {
   private readonly cache = new Map<string, { limits: MoneyLimits; readAt: number }>();
@@ -71,10 +70,13 @@ export class PlanLimitReader {
   }
 }
 
-/** The reader over PostgreSQL: the tenant's subscription plan; no subscription reads as billing unavailable. */
+/**
+ * The reader over billing's service: the money limits of the tenant's subscription plan, as billing
+ * keeps the plans; no subscription reads as billing unavailable.
+ */
 export function createPlanLimitReader(db: DatabasePool, options: { ttlMs: number; logger?: Logger }): PlanLimitReader {
   return new PlanLimitReader(async (tenantId) => {
-    const limits = await withTenant(db, tenantId, (tx) => selectMoneyLimits(tx, tenantId));
+    const limits = await moneyLimitsOf(db, tenantId);
     if (!limits) throw new Error(`tenant ${tenantId} has no subscription`);
     return limits;
   }, options);

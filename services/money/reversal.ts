@@ -17,7 +17,7 @@ export interface ReversalRequest {
 }
 
 /**
- * Whether a transaction may be reversed now (document 2, States and transitions / Money transaction),
+ * Whether a transaction may be reversed now (docs/reference/money.md#rule-10),
  * as a problem to throw or null. The rules in the order they are checked:
  *   held                              → 400 hold-not-reversible (use cancel)
  *   reversed                          → 400 double-reversal

@@ -2,7 +2,7 @@ import type { TransactionRow } from '../../db/queries/money/transactions.queries
 import type { Balances, WalletRow } from '../../db/queries/money/wallets.queries';
 
 /**
- * The money resources as the API shows them (document 2, Wallet and Transaction; camelCase). The
+ * The money resources as the API shows them (docs/reference/money.md, Resources: wallet and transaction; camelCase). The
  * gateway answers with them and stores them as idempotent answers; workflow activities store the same
  * shapes, so a replay through either path answers the same bytes.
  */
@@ -75,7 +75,7 @@ export function transactionView(row: TransactionRow): TransactionView {
   };
 }
 
-/** The answer of a money mutation (document 2, credit and debit): the transaction in short. */
+/** The answer of a money mutation (docs/reference/money.md, Resources: credit and debit): the transaction in short. */
 export interface OperationResult {
   transactionId: string;
   type: TransactionRow['type'];

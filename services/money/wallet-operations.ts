@@ -18,7 +18,7 @@ import { checkTransactionAmount, checkWalletBalance, type MoneyLimits } from './
  * to write with the stored answer.
  */
 
-/** What credit and debit are asked (document 2: amount, currency, reason, meta; the key from the header). */
+/** What credit and debit are asked (docs/reference/money.md, Resources: amount, currency, reason, meta; the key from the header). */
 export interface WalletMoneyRequest {
   walletId: string;
   /** Positive integer, minor units (validated at the edge; checked again here). */
@@ -39,7 +39,7 @@ export async function lockWallet(tx: DatabaseTransactionConnection, tenantId: st
 
 /**
  * Wallets locked (lockWallets: ascending id order) for a caller who must have a verified e-mail
- * (document 1, security flows rule 2), read in the same round trip; the platform itself (actorId
+ * (docs/reference/money.md#rule-13), read in the same round trip; the platform itself (actorId
  * null) is exempt. 403 email-not-verified comes before any 404, whether or not the wallets exist.
  * The rows come back in id order; an unknown id (another tenant's: the query names the actor's tenant) is missing.
  */
@@ -57,7 +57,7 @@ async function lockWalletOfVerifiedCaller(tx: DatabaseTransactionConnection, act
   return wallet;
 }
 
-/** Amounts are positive safe integers in minor units (document 2, Limits: 1 cent minimum). */
+/** Amounts are positive safe integers in minor units (docs/reference/money.md#rule-1: 1 cent minimum). */
 export function checkAmount(amount: number): void {
   if (!Number.isSafeInteger(amount) || amount < 1) throw problems.invalidAmount();
 }
@@ -72,7 +72,7 @@ export function checkCurrency(wallet: WalletRow, currency: string | undefined): 
   }
 }
 
-/** Credit: available +amount (document 2: credit adds to available), within the plan's limits; a verified caller only. */
+/** Credit: available +amount (docs/reference/money.md, Resources: credit adds to available), within the plan's limits; a verified caller only. */
 export async function creditWallet(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,
 ): Promise<MoneyChange> {
@@ -100,9 +100,9 @@ export async function creditWallet(
 }
 
 /**
- * Debit: available −amount. The wallet's row lock serializes concurrent debits (document 2, Money
- * rule 2), and the balance is checked under it, so it never goes below zero (400 insufficient-funds).
- * A verified caller only.
+ * Debit: available −amount. The wallet's row lock serializes concurrent debits
+ * (docs/reference/money.md#rule-3), and the balance is checked under it, so it never goes below
+ * zero (400 insufficient-funds). A verified caller only.
  */
 export async function debitWallet(
   tx: DatabaseTransactionConnection, actor: MoneyActor, request: WalletMoneyRequest, limits: MoneyLimits,

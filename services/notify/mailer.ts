@@ -16,7 +16,8 @@ import { tenantSearchAttributes } from '../../common/temporal/search-attributes'
  */
 export class Mailer {
   constructor(
-    private readonly temporal: () => TemporalHandle | undefined,
+    /** The gateway's handle, or the worker's client (which connects natively): only the client is used. */
+    private readonly temporal: () => Pick<TemporalHandle, 'client'> | undefined,
     private readonly taskQueue: string,
     /** How long a send waits for the gateway's Temporal connection (the downstream deadline). */
     private readonly connectWaitMs: number,
@@ -53,7 +54,7 @@ export class Mailer {
    * moments waits for that connection (up to the downstream deadline) rather than failing a
    * registration that arrived a little early. Later the handle is simply there.
    */
-  private async connected(): Promise<TemporalHandle> {
+  private async connected(): Promise<Pick<TemporalHandle, 'client'>> {
     const deadline = Date.now() + this.connectWaitMs;
     for (let handle = this.temporal(); ; handle = this.temporal()) {
       if (handle) return handle;

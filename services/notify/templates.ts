@@ -17,9 +17,15 @@ export interface EmailTemplates {
   'set-password': { link: string; tenantName: string; expiresAt: string };
   /** Recovery locked after repeated wrong recovery codes: the tenant owner is told someone is trying them. */
   'recovery-locked': { account: string; tenantName: string; lockedUntil: string };
+  /** A change of the account's way of signing in, told to its holder (services/notify/security-mail.ts). */
+  'security-change': { change: SecurityChange; occurredAt: string; provider?: string; ip?: string };
   /** Anything else a feature needs to tell someone (billing dunning, security alerts). */
   'notice': { subject: string; text: string };
 }
+
+/** What changed, for the 'security-change' mail (ASVS 2.2.3, 2.5.5, 2.8.5). */
+export type SecurityChange = 'password-changed' | 'password-reset' | 'mfa-enabled' | 'mfa-disabled'
+  | 'recovery-codes-regenerated' | 'provider-linked' | 'provider-unlinked' | 'mfa-code-reused';
 
 export type EmailTemplateName = keyof EmailTemplates;
 
@@ -74,8 +80,37 @@ const renderers: { [Name in EmailTemplateName]: (data: EmailTemplates[Name]) => 
     'If this was not the account holder, their password is known to someone else: ask them to change it, '
       + 'and check the account\'s recent sign-ins.',
   ]),
+  'security-change': (data) => renderSecurityChange(data),
   'notice': ({ subject, text }) => compose(subject, text.split(/\n{2,}/)),
 };
+
+/** Whoever did not make the change: the account may be in someone else's hands. */
+const NOT_YOU = 'If this was not you, reset your password now with "Forgot password" and check the account\'s sessions; '
+  + 'someone else may know your password.';
+
+const SECURITY_CHANGES: { [Change in SecurityChange]: (provider: string) => { subject: string; what: string } } = {
+  'password-changed': () => ({ subject: 'Your password was changed', what: 'The password of your account was changed. Your other sessions were signed out.' }),
+  'password-reset': () => ({ subject: 'Your password was reset', what: 'The password of your account was reset with an e-mailed link. Every session was signed out.' }),
+  'mfa-enabled': () => ({ subject: 'Two-factor authentication was turned on', what: 'Two-factor authentication was turned on for your account, with a new authenticator and new recovery codes.' }),
+  'mfa-disabled': () => ({ subject: 'Two-factor authentication was turned off', what: 'Two-factor authentication was turned off for your account: the password alone now signs in.' }),
+  'recovery-codes-regenerated': () => ({ subject: 'New recovery codes were generated', what: 'New recovery codes were generated for your account; the earlier ones no longer work.' }),
+  'provider-linked': (provider) => ({ subject: `${provider} sign-in was linked to your account`, what: `Your account can now be signed in to with ${provider}.` }),
+  'provider-unlinked': (provider) => ({ subject: `${provider} sign-in was removed from your account`, what: `Your account can no longer be signed in to with ${provider}.` }),
+  'mfa-code-reused': () => ({
+    subject: 'Security alert: a used two-factor code was tried',
+    what: 'Someone signed in to your account with its correct password and a two-factor code that had already been used. '
+      + 'The sign-in was refused.',
+  }),
+};
+
+function renderSecurityChange({ change, occurredAt, provider, ip }: EmailTemplates['security-change']): RenderedEmail {
+  const { subject, what } = SECURITY_CHANGES[change](provider ?? 'An external provider');
+  return compose(subject, [
+    what,
+    `When: ${occurredAt}${ip ? `, from the address ${ip}` : ''}.`,
+    change === 'mfa-code-reused' ? 'Your password is known to someone else: change it now, and check the account\'s sessions.' : NOT_YOU,
+  ]);
+}
 
 export function renderEmail(message: EmailMessage): RenderedEmail {
   return (renderers[message.template] as (data: EmailMessage['data']) => RenderedEmail)(message.data);

@@ -13,7 +13,7 @@ import { call, type JsonResponse } from './http';
 
 export const MB = 1024 * 1024;
 
-/** A file as the API answers it (document 2, File). */
+/** A file as the API answers it (docs/reference/files.md, Resources). */
 export interface FileObject {
   id: string;
   originalName: string;

@@ -5,7 +5,7 @@ import { ownerUrl } from './db';
 let owner: Promise<DatabasePool> | undefined;
 
 /**
- * Asserts the ledger invariant (workers/money/ledger-check.ts) in the test database, across every
+ * Asserts the ledger invariant (services/money/ledger-check.ts) in the test database, across every
  * tenant or for one: call it after every money scenario. The owner pool is opened once per test
  * file; close it in afterAll with closeLedgerPool().
  */

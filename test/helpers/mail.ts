@@ -73,7 +73,7 @@ export async function waitForMail(address: string, subject?: string, timeoutMs =
   return found!;
 }
 
-/** The one-time token of a mail's link (DECISIONS.md: `token=<value>` in the query). */
+/** The one-time token of a mail's link (docs/decisions/notify.md, Sending e-mail: `token=<value>` in the query). */
 export function linkToken(mail: MailpitMessage): string {
   const match = /[?&]token=([A-Za-z0-9_-]{43})\b/.exec(mail.text);
   if (!match) throw new Error(`no token link in mail "${mail.subject}": ${mail.text}`);

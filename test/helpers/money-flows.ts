@@ -19,7 +19,7 @@ import { connectDevServer, createTestWorker, terminateRunningOn, uniqueTaskQueue
 
 /**
  * Wallets and money for the hold and transfer tests, made with the money building blocks
- * (common/money/operations.ts) straight in PostgreSQL. The ledger invariant after each scenario is
+ * (services/money/wallet-operations.ts) straight in PostgreSQL. The ledger invariant after each scenario is
  * test/helpers/ledger.ts (expectLedgerConsistent).
  */
 

@@ -15,6 +15,7 @@ export function productionEnvironment(): Record<string, string | undefined> {
     BILLING_STRIPE_WEBHOOK_SECRET: `whsec_${randomBytes(16).toString('hex')}`,
     BILLING_PADDLE_WEBHOOK_SECRET: `pdl_${randomBytes(16).toString('hex')}`,
     MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PASSWORD_PEPPER: randomBytes(32).toString('base64'),
     JWT_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     TEMPORAL_PAYLOAD_KEY: randomBytes(32).toString('base64'),
   };

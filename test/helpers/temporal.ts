@@ -108,7 +108,7 @@ export async function createTestWorker(target: WorkerTarget, options: TestWorker
 }
 
 export interface DevServer extends WorkerTarget {
-  /** The gateway's client (api/temporal/client.ts), interceptors included. */
+  /** The gateway's client (common/temporal/client.ts), interceptors included. */
   client: Client;
   close(): Promise<void>;
 }

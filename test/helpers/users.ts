@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { config } from '../../common/config';
 import { newId } from '../../common/ids';
 import { hashPassword } from '../../services/identity/passwords';
 import { sql, type DatabasePool } from '../../db/pool';
@@ -21,7 +22,7 @@ let passwordHash: Promise<string> | undefined;
  * role: creating users through the API (POST /users, invitations) is another flow's subject.
  */
 export async function createMember(owner: DatabasePool, tenantId: string, roleName: 'admin' | 'member' | 'owner' = 'member'): Promise<Member> {
-  passwordHash ??= hashPassword(GOOD_PASSWORD);
+  passwordHash ??= hashPassword(config().identity.passwordPepper, GOOD_PASSWORD);
   const member = { id: newId(), email: uniqueEmail(roleName), password: GOOD_PASSWORD };
   await owner.transaction(async (tx) => {
     await tx.query(sql.unsafe`

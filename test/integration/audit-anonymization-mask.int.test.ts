@@ -7,7 +7,7 @@ import { createAuditDatabase, type AuditDatabase } from '../helpers/audit';
 import { auditRecord, readThroughView, storeAuditRecords } from '../helpers/audit-export';
 
 /**
- * The masking the cold export applies to archived records (common/audit/anonymization-mask.ts) is
+ * The masking the cold export applies to archived records (services/audit/anonymization-mask.ts) is
  * the masking the view audit_records_readable applies to hot rows: the same stored records read
  * both ways must come out identical, for every case of the rule (actor, impersonator, subject,
  * money records, the ANONYMIZE record itself, records after masked_until, microsecond bounds).

@@ -4,7 +4,7 @@ import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { withTenant } from '../../db/tenant';
 import { TenantReader } from '../../db/tenant-reads';
 import { committedOffsets, topicBounds } from '../../common/kafka-groups';
-import { createPlatformGroups, type PlatformGroups } from '../../services/events/consumers/platform-groups';
+import { createPlatformGroups, type PlatformGroups } from '../../workers/consumers/platform-groups';
 import { topics } from '../../services/events/topics';
 import { eventually, quietLogger } from '../helpers/audit';
 import { crmTenant, startDataApiStack, type DataApiStack, type DataRecord } from '../helpers/data-api';

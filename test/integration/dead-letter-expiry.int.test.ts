@@ -7,8 +7,8 @@ import { migrateSharedDatabase } from '../helpers/db';
 import { deadLetterState, seedDeadLetter } from '../helpers/dead-letters';
 
 /**
- * The maintenance sweep's dead-letter step (services/maintenance/expiry.ts, document 3's status
- * expired): across tenants, on the owner's pool, open dead letters past their retention become
+ * The maintenance sweep's dead-letter step (services/maintenance/expiry.ts, the status
+ * expired of docs/reference/events.md#rule-19): across tenants, on the owner's pool, open dead letters past their retention become
  * expired and are kept; resolved ones and those within their retention are left as they are.
  */
 let owner: DatabasePool;

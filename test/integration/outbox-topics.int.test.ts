@@ -4,7 +4,7 @@ import { alterTopicConfigs, describeTopicConfigs, topicPartitionCounts, type Adm
 import { ensureTopics, plannedTopics } from '../../workers/topics';
 import { testKafka } from '../helpers/kafka';
 
-/** The topics of document 3 on the shared broker, as `npm run topics` leaves them. */
+/** The topic catalogue of docs/reference/events.md#events on the shared broker, as `npm run topics` leaves them. */
 
 const HOUR_MS = 3_600_000;
 let admin: Admin;

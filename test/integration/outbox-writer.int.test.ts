@@ -101,7 +101,7 @@ describe('enqueueEvent', () => {
     ]);
   });
 
-  it('refuses data over 1 MB (document 3, Limits)', async () => {
+  it('refuses data over 1 MB (docs/reference/events.md#rule-9)', async () => {
     const attempt = withTenant(app, tenantId, (tx) => enqueueEvent(tx, event({ data: { blob: 'x'.repeat(1024 * 1024) } })));
     await expect(attempt).rejects.toMatchObject({ type: 'validation-error', extensions: { errors: [{ field: 'data', code: 'payload-too-large' }] } });
   });

@@ -6,7 +6,7 @@ import { connectDevServer, terminateRunningOn, uniqueTaskQueue, type DevServer }
 
 /**
  * Fleet-wide sweeps run once per period, not once per worker (docs/decisions/temporal.md, Maintenance
- * schedule; STYLE.md rule 10). Two worker replicas, each a process of its own
+ * schedule). Two worker replicas, each a process of its own
  * (test/helpers/schedule-worker-entry.ts, doing what workers/main.ts does at start), ensure the
  * maintenance sweep's Schedule at the same moment and poll its task queue. The Schedule exists once and
  * its action starts one workflow per period: the server names each run `<schedule id>-<nominal time>`, so

@@ -11,7 +11,7 @@ import { config } from '../../common/config';
 import { runWithRequestContext } from '../../common/context';
 import { createLogger } from '../../common/logger';
 import { requestProcessing, type FileProcessDeps, type FileProcessRequest } from '../../services/files/process';
-import { parseJobId } from '../../services/jobs/job-id';
+import { parseJobId } from '../../common/jobs';
 import { fileProcessWorkflowId } from '../../workflows/files/process.messages';
 import { makeAvailable, setStatus } from '../helpers/files';
 import { samplePng, stageFile } from '../helpers/files-scan';

@@ -10,7 +10,7 @@ import { platformBundle } from '../helpers/temporal';
 /**
  * Every committed history (test/replay/histories/<workflowType>/*.json, recorded with
  * scripts/record-history.ts) must replay against today's workflow code: a change that would break a
- * running workflow fails here, before it is deployed (STYLE rule 11). The one history under broken/
+ * running workflow fails here, before it is deployed (docs/decisions/testing.md). The one history under broken/
  * comes from a variant that is deliberately incompatible, and must fail, so a green run means something.
  */
 const historiesDir = join(__dirname, 'histories');

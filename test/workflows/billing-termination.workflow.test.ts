@@ -19,7 +19,7 @@ import { liveSessions, objectExists, seedTerminationTenant, tenantDeletedAt } fr
 
 const HOUR = 3_600_000;
 
-describe('tenantTermination workflow (document 1, Termination phases)', () => {
+describe('tenantTermination workflow (docs/reference/billing.md#rule-27)', () => {
   let env: TestWorkflowEnvironment;
   let owner: DatabasePool;
   let app: DatabasePool;

@@ -19,7 +19,7 @@ import { ensureCatalogueTopics, testKafka } from '../helpers/kafka';
 import { createTestWorker, createTimeSkippingEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 /**
- * Replay-all (document 3, DLQReplayAll) under Temporal's time-skipping test server, with its real
+ * Replay-all (docs/reference/events.md#rule-18) under Temporal's time-skipping test server, with its real
  * activity (PostgreSQL on the application role, Kafka): the throttle read from the workflow's
  * history (pages, their times and its timers), continue-as-new carrying the cursor and the totals,
  * the resolved records counted as skipped, and a page whose send failed retried until it went out.

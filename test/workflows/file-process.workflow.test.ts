@@ -7,7 +7,7 @@ import { createLogger } from '../../common/logger';
 import type { TemporalHandle } from '../../common/temporal/client';
 import { versionKeyOf } from '../../services/files/object-keys';
 import { requestProcessing, type FileProcessDeps, type FileProcessRequest } from '../../services/files/process';
-import { parseJobId } from '../../services/jobs/job-id';
+import { parseJobId } from '../../common/jobs';
 import { fileProcessWorkflowId, type FileProcessResult } from '../../workflows/files/process.messages';
 import type { fileProcess } from '../../workflows/files/process.workflow';
 import { makeAvailable, setStatus } from '../helpers/files';

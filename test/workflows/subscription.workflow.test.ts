@@ -133,7 +133,7 @@ describe('subscription workflow', () => {
       .filter((e) => e.type === 'billing.subscription.changed').map((e) => e.data.status);
     expect(statuses).toEqual(['past_due', 'suspended', 'terminated']);
 
-    // A payment for a terminated subscription changes nothing (document 1: terminated → active is refused).
+    // A payment for a terminated subscription changes nothing (docs/reference/billing.md#rule-26: terminated → active is refused).
     await handle.signal(providerEventSignal, event('payment_succeeded'));
     await daysPass(0.01);
     expect((await rowOf(tenant)).status).toBe('terminated');

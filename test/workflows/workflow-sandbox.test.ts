@@ -6,7 +6,7 @@ import { repoRoot } from '../../common/paths';
 import { bundleWorkflows } from '../../workers/temporal/worker';
 
 /**
- * Workflows are pure orchestration (STYLE rule 7): they run in Temporal's deterministic sandbox, so
+ * Workflows are pure orchestration (docs/decisions/layout.md): they run in Temporal's deterministic sandbox, so
  * they may not import Node built-ins, I/O (db, config) or activity code, only the workflow SDK, their
  * own folder, the context codec and the search attributes, which are bundled with them. Type-only imports are erased and
  * always allowed. The bundler catches built-ins as well; this check also catches a value import of

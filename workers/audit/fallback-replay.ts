@@ -18,11 +18,11 @@ export interface FallbackReplayDeps {
 }
 
 /**
- * Empties the fallback buffer into Kafka every intervalMs (document 2: every 30 seconds). Each batch
+ * Empties the fallback buffer into Kafka every intervalMs (docs/reference/audit.md#rule-3: every 30 seconds). Each batch
  * is claimed FOR UPDATE SKIP LOCKED, sent, and deleted in the same transaction once Kafka acknowledged
  * it: a failed send rolls back and the rows wait for the next round, and a crash after the send but
  * before the commit sends them again, which the consumer absorbs by record id. Rows are never dropped
- * by age; one still waiting after alarmAfterDays (document 2: the buffer holds 7 days) is logged as an
+ * by age; one still waiting after alarmAfterDays (docs/decisions/audit.md: the buffer promises 7 days) is logged as an
  * error every round, because the outage has outlasted what the buffer promises.
  */
 export class AuditFallbackReplayer {

@@ -3,7 +3,7 @@ import { ReconnectingProducer, type Kafka } from '../../common/kafka';
 import type { PendingOutboxEvent } from '../../db/queries/events/outbox.queries';
 import { isTopicName } from '../../services/events/topics';
 
-/** The event an outbox row stands for: its topic, partition key and document 3 envelope. */
+/** The event an outbox row stands for: its topic, partition key and envelope (docs/reference/events.md#rule-1). */
 export function outboxRowToEvent(row: PendingOutboxEvent): OutgoingEvent {
   // Writers name topics from the catalogue; a row that does not is a bug, never something to publish.
   if (!isTopicName(row.topic)) throw new Error(`outbox event ${row.id}: topic ${row.topic} is not in the catalogue`);
@@ -25,7 +25,7 @@ export function outboxRowToEvent(row: PendingOutboxEvent): OutgoingEvent {
 }
 
 /**
- * Publishes outbox rows as document 3 envelopes with the idempotent, one-in-flight producer, so the
+ * Publishes outbox rows as the envelopes of docs/reference/events.md#rule-1 with the idempotent, one-in-flight producer, so the
  * rows of one key reach their partition in seq order and a client-side retry never doubles one.
  */
 export class OutboxPublisher {

@@ -16,7 +16,7 @@ const jobs = proxyActivities<AuditColdExportActivities>({
 });
 
 /**
- * Restoring years of records takes long (document 2 allows 3 to 12 hours); the heartbeat carries
+ * Restoring years of records takes long (its activity may run 12 hours, docs/decisions/audit.md); the heartbeat carries
  * the running count (shown in the Temporal UI) and proves the worker is alive.
  */
 const restore = proxyActivities<AuditColdExportActivities>({

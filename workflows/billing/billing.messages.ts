@@ -1,5 +1,4 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PendingChange, SubscriptionStatus } from '../../db/queries/billing/subscriptions.queries';
 
 /**
  * Messages of the subscription workflow (`subscription:<tenantId>`), shared by the workflow and its
@@ -7,7 +6,23 @@ import type { PendingChange, SubscriptionStatus } from '../../db/queries/billing
  * Definitions and types only: importing this file pulls in no workflow code.
  */
 
-export type { PendingChange, SubscriptionStatus };
+/**
+ * The subscription's status and pending plan change as the workflow keeps them. The contract states them
+ * itself instead of naming the mirror table's types: a workflow imports nothing of db/
+ * (docs/decisions/layout.md, Workflow contracts), and the service that turns a mirror row into a
+ * SubscriptionView (services/billing/subscription-mirror.ts) does not compile should the table gain a
+ * status or a field this contract lacks.
+ */
+export type SubscriptionStatus = 'trialing' | 'active' | 'past_due' | 'suspended' | 'terminated' | 'canceled';
+
+/** A plan change waiting for the next billing cycle (a downgrade takes effect then). */
+export interface PendingChange {
+  planId: string;
+  kind: 'downgrade';
+  requestedAt: string;
+  effectiveAt: string;
+}
+
 export type BillingProvider = 'stripe' | 'paddle';
 
 /** Durations of the lifecycle in days (config.billing.lifecycle), given to the workflow as input. */
@@ -22,7 +37,7 @@ export interface LifecycleSettings {
   notifyTaskQueue: string;
 }
 
-/** The subscription as document 1 shows it (and as the mirror row holds it). */
+/** The subscription as docs/reference/billing.md shows it (and as the mirror row holds it). */
 export interface SubscriptionView {
   id: string;
   tenantId: string;
@@ -47,7 +62,7 @@ export interface CarriedState {
   subscription: SubscriptionView;
   dunning: Dunning | null;
   trialNoticeSent: boolean;
-  /** Document 1: a downgrade still over the new plan's limits after the grace period moves to past_due. */
+  /** docs/reference/billing.md#rule-9: a downgrade still over the new plan's limits after the grace period moves to past_due. */
   downgradeCheck: { planId: string; at: string } | null;
   /** Provider event ids already applied (the last few), so a redelivered signal is applied once. */
   seenEvents: string[];

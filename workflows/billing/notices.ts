@@ -2,7 +2,7 @@ import type { NoticeText } from '../notify/mail-notice';
 import type { SubscriptionStatus } from './billing.messages';
 
 /**
- * The billing e-mails to a tenant's owners, as `notice` template fields (common/notify/templates.ts).
+ * The billing e-mails to a tenant's owners, as `notice` template fields (services/notify/templates.ts).
  * Pure, so the workflow decides what to say deterministically and the mail activity only renders it.
  */
 export interface Notice extends NoticeText {

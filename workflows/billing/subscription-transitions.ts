@@ -1,12 +1,13 @@
 import type { SubscriptionStatus, UpdateRefusal } from './billing.messages';
 
 /**
- * The subscription's states and transitions (document 1, States and transitions / Subscription) as
- * one table, kept apart from the workflow so it can be read and tested on its own: no I/O, no
- * workflow API, safe in the sandbox. The first row of document 1 ((none) → trialing when a tenant
- * is created) is the registration's insert (`insertTrialSubscription`); every other move is here.
+ * The subscription's states and transitions (docs/reference/billing.md#rule-4) as one table, kept
+ * apart from the workflow so it can be read and tested on its own: no I/O, no workflow API, safe in
+ * the sandbox. The first move ((none) → trialing when a tenant is created, docs/reference/billing.md#rule-3)
+ * is the registration's insert (`insertTrialSubscription`); every other move is here.
  *
- * The workflow names each event by the reason it mirrors to PostgreSQL. Document 1's rows:
+ * The workflow names each event by the reason it mirrors to PostgreSQL. The moves of
+ * docs/reference/billing.md, rules 4 and 26:
  *   trialing  + payment collected                    → active     (payment_succeeded)
  *   trialing  + trial end, no payment                → past_due   (trial_ended_unpaid)
  *   active    + payment failed                       → past_due   (payment_failed)
@@ -15,11 +16,11 @@ import type { SubscriptionStatus, UpdateRefusal } from './billing.messages';
  *   past_due or suspended + payment received         → active     (payment_succeeded)
  *   terminated + any move to active                  → rejected, `invalid-transition`
  *   any + the provider's cancellation                → canceled   (provider_canceled)
- * and the moves the rest of document 1 implies: a failed payment or a downgrade still over its limits
- * after the grace period starts dunning from trialing too; a trial on a free plan and an active
+ * and the moves the rest of docs/reference/billing.md implies: a failed payment or a downgrade still
+ * over its limits after the grace period starts dunning from trialing too; a trial on a free plan and an active
  * period's end renew; a cancellation takes effect at the end of the trial or paid period, at once
  * when nothing paid is running; a plan change is refused once canceled or terminated; the Platform
- * Owner's recovery of a terminated tenant (Termination phases) makes it suspended again.
+ * Owner's recovery of a terminated tenant (docs/reference/billing.md#rule-29) makes it suspended again.
  */
 export type SubscriptionEvent =
   | 'payment_succeeded' | 'payment_failed' | 'trial_ended' | 'trial_ended_unpaid' | 'period_renewed'

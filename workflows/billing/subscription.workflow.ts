@@ -38,7 +38,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const ms = (at: string): number => new Date(at).getTime();
 
 /**
- * The subscription of one tenant (document 1, States and transitions / Subscription; the table of
+ * The subscription of one tenant (docs/reference/billing.md, Rules: the subscription; the table of
  * moves is ./subscription-transitions.ts), workflow id `subscription:<tenantId>`: trialing → active
  * on payment; past_due on a failed payment, on a trial ending unpaid or on a downgrade still over its
  * limits after the grace period; suspended after `suspendAfterDays` unpaid, terminated from
@@ -134,7 +134,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     switch (event.kind) {
       case 'payment_succeeded':
         if (transition(s.status, 'payment_succeeded') === INVALID_TRANSITION) {
-          // Document 1: terminated → active is refused; the gateway answers 422 before signalling.
+          // docs/reference/billing.md#rule-26: terminated → active is refused; the gateway answers 422 before signalling.
           log.warn('payment ignored: the subscription is terminated', { eventId: event.eventId });
           return;
         }
@@ -187,7 +187,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
     const planChange = applyPendingChange();
     const terms = await billing.planTerms(s.planId);
     if (reason === 'trial_ended' && terms.price > 0) {
-      // Document 1: a trial ending without payment goes past_due (the dunning notices follow).
+      // docs/reference/billing.md#rule-4: a trial ending without payment goes past_due (the dunning notices follow).
       startDunning('trial_ended_unpaid');
       return commit(previous, 'trial_ended_unpaid', { planChange });
     }
@@ -286,7 +286,7 @@ export async function subscriptionLifecycle(input: SubscriptionInput): Promise<S
       await commit(previous, 'plan_upgraded', { planChange: { kind: 'upgrade', fromPlanId: previous.planId, toPlanId: request.planId, effectiveAt: now } });
     } else {
       s.pendingChange = { planId: request.planId, kind: 'downgrade', requestedAt: now, effectiveAt: s.currentPeriodEnd };
-      // The new plan's creation limits apply from now (DECISIONS.md), so its grace period counts from now.
+      // The new plan's creation limits apply from now (docs/reference/billing.md#rule-8), so its grace period counts from now.
       current().downgradeCheck = { planId: request.planId, at: iso(Date.now() + settings.downgradeGraceDays * DAY_MS) };
       await commit(previous, 'downgrade_scheduled', {
         planChange: { kind: 'downgrade_scheduled', fromPlanId: previous.planId, toPlanId: request.planId, effectiveAt: s.currentPeriodEnd },

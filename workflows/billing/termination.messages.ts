@@ -1,10 +1,18 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { TerminationPhase, TerminationStatus } from '../../db/queries/billing/termination.queries';
 
 /**
  * Messages of the tenant termination workflow, shared by the workflow, the gateway's recovery route
  * and the subscription workflow. Definitions only: importing this file pulls in no workflow code.
  */
+
+/**
+ * Where a termination stands. The contract states these itself instead of naming the read model's types:
+ * a workflow imports nothing of db/ (docs/decisions/layout.md, Workflow contracts), and the
+ * activity that records a phase (activities/billing/termination.activities.ts) takes the table's type,
+ * so a phase this list has and the table lacks does not compile.
+ */
+export type TerminationPhase = 'deleting_records' | 'deleting_files' | 'completed';
+export type TerminationStatus = 'in_progress' | 'completed' | 'recovered';
 
 export interface TenantTerminationInput {
   tenantId: string;

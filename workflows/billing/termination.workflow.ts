@@ -3,10 +3,9 @@ import {
   log, proxyActivities, setHandler, sleep,
 } from '@temporalio/workflow';
 import type { TerminationActivities } from '../../activities/billing/termination.activities';
-import type { TerminationPhase } from '../../db/queries/billing/termination.queries';
 import { subscriptionWorkflowId, tenantRecoveredSignal } from './billing.messages';
 import {
-  recoverTenantUpdate, TERMINATION_COMPLETED, terminationStateQuery, type TenantTerminationInput, type TerminationState,
+  recoverTenantUpdate, TERMINATION_COMPLETED, terminationStateQuery, type TenantTerminationInput, type TerminationPhase, type TerminationState,
 } from './termination.messages';
 
 const short = proxyActivities<TerminationActivities>({
@@ -27,7 +26,7 @@ const phases = proxyActivities<TerminationActivities>({
 });
 
 /**
- * Tenant termination (document 1, Termination phases), started by the subscription workflow at day
+ * Tenant termination (docs/reference/billing.md#rule-27), started by the subscription workflow at day
  * 38 as `tenant-termination:<tenantId>` on the billing queue: the tenant is soft-deleted at once,
  * then deleting_records, then deleting_files, then completed. Each deleting phase takes at least
  * BILLING_TERMINATION_PHASE_HOURS (the work, then a timer for the rest), so the whole spreads over

@@ -16,11 +16,11 @@ const NOTHING_YET: DeadLetterReplayTotals = { replayed: 0, skippedAlreadyResolve
 const SECOND_MS = 1000;
 
 /**
- * DLQReplayAll (document 3) for one tenant, under the workflow id `events.dlq-replay:<tenantId>`:
+ * DLQReplayAll (docs/reference/events.md#rule-18) for one tenant, under the workflow id `events.dlq-replay:<tenantId>`:
  * walks the tenant's dead letters oldest first, page by page, each page re-publishing at most
  * `perSecond` pending, non-quarantined ones for their consumer groups (and counting the resolved
  * ones it passes), and starts the next page no sooner than a second after the previous one started
- * (the throttle of document 3, Limits: 50 events per second). Its state is the cursor and the totals,
+ * (the throttle of docs/reference/events.md#rule-18: 50 events per second). Its state is the cursor and the totals,
  * so a worker that dies resumes at the page it was on (a page re-sent after a crash is re-published,
  * and consumers de-duplicate by event id). After pagesPerRun pages it continues as new with them.
  */

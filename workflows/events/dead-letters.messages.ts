@@ -5,7 +5,7 @@
 
 /** What replay-all has done so far; carried from run to run across continue-as-new. */
 export interface DeadLetterReplayTotals {
-  /** Dead letters re-published (document 3, DLQReplayAllResponse.replayed). */
+  /** Dead letters re-published (DLQReplayAllResponse.replayed of protos/platform/events/v1/events.proto). */
   replayed: number;
   /** Resolved dead letters the walk passed (DLQReplayAllResponse.skipped_already_resolved). */
   skippedAlreadyResolved: number;
@@ -52,7 +52,7 @@ export interface ReplayPage extends DeadLetterReplayTotals {
 
 /**
  * The tenant's replay-all: one at a time per tenant (a second request joins the running one), a
- * business key that names the tenant (STYLE rule 8).
+ * business key that names the tenant (docs/decisions/temporal.md, Workflow ids).
  */
 export function deadLetterReplayWorkflowId(tenantId: string): string {
   return `events.dlq-replay:${tenantId}`;

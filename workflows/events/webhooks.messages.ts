@@ -93,7 +93,7 @@ export function webhookConsumerGroup(endpointId: string): string {
 }
 
 /**
- * One delivery of one event to one endpoint (STYLE rule 8): a business key, so an event the bus
+ * One delivery of one event to one endpoint (docs/decisions/temporal.md, Workflow ids): a business key, so an event the bus
  * delivers twice never starts a second delivery, and the Temporal UI finds it by tenant, endpoint
  * and event.
  */

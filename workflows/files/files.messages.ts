@@ -1,5 +1,4 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { FileStatus } from '../../db/queries/files/files.queries';
 
 /**
  * What the files service and the scan workflow (workflows/files/scan.workflow.ts) exchange. Bundled
@@ -34,6 +33,14 @@ export interface FileScanInput {
   /** NOTIFY_TASK_QUEUE: where the mails to the tenant's admins about an infected file are sent from. */
   notifyTaskQueue: string;
 }
+
+/**
+ * A file's status as the scan's result reports it. The contract states it itself instead of naming the
+ * files table's type: a workflow imports nothing of db/ (docs/decisions/layout.md, Workflow
+ * contracts). The scan activities hand the workflow a row's status (FileScanOutcome), which no longer
+ * compiles into this type should the table gain a status this list lacks.
+ */
+export type FileStatus = 'pending_scan' | 'available' | 'rejected' | 'deleted' | 'purged';
 
 /**
  * How a scan ends. A rejection (infected, staging expired) is an outcome, not a failure: the workflow

@@ -4,8 +4,8 @@ const fileNameOf = (fileId: string, originalName: string | null): string =>
   (originalName === null ? `File ${fileId}` : `The file "${originalName}" (${fileId})`);
 
 /**
- * The mail to a tenant's owners and admins about an infected upload (document 2, File: "tenant admin
- * notified"), as `notice` template fields. Pure, so the workflow decides what it says deterministically.
+ * The mail to a tenant's owners and admins about an infected upload (docs/reference/files.md#rule-10),
+ * as `notice` template fields. Pure, so the workflow decides what it says deterministically.
  */
 export function infectedFileNotice(fileId: string, originalName: string | null, signatures: readonly string[]): NoticeText {
   const name = fileNameOf(fileId, originalName);

@@ -52,8 +52,8 @@ async function sweepTenant(tenantId: string, run: OrphanSweepRun, totals: FilesO
 }
 
 /**
- * The orphan sweep (document 2, Files: "a daily Temporal Schedule finds files with no reference
- * older than 24 hours and deletes them permanently 30 days later"), started daily by the Schedule
+ * The orphan sweep (docs/reference/files.md#rule-19: a file nothing refers to 24 hours after
+ * its upload is marked, and purged 30 days later), started daily by the Schedule
  * `files.orphan-sweep`: tenant by tenant, in id order, under each tenant's row-level security. The
  * run's clock (`asOf`) is its workflow time, fixed when it starts, so a replay or a continued run
  * decides the same. A long run continues as new between tenants when its history grows large.

@@ -3,14 +3,14 @@
  * Bundled into the workflow sandbox, so only types and pure definitions live here.
  */
 
-/** The formats POST /files/:id/process can convert to (document 2, Image operations). */
+/** The formats POST /files/:id/process can convert to (docs/reference/files.md#rule-16). */
 export const OUTPUT_FORMATS = ['webp', 'png', 'jpeg', 'avif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/** Document 2: rotate {degrees: 90, 180 or 270}, clockwise. */
+/** docs/reference/files.md#rule-16: rotate {degrees: 90, 180 or 270}, clockwise. */
 export const ROTATIONS = [90, 180, 270] as const;
 
-/** One operation of a job, applied in the order given (DECISIONS.md: `{crop: {...}} | {resize: {...}} | ...`). */
+/** One operation of a job, applied in the order given (docs/decisions/files.md, Processing: `{crop: {...}} | {resize: {...}} | ...`). */
 export type ImageOperation =
   | { crop: { x: number; y: number; width: number; height: number } }
   | { resize: { width?: number; height?: number } }

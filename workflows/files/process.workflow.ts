@@ -24,12 +24,12 @@ function refusalOf(error: unknown): string | undefined {
 }
 
 /**
- * One image processing job (document 2, Files: POST /files/:id/process), under the workflow id
+ * One image processing job (docs/reference/files.md#rule-16: POST /files/:id/process), under the workflow id
  * `files.process:<jobId>`:
  *
  *   render   the operations are applied to the file's current content and written at the job's own
  *            key; each attempt gets FILES_IMAGE_PROCESSING_TIMEOUT_SEC, a slower one is abandoned
- *            and retried in the background while the file keeps its content (document 2, Limits).
+ *            and retried in the background while the file keeps its content (docs/reference/files.md#rule-17).
  *   replace  one guarded transaction makes the new content the file's; if another job replaced the
  *            content this was made from meanwhile, this job renders again from that one, so jobs
  *            apply one after the other and none is lost.

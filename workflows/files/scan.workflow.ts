@@ -29,7 +29,7 @@ const scanning = proxyActivities<FileScanActivities>({ startToCloseTimeout: '10 
  */
 const scanningHere = proxyLocalActivities<FileScanActivities>({ startToCloseTimeout: '2 minutes', localRetryThreshold: '1 second', retry });
 
-/** The largest file scanned in a local activity: the image limit (document 2, Upload). */
+/** The largest file scanned in a local activity: the image limit (docs/reference/files.md#rule-4). */
 const LOCAL_SCAN_MAX_BYTES = 10 * 1024 * 1024;
 
 /**
@@ -68,7 +68,7 @@ const resultOf = (outcome: FileScanOutcome): FileScanResult =>
   (outcome.reason ? { status: outcome.status, reason: outcome.reason } : { status: outcome.status });
 
 /**
- * One file's way out of staging (document 2, File), under the workflow id `files.scan:<fileId>`:
+ * One file's way out of staging (docs/reference/files.md, rules 2 and 10), under the workflow id `files.scan:<fileId>`:
  *
  *   staged    a direct upload starts here; a presigned one first waits for fileStaged, at most
  *             uploadTtlMs, then looks at staging once (a lost notification) before it is rejected

@@ -12,7 +12,7 @@ const { purgeTrashedFile } = proxyActivities<FileTrashActivities>({
 });
 
 /**
- * A deleted file's retention (document 2, File: deleted → purged after 30 days), under the workflow id
+ * A deleted file's retention (docs/reference/files.md#rule-18: deleted → purged after 30 days), under the workflow id
  * `files.trash:<fileId>`: a durable timer of the retention, raced by the `restored` signal. Restored
  * first → the workflow ends and nothing is touched. Otherwise the file is purged (objects removed,
  * status purged, storage_bytes released, audit files.file.purged), if it is still in the trash from

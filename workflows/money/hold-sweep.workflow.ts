@@ -13,7 +13,7 @@ export interface HoldSweepInput {
 }
 
 /**
- * The safety net of DECISIONS.md (Money): every hold expires by its own workflow's timer; this run,
+ * The safety net of docs/reference/money.md#rule-8: every hold expires by its own workflow's timer; this run,
  * every MONEY_HOLD_CLEANUP_INTERVAL_SEC, expires the holds still held a grace period past their
  * expiry, whose workflow is gone (terminated by hand, lost with a server's history). Returns how
  * many it expired.

@@ -3,7 +3,7 @@ import { holdPlaced, settleHold, type HoldInput, type HoldOutcome, type HoldResu
 import { background, checkSameRequest, refusalOf, refusedOrThrow, requested } from './local-activities';
 
 /**
- * One hold (document 2, States and transitions / Money transaction), started by the gateway with
+ * One hold (docs/reference/money.md, rules 7 and 8), started by the gateway with
  * update-with-start under the workflow id `money.hold:<tenantId>:<Idempotency-Key>`:
  *
  *   placed   the first local activity moves available → frozen; the holdPlaced update answers it

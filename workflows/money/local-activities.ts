@@ -7,7 +7,7 @@ import type { Refused } from './money.messages';
  * workflow task's own worker, with no activity task round trip through the server, which is what
  * makes a hold or a transfer cost about one workflow task (issue 6, performance).
  *
- * A caller waits on these, so they retry exactly as document 2 says for deadlocks (Money rule 3: 3
+ * A caller waits on these, so they retry exactly as docs/reference/money.md#rule-9 says for deadlocks (3
  * retries at 100, 200 and 400 ms) and then give up; business refusals are non-retryable failures
  * typed with their problem suffix (activities/failures.ts) and fail at once.
  */
@@ -33,9 +33,9 @@ export function refusalOf(error: unknown): unknown {
 
 /**
  * How a money workflow ends when its operation failed: a business refusal (a non-retryable
- * ApplicationFailure typed with its problem suffix, STYLE rule 12) is its result, and the workflow
+ * ApplicationFailure typed with its problem suffix, docs/decisions/money.md) is its result, and the workflow
  * completes; a real fault (retries exhausted, a bug) is thrown and fails it. Before the patch every
- * refusal failed the workflow; the histories of that code replay through the throw (STYLE rule 11).
+ * refusal failed the workflow; the histories of that code replay through the throw (docs/decisions/testing.md).
  */
 export function refusedOrThrow(failure: unknown): Refused {
   if (failure instanceof ApplicationFailure && failure.nonRetryable && failure.type && patched('money-refusal-as-result')) {
@@ -45,7 +45,7 @@ export function refusedOrThrow(failure: unknown): Refused {
   throw failure;
 }
 
-/** The idempotency-conflict refusal (document 2, Money rule 1) of a key reused with another body. */
+/** The idempotency-conflict refusal (docs/reference/conventions.md#rule-21) of a key reused with another body. */
 export function checkSameRequest(expected: string, given: string): void {
   if (expected !== given) {
     throw ApplicationFailure.create({

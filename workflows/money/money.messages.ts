@@ -11,9 +11,9 @@ export interface Balances {
   frozen: number;
 }
 
-/** A transaction as the API shows it (document 2, Transaction), plus a hold's expiry. */
+/** A transaction as the API shows it (docs/reference/money.md, Resources), plus a hold's expiry. */
 export interface TransactionView {
-  /** The same id twice: `transactionId` is what document 2's operation answers name it. */
+  /** The same id twice: `transactionId` is what the operations' answers name it (docs/reference/money.md, Resources). */
   transactionId: string;
   id: string;
   walletId: string;
@@ -40,7 +40,7 @@ export interface MoneyLimits {
   maxBalance: number;
 }
 
-/** One use of an Idempotency-Key, as the activities store its answer (db/idempotent.ts). */
+/** One use of an Idempotency-Key, as the activities store its answer (services/idempotency/idempotent.ts). */
 export interface IdempotencyUse {
   scope: string;
   key: string;
@@ -82,7 +82,7 @@ export interface TransferInput {
 /**
  * A business refusal (insufficient funds, a plan limit, an unknown or another tenant's wallet ...) as
  * a money workflow completes with it: the problem its activity refused with (type = the problem
- * suffix, STYLE rule 12). It is an answer, not a fault, so the workflow ends completed, not failed;
+ * suffix, docs/decisions/money.md). It is an answer, not a fault, so the workflow ends completed, not failed;
  * only a real fault (the database still down after the retries, a bug) fails a workflow.
  */
 export interface Refused {

@@ -7,7 +7,7 @@ import { checkSameRequest, refusalOf, refusedOrThrow, requested } from './local-
  * `money.transfer:<tenantId>:<Idempotency-Key>`; the transferDone update answers the outgoing
  * transaction in the same round trip. The work is one local activity: both wallets locked in
  * ascending id order in one database transaction, a deadlock or serialization failure retried 3
- * times at 100, 200 and 400 ms (document 2, Money rule 3). A refusal is the update's failure and
+ * times at 100, 200 and 400 ms (docs/reference/money.md#rule-9). A refusal is the update's failure and
  * the workflow's result (it completes: a 4xx is no fault); it stores nothing, so the gateway lets the
  * same key be tried again once the cause is gone (a topped-up wallet).
  */

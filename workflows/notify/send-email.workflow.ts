@@ -16,7 +16,7 @@ const notify = proxyActivities<NotifyActivities>({
 
 /**
  * One e-mail, started by the gateway with the workflow id `notify.email:<idempotencyKey>` (see
- * api/notify/mailer.ts), so a repeated start never sends it twice.
+ * services/notify/mailer.ts), so a repeated start never sends it twice.
  */
 export async function sendEmail(input: SendEmailInput): Promise<void> {
   await notify.deliverEmail(input);

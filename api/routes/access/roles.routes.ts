@@ -1,8 +1,7 @@
 import {
   assignRole, createRole, deleteRole, getRole, listPermissions, listRoles, revokeRole, updateRole, userPermissions,
-  type RoleDetails, type RolesDeps,
+  type RoleDetails, type RoleRow, type RolesDeps,
 } from '../../../services/access/roles';
-import type { RoleRow } from '../../../db/queries/access/roles.queries';
 import type { PageQuery } from '../../../common/pagination';
 import { callerOf } from '../caller';
 import { defineRoute, feeds, type AnyRoute, type RouteContext, type ResponseLinks } from '../../http/route-registry';
@@ -27,10 +26,12 @@ const ROLE_LINKS: ResponseLinks = {
 };
 
 /**
- * Document 1, Roles and permissions: route set A (`/roles`, `/permissions`, `/users/:id/roles`,
+ * Roles and permissions (docs/reference/access.md#resources): route set A (`/roles`, `/permissions`, `/users/:id/roles`,
  * snake_case, `permission_ids`) and route set B (`/rbac/...`, camelCase, `permissions`). Both call
  * the same operations in services/access/roles.ts. GET /users/:id/permissions belongs to the users
- * routes; its set B twin is here.
+ * routes; its set B twin is here. Assigning a role and changing one's permissions hand out power, so
+ * they need a recent sign-in and are refused to API keys (stepUp; docs/decisions/identity.md, Step-up
+ * for high-value actions).
  */
 export function roleRoutes(deps: RolesDeps): AnyRoute[] {
   // What both route sets do alike is one handler each; they differ only in how a role is shown.
@@ -79,7 +80,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'PATCH', path: '/roles/:id', operationId: 'iam.roles.update',
       summary: 'Changes a role\'s name, description or permissions',
       description: 'Built-in roles keep their names and the owner role keeps exactly * (403 forbidden).',
-      auth: 'bearer', permission: 'roles.update',
+      auth: 'bearer', permission: 'roles.update', stepUp: { apiKeys: 'refused' },
       schemas: { params: roleIdParams, body: patchRoleA, response: { 200: roleDetailsA } },
       async handler(ctx) {
         ctx.body = toRoleDetailsA(await updateRole(deps, callerOf(ctx), ctx.guard.params.id, inputOfA(ctx.guard.body), 'permission_ids'));
@@ -101,7 +102,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'POST', path: '/users/:id/roles', operationId: 'iam.users.roles.assign',
       summary: 'Assigns a role to a user',
       description: 'Takes effect on the user\'s next request, without a new token. The owner role is not assignable (403).',
-      auth: 'bearer', permission: 'roles.assign',
+      auth: 'bearer', permission: 'roles.assign', stepUp: { apiKeys: 'refused' },
       schemas: { params: userIdParams, body: assignRoleA, response: { 200: userRolesA } },
       async handler(ctx) {
         const { userId, roles } = await assignRole(deps, callerOf(ctx), ctx.guard.body.role_id, ctx.guard.params.id);
@@ -146,7 +147,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
       namespace: 'iam', method: 'PUT', path: '/rbac/roles/:id', operationId: 'iam.rbac.roles.update',
       summary: 'Replaces a role\'s name, description and permissions',
       description: 'Built-in roles keep their names and the owner role keeps exactly * (403 forbidden).',
-      auth: 'bearer', permission: 'roles.update',
+      auth: 'bearer', permission: 'roles.update', stepUp: { apiKeys: 'refused' },
       schemas: { params: roleIdParams, body: putRoleB, response: { 200: roleDetailsB } },
       async handler(ctx) {
         ctx.body = toRoleDetailsB(await updateRole(deps, callerOf(ctx), ctx.guard.params.id, inputOfB(ctx.guard.body), 'permissions'));
@@ -166,7 +167,7 @@ export function roleRoutes(deps: RolesDeps): AnyRoute[] {
     }),
     defineRoute<RoleIdParams, NoParams, AssignRoleB>({
       namespace: 'iam', method: 'POST', path: '/rbac/roles/:id/assign', operationId: 'iam.rbac.roles.assign',
-      summary: 'Assigns the role to a user', auth: 'bearer', permission: 'roles.assign',
+      summary: 'Assigns the role to a user', auth: 'bearer', permission: 'roles.assign', stepUp: { apiKeys: 'refused' },
       schemas: { params: roleIdParams, body: assignRoleB, response: { 200: userRolesB } },
       async handler(ctx) {
         ctx.body = await assignRole(deps, callerOf(ctx), ctx.guard.params.id, ctx.guard.body.user_id);

@@ -1,14 +1,14 @@
 import Joi from 'joi';
-import type { RoleDetails, RoleInput } from '../../../services/access/roles';
-import type { RoleRow } from '../../../db/queries/access/roles.queries';
+import type { RoleDetails, RoleInput, RoleRow } from '../../../services/access/roles';
 import { uuid } from '../../http/ids';
 import { pageOf, pageQuery } from '../../http/pagination';
 import { type PageQuery } from '../../../common/pagination';
 
 /**
- * Schemas of both RBAC route sets (document 1, Roles and permissions). Set A speaks snake_case and
+ * Schemas of both RBAC route sets (docs/reference/access.md#resources). Set A speaks snake_case and
  * calls the keys `permission_ids`; set B speaks camelCase and calls them `permissions`
- * (DECISIONS.md). Both assign and revoke with `user_id`/`role_id` as document 1 shows them.
+ * (docs/reference/access.md#rule-12; docs/decisions/access.md, Permission registry and roles). Both assign
+ * and revoke with `user_id`/`role_id` as the reference's Resources show them.
  */
 
 export interface RoleIdParams { id: string }
@@ -123,7 +123,7 @@ export const permissionGroups = Joi.object({
 export const userRolesA = Joi.object({ user_id: uuid.required(), roles: keyList.required() });
 export const userRolesB = Joi.object({ userId: uuid.required(), roles: keyList.required() });
 
-/** Document 1, Users: `{user_id, roles, permissions}`, the same answer as GET /users/:id/permissions. */
+/** docs/reference/access.md#rule-17: `{user_id, roles, permissions}`, the same answer as GET /users/:id/permissions. */
 export const effectivePermissionsResponse = Joi.object({
   user_id: uuid.required(), roles: keyList.required(), permissions: keyList.required(),
 });

@@ -14,7 +14,7 @@ import {
 type NoParams = Record<string, never>;
 
 /**
- * Document 2, Audit export (both route sets share it). Register these before GET /audit/:id, whose
+ * The audit export (docs/reference/audit.md#rule-16; both route sets share it). Register these before GET /audit/:id, whose
  * path would otherwise also match /audit/export.
  */
 export function auditExportRoutes(deps: AuditExportDeps): AnyRoute[] {

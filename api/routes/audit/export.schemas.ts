@@ -1,7 +1,6 @@
 import Joi from 'joi';
-import type { ExportFormat } from '../../../db/queries/audit/audit-export.queries';
-import { EXPORT_FORMATS } from '../../../db/queries/audit/audit-export.queries';
-import { EXPORT_JOB_STATUSES } from '../../../db/queries/audit/audit-export.queries';
+import { EXPORT_FORMATS, type ExportFormat } from '../../../services/audit/export-format';
+import { EXPORT_JOB_STATUSES } from '../../../services/audit/export/cold-export';
 import { COLD_EXPORT_JOB } from '../../../services/audit/export/job';
 
 export interface ExportQuery {
@@ -31,7 +30,7 @@ export const exportJobParams = Joi.object<ExportJobParams>({
 const instant = Joi.string().isoDate();
 
 /**
- * 202 of a range reaching cold storage; `code` names the outcome of document 2 (cold-export-initiated).
+ * 202 of a range reaching cold storage; `code` names the outcome of docs/reference/audit.md#rule-16 (cold-export-initiated).
  * The job is followed at GET /v1/jobs/{jobId} (the Location) or, as before, at statusUrl.
  */
 export const coldExportAccepted = Joi.object({

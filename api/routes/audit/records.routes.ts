@@ -1,8 +1,7 @@
-import type { AuditRecordFilter } from '../../../db/queries/audit/audit-read.queries';
 import { anonymizeUser } from '../../../services/audit/anonymize';
 import type { AuditDeps } from '../../../services/audit/deps';
 import { acceptAuditRecords, type AuditRequestOrigin, type AuditWriteBody } from '../../../services/audit/intake';
-import { getAuditRecord, listAuditRecords, type PageRequest, type PageStyle } from '../../../services/audit/query';
+import { getAuditRecord, listAuditRecords, type AuditRecordFilter, type PageRequest, type PageStyle } from '../../../services/audit/query';
 import { authOf } from '../../context';
 import { PAGE_SIZE_DEFAULT } from '../../../common/pagination';
 import { defineRoute, feeds, type AnyRoute, type RouteContext } from '../../http/route-registry';
@@ -15,9 +14,10 @@ import {
 type NoParams = Record<string, never>;
 
 /**
- * Document 2, Endpoints / Audit: both route sets (A under /audit/records, B under /audit), which
+ * The audit routes (docs/reference/audit.md#resources): both route sets (A under /audit/records, B under /audit), which
  * behave the same. Writing needs only a valid token: every caller may record what it did in its
- * own tenant, attributed to itself (the permission keys of document 1 have no audit.write).
+ * own tenant, attributed to itself (docs/reference/audit.md#rule-5; the permission keys of docs/reference/access.md#rule-1 have
+ * no audit.write).
  * Reading needs audit.read, anonymizing audit.delete. Export is a separate route file.
  *
  * Static paths are declared before `/audit/:id`: the router tries routes in order.

@@ -5,12 +5,12 @@ import { pageQuery, cursorQuery } from '../../http/pagination';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../../../common/pagination';
 
 /**
- * Request and response schemas of the audit routes (document 2, Endpoints / Audit; both route
- * sets). Field names are the same in both sets: the document shows no other for audit.
+ * Request and response schemas of the audit routes (docs/reference/audit.md#resources;
+ * both route sets). Field names are the same in both sets: the reference shows no other for audit.
  */
 
 /**
- * The fields the service injects (document 2, Authentication 6). A client that sends them is not
+ * The fields the service injects (docs/reference/audit.md#rule-4). A client that sends them is not
  * refused, its values are dropped: the record is written with the request's own values, which is
  * what "never accepted from the client" asks, and a client that echoes a record back still works.
  */

@@ -4,7 +4,7 @@ import { authOf } from '../../context';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { tenantIdParams, terminationStatus, type TenantIdParams } from './admin.schemas';
 
-/** Document 1, Billing: a terminated tenant's deletion, and its recovery by the Platform Owner. */
+/** A terminated tenant's deletion, and its recovery by the Platform Owner (docs/reference/billing.md#rule-28 and #rule-29). */
 export function terminationAdminRoutes(deps: BillingStateDeps): AnyRoute[] {
   return [
     defineRoute<TenantIdParams>({

@@ -9,7 +9,7 @@ export const tenantIdParams = Joi.object<TenantIdParams>({ id: tenantId.required
 
 const timestamp = Joi.string().isoDate();
 
-/** Document 1, Termination status, with the progress of each phase and the end times. */
+/** The termination status (docs/reference/billing.md#rule-28), with the progress of each phase and the end times. */
 export const terminationStatus = Joi.object({
   tenantId: Joi.string().uuid().required(),
   status: Joi.string().valid('in_progress', 'completed', 'recovered').required(),

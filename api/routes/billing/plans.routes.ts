@@ -4,7 +4,7 @@ import { findPlan, listPlans } from '../../../services/billing/plans';
 import { defineRoute, feeds, type AnyRoute } from '../../http/route-registry';
 import { plan, planList, planParams, type PlanParams } from './plans.schemas';
 
-/** Document 1, Billing: the plan catalogue (seeded as in DECISIONS.md). */
+/** The plan catalogue (docs/reference/billing.md#rule-1; seeded by db/migrations/0002_identity.sql). */
 export function planRoutes(deps: BillingDeps): AnyRoute[] {
   return [
     defineRoute({

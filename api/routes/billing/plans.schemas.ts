@@ -9,8 +9,9 @@ export const planParams = Joi.object<PlanParams>({ id: Joi.string().max(100).req
 const limit = Joi.number().integer().min(0).required();
 
 /**
- * Document 1, Plan; limits of 0 are unlimited. `limits` has exactly the document's five members; the
- * money limits of DECISIONS.md (maxTxAmount, maxBalance) are answered in `moneyLimits`.
+ * A plan (docs/reference/billing.md#rule-1); limits of 0 are unlimited. `limits` has exactly the contract's five
+ * members; the money limits (maxTxAmount, maxBalance; docs/decisions/money.md, Credit, debit and reversals) are
+ * answered in `moneyLimits` (docs/decisions/billing.md, Usage counting).
  */
 export const plan = Joi.object({
   id: Joi.string().required(),

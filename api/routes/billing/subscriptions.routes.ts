@@ -20,11 +20,11 @@ const SUBSCRIPTION_LINKS = {
 };
 
 /**
- * Document 1, Billing: the tenant's subscription. Reads come from the PostgreSQL mirror; changes are
+ * The tenant's subscription (docs/reference/billing.md, Rules: the subscription). Reads come from the PostgreSQL mirror; changes are
  * Updates of the tenant's subscription workflow, answered with the state it reached.
  *
  * `planChanged` drops this gateway's cached plan of the tenant once a change is written and before it is
- * answered: a downgrade blocks creation at once (document 1, Limits), so the request after the answer
+ * answered: a downgrade blocks creation at once (docs/reference/billing.md#rule-8 and #rule-13), so the request after the answer
  * must see it. Other gateways drop theirs on billing.subscription.changed, within the TTL at the latest
  * (docs/decisions/billing.md).
  */

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { SUBSCRIPTION_STATUSES } from '../../../db/queries/billing/subscriptions.queries';
+import { SUBSCRIPTION_STATUSES } from '../../../services/billing/subscriptions';
 import { uuid } from '../../http/ids';
 
 const instant = Joi.string().isoDate();
@@ -14,7 +14,7 @@ export interface SubscriptionQuery {
   tenantId?: string;
 }
 
-/** Document 1: "filter tenantId"; only the caller's own tenant exists for it (another is 404). */
+/** The `tenantId` filter (docs/reference/billing.md#rule-12): only the caller's own tenant exists for it (another is 404). */
 export const subscriptionQuery = Joi.object<SubscriptionQuery>({ tenantId: uuid });
 
 export interface ChangePlanBody {
@@ -31,7 +31,7 @@ export interface SelectPlanBody {
   planId: string;
 }
 
-/** The initial plan selection (document 1 shows no body): the plan the trial converts to. */
+/** The initial plan selection (docs/reference/billing.md#rule-6): the plan the trial converts to. */
 export const selectPlanBody = Joi.object<SelectPlanBody>({ planId: Joi.string().max(100).required() });
 
 export interface CancelDowngradeBody {
@@ -40,7 +40,7 @@ export interface CancelDowngradeBody {
 
 export const cancelDowngradeBody = Joi.object<CancelDowngradeBody>({ reason: Joi.string().min(1).max(500).required() });
 
-/** Document 1, Subscription. */
+/** The subscription (docs/reference/billing.md#resources). */
 export const subscription = Joi.object({
   id: uuid.required(),
   tenantId: uuid.required(),

@@ -7,13 +7,13 @@ import { usage, usageHistory, usageHistoryQuery, usageQuery } from './usage.sche
 
 type NoParams = Record<string, never>;
 
-/** Document 1, Billing: usage now and its daily history (namespace billing). */
+/** Usage now and its daily history (namespace billing; docs/reference/billing.md, Rules: usage). */
 export function usageRoutes(deps: BillingStateDeps): AnyRoute[] {
   return [
     defineRoute<NoParams, UsageQuery>({
       namespace: 'billing', method: 'GET', path: '/billing/usage', operationId: 'billing.usage.get',
       summary: 'The tenant’s usage against its plan limits',
-      description: 'Two shapes (document 1, Usage). With period=YYYY-MM or shape=period: {tenantId, period, usage, limits} '
+      description: 'Two shapes. With period=YYYY-MM or shape=period: {tenantId, period, usage, limits} '
         + '(a past month from its last daily snapshot, 404 without one). Otherwise (or shape=limits): {tenantId, planId, planName, '
         + 'usage: each {current, limit, percentage}}. Limits are those enforced for new resources (a pending downgrade’s at once); 0 is unlimited.',
       auth: 'bearer', permission: 'billing.view',

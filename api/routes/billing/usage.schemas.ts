@@ -20,7 +20,7 @@ const metric = Joi.object({
   percentage: Joi.number().min(0).allow(null).required().description('null when unlimited'),
 });
 
-/** Document 1, Usage: shape 1 or shape 2. */
+/** Usage (docs/reference/billing.md#rule-19): shape 1 or shape 2. */
 export const usage = Joi.alternatives().try(
   Joi.object({ tenantId: Joi.string().uuid().required(), period: Joi.string().required(), usage: values.required(), limits: values.required() }),
   Joi.object({

@@ -25,7 +25,7 @@ const receipt = Joi.object({
   handled: Joi.boolean().required(),
 });
 
-/** Document 1, Webhook rules: the payment providers' events, authenticated by their signatures. */
+/** The payment providers' events (docs/reference/billing.md, Rules: payment-provider webhooks), authenticated by their signatures. */
 export function webhookRoutes(deps: BillingDeps): AnyRoute[] {
   return [
     defineRoute<{ provider: BillingProvider }, Record<string, never>, undefined, SignatureHeaders>({

@@ -1,8 +1,7 @@
 import Joi from 'joi';
-import type { DataField, DataFieldType, DataModel } from '../../../db/queries/data/model';
 import { MAX_NESTED_RECORDS } from '../../../services/data/nested-writes';
 import { MAX_FILTERS } from '../../../services/data/query/plan';
-import type { DataCatalogue } from '../../../services/data/catalogue';
+import type { DataCatalogue, DataField, DataFieldType, DataModel } from '../../../services/data/catalogue';
 import { feeds, type DocumentedOperation } from '../../http/route-registry';
 import { uuid } from '../../http/ids';
 import { listEnvelope, listHeaders, listQueryWith, listResponseHeaders } from './records.schemas';

@@ -3,7 +3,7 @@ import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { describeModel, moduleParams, modelList, type ModuleParams } from './models.schemas';
 
 /**
- * Document 2, Data layer: `GET /data/{module}/models` describes the module's autoApi models. Any
+ * `GET /data/{module}/models` (docs/reference/data.md#resources) describes the module's autoApi models. Any
  * member of a tenant that has the module installed may read it, with no permission of its own
  * (docs/decisions/data.md, Model description): it is the same for every tenant and no more than
  * the public OpenAPI document of the namespace shows. Listed before the record routes, whose

@@ -1,8 +1,8 @@
 import Joi from 'joi';
-import type { DataField, DataModel } from '../../../db/queries/data/model';
+import type { DataField, DataModel } from '../../../services/data/catalogue';
 
 /**
- * The model description of document 2 (Model description): a model's name and its fields, each with
+ * The model description (docs/reference/data.md#resources): a model's name and its fields, each with
  * its name, type and nullability, `primaryKey: true` on `id`, and `foreignKey: "<table>.<column>"` on a
  * reference (`companies.id`). System fields first, then the manifest's, in its order.
  */

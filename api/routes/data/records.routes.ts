@@ -27,7 +27,7 @@ const HOOKS = 'The module\'s before hooks may change the record or refuse it wit
 const PERMISSIONS = 'Permission `{module}.{model}.{action}` (read, create, update, delete; `write` holds create and update; `{module}.*`), checked per request: 403 forbidden.';
 
 /**
- * Document 2, Data layer: five endpoints for every model a module flags `autoApi`, served under
+ * The data layer (docs/reference/data.md#resources): five endpoints for every model a module flags `autoApi`, served under
  * `/data/{module}/{model}`. The module and model are path parameters, so the permission is checked
  * by the service for the model named, not declared on the route; the OpenAPI document shows the
  * concrete operations of each model (model-operations.ts).

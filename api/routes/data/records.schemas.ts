@@ -5,7 +5,7 @@ import { uuid } from '../../http/ids';
 import { cursorQuery, pageQuery } from '../../http/pagination';
 
 /**
- * Request and response schemas of the record routes (document 2, Data layer). The records' own
+ * Request and response schemas of the record routes (docs/reference/data.md#resources). The records' own
  * fields are the model's, checked by the service against the manifest (services/data/record-validation.ts),
  * and the query string is the query language, checked by its parser (services/data/query/); these
  * schemas check what is the same for every model.

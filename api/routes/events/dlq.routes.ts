@@ -23,7 +23,7 @@ function actorOf(ctx: RouteContext): DeadLetterActor {
 }
 
 /**
- * Document 3's dead-letter routes of the integration service (GET /integrations/dlq, POST
+ * The dead-letter routes of the integration service (docs/reference/events.md#resources: GET /integrations/dlq, POST
  * /integrations/dlq/:id/retry), a record of its own (GET /integrations/dlq/:id) and replay-all as a
  * job (POST /integrations/dlq/replay, the issue's redrive of all; DLQReplayAll over gRPC). Reading
  * needs events.dlq.read, retrying and replaying events.dlq.retry (migration 0033). Another tenant's
@@ -34,7 +34,7 @@ export function deadLetterRoutes(deps: DeadLetterDeps): AnyRoute[] {
     defineRoute<NoParams, DeadLetterListQuery>({
       namespace: 'events', method: 'GET', path: '/integrations/dlq', operationId: 'events.dlq.list',
       summary: 'The tenant\'s dead-lettered events, newest first',
-      description: 'Document 3\'s DLQRecord in snake_case, with the record\'s id, times_dead_lettered, quarantined and where the group '
+      description: 'The DLQRecord of platform.events.v1 in snake_case, with the record\'s id, times_dead_lettered, quarantined and where the group '
         + 'read the event. Filters status (pending, retrying, resolved, expired), consumer_group and event_type. page_size/page_token '
         + 'answer {data, next_page_token}, limit/cursor answer {data, meta {cursor, hasMore}}; 1 to 100, default 20.',
       auth: 'bearer', permission: READ_PERMISSION,
@@ -76,7 +76,7 @@ export function deadLetterRoutes(deps: DeadLetterDeps): AnyRoute[] {
       description: 'The stored event (same id, key and headers, plus redeliverTo: the consumer group) is re-published to its '
         + 'original topic and the record becomes retrying; the answer is the record. Its group handles it again: resolved when '
         + 'it succeeds, pending again (times_dead_lettered + 1) when it fails. pending and retrying records are re-published, a '
-        + 'quarantined one too; resolved or expired is 400 dead-letter-not-retryable (document 3\'s FAILED_PRECONDITION). A broker '
+        + 'quarantined one too; resolved or expired is 400 dead-letter-not-retryable (FAILED_PRECONDITION over gRPC). A broker '
         + 'that cannot take it is 503 events-broker-unavailable at once, the record unchanged.',
       auth: 'bearer', permission: DEAD_LETTER_RETRY_PERMISSION,
       schemas: { params: deadLetterParams, response: { 200: deadLetter } },

@@ -1,13 +1,14 @@
 import Joi from 'joi';
 import type { EitherPageQuery } from '../../../common/pagination';
-import { DEAD_LETTER_STATUSES, type DeadLetterStatus } from '../../../db/queries/events/dead-letters.queries';
+import { DEAD_LETTER_STATUSES, type DeadLetterStatus } from '../../../services/events/dead-letters/views';
 import { EVENT_TYPE_PATTERN } from '../../../services/events/event-rules';
 import { uuid } from '../../http/ids';
 import { eitherPageOf, eitherPageOnly, eitherPageQuery } from '../../http/pagination';
 
 /**
- * Request and response schemas of the dead-letter routes (document 3: GET /integrations/dlq and
- * POST /integrations/dlq/:id/retry; DLQRecord in snake_case, as the document shows DLQ messages).
+ * Request and response schemas of the dead-letter routes (docs/reference/events.md#resources: GET
+ * /integrations/dlq and POST /integrations/dlq/:id/retry; the DLQRecord of
+ * protos/platform/events/v1/events.proto in snake_case).
  */
 
 export interface DeadLetterParams {
@@ -45,7 +46,7 @@ const originalEvent = Joi.object({
   correlation_id: Joi.string().allow(null).required(),
   payload: Joi.object().unknown(true).required().description('The event\'s data, as it was published'),
   entity_id: Joi.string().allow('').required().description('The partition key it was published with'),
-}).description('Document 3\'s EventEnvelope');
+}).description('The EventEnvelope of platform.events.v1');
 
 export const deadLetter = Joi.object({
   id: Joi.string().required(),

@@ -8,7 +8,7 @@ import { publishBody, publishedEvent } from './publish.schemas';
 type NoParams = Record<string, never>;
 
 /**
- * Document 3, REST publishing: a module's event, published for the caller's tenant. The refusals
+ * REST publishing (docs/reference/events.md#rule-11): a module's event, published for the caller's tenant. The refusals
  * and their order are services/events/publishing.ts's; docs/decisions/events.md has the choices.
  */
 export function eventPublishRoutes(deps: EventPublishingDeps): AnyRoute[] {

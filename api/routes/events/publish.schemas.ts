@@ -5,9 +5,9 @@ import type { PublishRequest } from '../../../services/events/publishing';
 import { topicNames } from '../../../services/events/topics';
 import { uuid } from '../../http/ids';
 
-/** Request and response schemas of REST publishing (document 3, REST publishing; camelCase). */
+/** Request and response schemas of REST publishing (docs/reference/events.md#rule-11; camelCase). */
 
-/** A malformed version is 400 invalid-schema-version (document 3, Errors), not a validation-error. */
+/** A malformed version is 400 invalid-schema-version (docs/reference/events.md#rule-7), not a validation-error. */
 const schemaVersion = Joi.string().max(50).pattern(SCHEMA_VERSION_PATTERN, 'semantic version')
   .description('Semantic version of the payload schema (default 1.0.0): the major version of the registered schema, not newer than it.')
   .error((errors) => problems.invalidSchemaVersion(`schemaVersion must be a semantic version such as 1.0.0 (${errors[0]?.message ?? 'invalid'})`));

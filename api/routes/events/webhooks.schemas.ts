@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import type { EitherPageQuery } from '../../../common/pagination';
-import { WEBHOOK_ATTEMPT_STATUSES } from '../../../db/queries/events/webhooks.queries';
 import { EVENT_TYPE_PATTERN } from '../../../services/events/event-rules';
+import { WEBHOOK_ATTEMPT_STATUSES } from '../../../services/events/webhooks/endpoints';
 import { EVENT_TYPE_PREFIX_PATTERN } from '../../../services/events/webhooks/matching';
 import { uuid } from '../../http/ids';
 import { eitherPageOf, eitherPageOnly, eitherPageQuery } from '../../http/pagination';

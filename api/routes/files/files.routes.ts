@@ -16,7 +16,7 @@ const READ_RULES = 'Only an available file is read: pending_scan (not scanned ye
   + 'and a deleted file are 404 file-not-found; a file the malware scan rejected is 422 file-rejected.';
 
 /**
- * Document 2, Endpoints / Files (first slice: upload and reading). Uploading needs files.write,
+ * The files routes (docs/reference/files.md#resources; first slice: upload and reading). Uploading needs files.write,
  * reading files.read. Static paths come before `/files/:id`.
  */
 export function fileRoutes(deps: FilesDeps): AnyRoute[] {

@@ -1,14 +1,14 @@
 import Joi from 'joi';
 import type { EitherPageQuery } from '../../../common/pagination';
 import { problems } from '../../../common/problems';
-import { FILE_STATUSES, type FileStatus } from '../../../db/queries/files/files.queries';
 import { FILE_BUCKETS, type FileBucket } from '../../../services/files/object-keys';
 import type { UploadFields } from '../../../services/files/upload';
+import { FILE_STATUSES, type FileStatus } from '../../../services/files/views';
 import { uuid } from '../../http/ids';
 import { eitherPageOf, eitherPageOnly, eitherPageQuery } from '../../http/pagination';
 import { fileProcessing } from './process.schemas';
 
-/** Request and response schemas of the files routes (document 2, Endpoints / Files; camelCase). */
+/** Request and response schemas of the files routes (docs/reference/files.md#resources; camelCase). */
 
 const META_MAX_BYTES = 4096;
 
@@ -20,7 +20,7 @@ const META_MAX_BYTES = 4096;
 export const mimeType = Joi.string().max(255).pattern(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*( *;[\x20-\x7E]*)?$/, 'media type');
 
 /**
- * A value other than the five buckets is 400 bucket-invalid (document 2, Errors), not a
+ * A value other than the five buckets is 400 bucket-invalid (docs/reference/files.md#rule-1), not a
  * validation-error; a missing bucket is one (REQUIRED), like any missing field.
  */
 export const bucket = Joi.string().valid(...FILE_BUCKETS)

@@ -8,7 +8,7 @@ import { presignedUpload, presignRequest } from './presign.schemas';
 type NoParams = Record<string, never>;
 
 /**
- * Document 2, Endpoints / Files: the presigned upload (services/files/presign.ts). Needs files.write,
+ * The presigned upload (docs/reference/files.md#rule-8; services/files/presign.ts). Needs files.write,
  * like the upload, and reserves what an upload takes: storage_bytes and a staging slot.
  */
 export function filePresignRoutes(deps: FilesDeps): AnyRoute[] {

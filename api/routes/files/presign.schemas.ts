@@ -3,7 +3,7 @@ import { FILE_BUCKETS } from '../../../services/files/object-keys';
 import type { PresignRequest } from '../../../services/files/presign';
 import { bucket, mimeType } from './files.schemas';
 
-/** Request and response of POST /files/presign (document 2, Endpoints / Files; camelCase). */
+/** Request and response of POST /files/presign (docs/reference/files.md#rule-8; camelCase). */
 
 export const presignRequest = Joi.object<PresignRequest>({
   bucket: bucket.required().description(`One of ${FILE_BUCKETS.join(', ')}; any other is 400 bucket-invalid`),

@@ -6,7 +6,7 @@ import { fileIdParams, type FileIdParams } from './files.schemas';
 import { processAccepted, processBody } from './process.schemas';
 
 /**
- * Document 2, Endpoints / Files: image processing (services/files/process.ts), a job followed at
+ * Image processing (docs/reference/files.md#rule-16; services/files/process.ts), a job followed at
  * GET /v1/jobs/{jobId}. Needs files.write, as uploading does.
  */
 export function fileProcessRoutes(deps: FileProcessDeps): AnyRoute[] {

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { FileProcessRequest } from '../../../services/files/process';
 import { OUTPUT_FORMATS, ROTATIONS } from '../../../workflows/files/process.messages';
 
-/** Request and response schemas of POST /files/:id/process (document 2, Image operations; DECISIONS.md's shape). */
+/** Request and response schemas of POST /files/:id/process (docs/reference/files.md#rule-16; docs/decisions/files.md, Processing). */
 
 /** At most this many operations in one job: enough for any real edit, few enough to bound one attempt's passes. */
 export const MAX_OPERATIONS = 20;

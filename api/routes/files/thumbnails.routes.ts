@@ -8,7 +8,7 @@ import {
 } from './thumbnails.schemas';
 
 /**
- * Document 2, Endpoints / Files: a file's thumbnails, rendered on demand (issue 17), which reading
+ * A file's thumbnails (docs/reference/files.md#rule-15), rendered on demand (issue 17), which reading
  * needs files.read for; and a user's avatar, its avatar_64 thumbnail, which any member may see.
  */
 export function thumbnailRoutes(deps: FilesDeps): AnyRoute[] {

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { uuid } from '../../http/ids';
 import { THUMBNAIL_PRESET_NAMES } from '../../../services/files/thumbnails';
 
-/** Request schemas of GET /files/:id/thumbnail/:preset (document 2, Endpoints / Files) and GET /users/:id/avatar. */
+/** Request schemas of GET /files/:id/thumbnail/:preset (docs/reference/files.md#rule-15) and GET /users/:id/avatar. */
 
 export interface ThumbnailParams {
   id: string;
@@ -10,8 +10,8 @@ export interface ThumbnailParams {
 }
 
 /**
- * Any preset name passes the guard: one that is not a preset is 404 preset-not-found (document 2,
- * Errors), answered by the service, not a 400 validation-error.
+ * Any preset name passes the guard: one that is not a preset is 404 preset-not-found
+ * (docs/reference/files.md#rule-15), answered by the service, not a 400 validation-error.
  */
 export const thumbnailParams = Joi.object<ThumbnailParams>({
   id: uuid.required(),

@@ -5,7 +5,7 @@ import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import { file, fileIdParams, type FileIdParams } from './files.schemas';
 
 /**
- * Document 2, Endpoints / Files: the trash (services/files/trash.ts). All three need files.delete;
+ * The trash (docs/reference/files.md#rule-18; services/files/trash.ts). All three need files.delete;
  * another tenant's file is 404 file-not-found on each. The request and response shapes are the files
  * routes' own (files.schemas.ts).
  */

@@ -7,7 +7,7 @@ import { NAMESPACES, type Namespace } from '../../http/route-registry';
 import type { OpenApiDocument } from '../../openapi/document';
 
 /**
- * The documentation routes of document 1: `/api/v1/<namespace>/openapi.json`, Swagger UI at
+ * The documentation routes of docs/reference/conventions.md#resources: `/api/v1/<namespace>/openapi.json`, Swagger UI at
  * `/api-docs/<namespace>` and Redoc at `/api-docs/<namespace>/redoc`. Both viewers are served
  * from the installed packages (swagger-ui-dist, redoc's standalone bundle): no CDN, so the docs
  * work offline and no third party sees who reads them.

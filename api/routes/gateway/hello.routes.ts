@@ -6,7 +6,7 @@ const greeting = { message: 'Hello from the platform gateway' };
 /**
  * Two routes with the same handler, touching nothing downstream: the baselines of the gateway's
  * own overhead. The public one runs with every check off (no token, no permission, no rate limit);
- * the secure one runs the whole pipeline of document 1 (token, permission, rate limit), so the
+ * the secure one runs the whole pipeline of docs/reference/gateway.md#rule-5 (token, permission, rate limit), so the
  * difference between them is what the checks cost (bench/gateway.bench.ts).
  */
 export const helloRoutes = [

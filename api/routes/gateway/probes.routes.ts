@@ -12,7 +12,7 @@ export interface Probes {
 }
 
 /**
- * The probes of document 1 at the root of the host. /live and /ready are open to the orchestrator;
+ * The probes (docs/reference/gateway.md#resources) at the root of the host. /live and /ready are open to the orchestrator;
  * /health names every dependency and its errors, so it is behind `healthGuard` (the admin role). None is
  * cached: every answer is `Cache-Control: no-store` (api/middleware/security-headers.ts).
  */

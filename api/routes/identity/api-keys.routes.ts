@@ -22,7 +22,8 @@ export function apiKeyRoutes(deps: ApiKeysDeps): AnyRoute[] {
       summary: 'Creates an API key; its secret is in this answer only',
       description: 'The key acts for the tenant with exactly the permissions given, each of which the caller must hold (403 forbidden '
         + 'otherwise); unknown, platform-only (system.*) or archived keys and * are 400. Only a hash of the secret is stored.',
-      auth: 'bearer', permission: 'api_keys.manage',
+      // A key may create keys (never with more than it holds itself), so keys stay allowed; a person needs a recent sign-in.
+      auth: 'bearer', permission: 'api_keys.manage', stepUp: { apiKeys: 'allowed' },
       schemas: { body: createApiKeyBody, response: { 201: createdApiKey }, links: { 201: feeds(['iam.apiKeys.get', 'iam.apiKeys.revoke']) } },
       async handler(ctx) {
         const { row, key } = await createApiKey(deps, keyCallerOf(ctx), ctx.guard.body);

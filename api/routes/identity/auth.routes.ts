@@ -12,7 +12,7 @@ import {
 
 type NoParams = Record<string, never>;
 
-/** Document 1, Authentication and sessions (namespace iam). The flows live in api/identity/. */
+/** Authentication and sessions (namespace iam; docs/reference/identity.md#resources). The flows live in services/identity/. */
 export function authRoutes(deps: IdentityDeps): AnyRoute[] {
   return [
     defineRoute<NoParams, NoParams, Registration>({
@@ -60,7 +60,7 @@ export function authRoutes(deps: IdentityDeps): AnyRoute[] {
     defineRoute<NoParams, NoParams, RefreshTokenBody>({
       namespace: 'iam', method: 'POST', path: '/auth/logout', operationId: 'iam.auth.logout',
       summary: 'Ends the session of a refresh token',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { body: refreshTokenBody, response: { 204: null } },
       async handler(ctx) {
         await logout(deps, authOf(ctx), ctx.guard.body.refreshToken);
@@ -70,7 +70,7 @@ export function authRoutes(deps: IdentityDeps): AnyRoute[] {
     defineRoute({
       namespace: 'iam', method: 'GET', path: '/auth/me', operationId: 'iam.auth.me',
       summary: 'The current user with roles and permissions',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { response: { 200: meResponse } },
       async handler(ctx) {
         ctx.body = await me(deps, authOf(ctx));
@@ -79,7 +79,7 @@ export function authRoutes(deps: IdentityDeps): AnyRoute[] {
     defineRoute({
       namespace: 'iam', method: 'GET', path: '/auth/tenants', operationId: 'iam.auth.tenants',
       summary: 'The tenants the current user belongs to',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { response: { 200: tenantList } },
       async handler(ctx) {
         ctx.body = { data: await listTenants(deps, authOf(ctx)) };
@@ -89,7 +89,7 @@ export function authRoutes(deps: IdentityDeps): AnyRoute[] {
       namespace: 'iam', method: 'POST', path: '/auth/switch-tenant', operationId: 'iam.auth.switchTenant',
       summary: 'A token pair scoped to another tenant of the current user',
       description: 'A tenant the user does not belong to is 404 not-found.',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { body: switchTenantBody, response: { 200: tokenPair } },
       async handler(ctx) {
         ctx.body = await switchTenant(deps, authOf(ctx), ctx.guard.body.tenantId);

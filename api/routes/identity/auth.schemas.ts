@@ -9,7 +9,7 @@ export const email = Joi.string().trim().max(254).email({ tlds: { allow: false }
 
 /**
  * A new password: at least 12 characters (TOO_SHORT) and not on the shipped breached list
- * (BREACHED_PASSWORD, see api/validation/field-errors.ts).
+ * (BREACHED_PASSWORD, see api/http/field-errors.ts).
  */
 export const newPassword = Joi.string().min(PASSWORD_MIN_LENGTH).max(PASSWORD_MAX_LENGTH)
   .custom((value: string, helpers) => (isBreachedPassword(value) ? helpers.error('password.breached') : value))
@@ -80,7 +80,7 @@ export const loginResponse = Joi.alternatives().try(tokenPair, tenantSelection);
 
 const timestamp = Joi.string().isoDate();
 
-/** Document 1, User. */
+/** The User (docs/reference/identity.md#resources). */
 export const user = Joi.object({
   id: Joi.string().uuid().required(),
   email: Joi.string().required(),
@@ -100,7 +100,7 @@ export const user = Joi.object({
 export const registerResponse = tokenPair.keys({
   user: user.required(),
   tenant: Joi.object({ id: Joi.string().uuid().required(), name: Joi.string().required() }).required(),
-  // Document 1: recovery codes are generated at registration; shown this once.
+  // docs/reference/identity.md#rule-20: recovery codes are generated at registration; shown this once.
   recoveryCodes: Joi.array().items(Joi.string()).length(10).required(),
 });
 

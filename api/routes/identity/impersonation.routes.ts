@@ -7,7 +7,7 @@ import { impersonationBody } from './impersonation.schemas';
 
 type NoParams = Record<string, never>;
 
-/** Document 1, Authentication and sessions: POST /auth/impersonate (namespace iam). */
+/** docs/reference/identity.md#rule-36: POST /auth/impersonate (namespace iam). */
 export function impersonationRoutes(deps: IdentityDeps): AnyRoute[] {
   return [
     defineRoute<NoParams, NoParams, ImpersonationRequest>({
@@ -17,7 +17,7 @@ export function impersonationRoutes(deps: IdentityDeps): AnyRoute[] {
         + 'Acts as userId, or by default as the tenant’s owner. The token pair is scoped to the tenant and ends one hour '
         + 'after the start (refreshing keeps the end); the access token names the Platform Owner in its act claim, and '
         + 'the audit record auth.impersonation.started is written in the tenant.',
-      auth: 'bearer', permission: 'users.impersonate',
+      auth: 'bearer', permission: 'users.impersonate', stepUp: { apiKeys: 'refused' },
       schemas: { body: impersonationBody, response: { 200: tokenPair } },
       async handler(ctx) {
         ctx.body = await impersonate(deps, authOf(ctx), ctx.guard.body);

@@ -14,7 +14,7 @@ const AVATAR_LIMITS = 'avatarUrl becomes /v1/users/{userId}/avatar?v={fileId}, t
   + 'file stays in the tenant it was set from: in the account\'s other tenants the address answers 404.';
 
 /**
- * The caller's own avatar (document 1, User.avatarUrl), for members who lack users.update, which
+ * The caller's own avatar (docs/reference/identity.md#rule-34), for members who lack users.update, which
  * PATCH /users/:id {avatarFileId} needs. Both answer the User as PATCH /users/:id does (the `user`
  * schema, without /auth/me's permissions): they are the same update of the same account, and an
  * avatar changes no permission; GET /auth/me shows the change at once.

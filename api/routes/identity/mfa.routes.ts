@@ -13,14 +13,14 @@ import {
 
 type NoParams = Record<string, never>;
 
-/** Document 1, Two-factor authentication (namespace iam). The flows live in api/identity/mfa/. */
+/** Two-factor authentication (namespace iam; docs/reference/identity.md, Rules: two-factor and recovery). The flows live in services/identity/mfa/. */
 export function mfaRoutes(deps: IdentityDeps): AnyRoute[] {
   return [
     defineRoute({
       namespace: 'iam', method: 'POST', path: '/auth/mfa/enable', operationId: 'iam.auth.mfa.enable',
       summary: 'Starts two-factor setup: a new TOTP secret and its QR code',
       description: 'The secret stays pending until /auth/mfa/verify confirms a code of it. With two-factor already on: 409 conflict.',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { response: { 200: provisioningResponse } },
       async handler(ctx) {
         ctx.body = await enableMfa(deps, authOf(ctx));
@@ -30,7 +30,7 @@ export function mfaRoutes(deps: IdentityDeps): AnyRoute[] {
       namespace: 'iam', method: 'POST', path: '/auth/mfa/verify', operationId: 'iam.auth.mfa.verify',
       summary: 'Confirms the setup with a code; activates two-factor',
       description: 'Answers 10 new recovery codes, shown only this once; earlier codes stop working. A wrong code is 401 mfa-invalid.',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { body: verifyMfaBody, response: { 200: activatedResponse } },
       async handler(ctx) {
         ctx.body = await verifyMfa(deps, authOf(ctx), ctx.guard.body.code, ctx.ip);

@@ -5,7 +5,7 @@ import type { MfaChallengeRequest } from '../../../services/identity/mfa/challen
 import type { RecoveryRequest } from '../../../services/identity/mfa/recovery';
 
 /** A TOTP code as authenticator apps show it: six digits. */
-const totpCode = Joi.string().pattern(/^[0-9]{6}$/);
+export const totpCode = Joi.string().pattern(/^[0-9]{6}$/);
 /** Checks a password as it was set, whatever the rules were then (as login does). */
 const currentPassword = Joi.string().min(1).max(PASSWORD_MAX_LENGTH);
 

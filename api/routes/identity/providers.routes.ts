@@ -11,8 +11,8 @@ import {
 } from './providers.schemas';
 
 /**
- * Document 1, Auth providers, and sign-in by provider (namespace iam): OpenID Connect
- * authorization code with PKCE, configured by AUTH_PROVIDERS. The flows live in api/identity/providers/.
+ * Auth providers, and sign-in by provider (namespace iam; docs/reference/identity.md#rule-8 and #rule-35): OpenID Connect
+ * authorization code with PKCE, configured by AUTH_PROVIDERS. The flows live in services/identity/providers/.
  */
 export function providerRoutes(deps: IdentityDeps, permissions: PermissionResolver): AnyRoute[] {
   const services: LinkServices = {

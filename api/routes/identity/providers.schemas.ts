@@ -47,7 +47,7 @@ export const callbackQuery = Joi.object<CallbackQuery>({
   iss: Joi.string().max(1000),
 }).unknown(true);
 
-/** Document 1, Auth provider link. */
+/** A provider link (docs/reference/identity.md#rule-35). */
 export const providerLink = Joi.object({
   id: Joi.string().uuid().required(),
   providerId: providerId.required(),

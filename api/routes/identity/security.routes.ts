@@ -2,10 +2,11 @@ import { authOf } from '../../context';
 import type { IdentityDeps } from '../../../services/identity/deps';
 import { requestVerificationEmail, verifyEmail } from '../../../services/identity/email-verification';
 import { acceptInvite, invite, type AcceptInviteRequest, type InviteRequest } from '../../../services/identity/invitations';
+import { changePassword, type PasswordChange } from '../../../services/identity/change-password';
 import { requestPasswordReset, resetPassword } from '../../../services/identity/password-reset';
 import { defineRoute, type AnyRoute } from '../../http/route-registry';
 import {
-  acceptInviteBody, acceptInviteResponse, emailVerifiedResponse, invitationResponse, inviteBody, requestResetBody,
+  acceptInviteBody, acceptInviteResponse, changePasswordBody, emailVerifiedResponse, invitationResponse, inviteBody, requestResetBody,
   resetPasswordBody, resetPasswordResponse, tokenBody, type RequestResetBody, type ResetPasswordBody, type TokenBody,
 } from './security.schemas';
 
@@ -20,7 +21,7 @@ function acceptedWithoutBody(ctx: { body: unknown; status: number }): void {
   ctx.status = 202;
 }
 
-/** Document 1, Security flows (namespace iam). The flows live in api/identity/; mail goes through Temporal. */
+/** Security flows (namespace iam; docs/reference/identity.md, Rules: e-mail links, and #rule-44). The flows live in services/identity/; mail goes through Temporal. */
 export function securityRoutes(deps: IdentityDeps): AnyRoute[] {
   return [
     defineRoute({
@@ -65,6 +66,21 @@ export function securityRoutes(deps: IdentityDeps): AnyRoute[] {
       schemas: { body: resetPasswordBody, response: { 200: resetPasswordResponse } },
       async handler(ctx) {
         ctx.body = await resetPassword(deps, ctx.guard.body.token, ctx.guard.body.password);
+      },
+    }),
+    defineRoute<NoParams, NoParams, PasswordChange>({
+      namespace: 'iam', method: 'POST', path: '/auth/change-password', operationId: 'iam.auth.changePassword',
+      summary: 'Changes the password of the signed-in account',
+      description: 'Takes the current password and the new one (12+ characters, not a known breached one), and with '
+        + 'two-factor on a current code (without it 401 mfa-required, a wrong or used one 401 mfa-invalid). A wrong '
+        + 'current password is 401 invalid-credentials; wrong passwords and codes count as failed logins (429 with '
+        + 'Retry-After when the account is slowed). Every other session of the account, in every tenant, is signed '
+        + 'out; this one stays. The holder is told by e-mail. An API key cannot call it (403).',
+      auth: 'bearer',
+      schemas: { body: changePasswordBody, response: { 204: null } },
+      async handler(ctx) {
+        await changePassword(deps, authOf(ctx), ctx.guard.body, ctx.ip);
+        ctx.status = 204;
       },
     }),
     defineRoute<NoParams, NoParams, InviteRequest>({

@@ -2,11 +2,15 @@ import Joi from 'joi';
 import { uuid } from '../../http/ids';
 import type { AcceptInviteRequest, InviteRequest } from '../../../services/identity/invitations';
 import type { NewTenantUser } from '../../../services/identity/create-user';
+import type { PasswordChange } from '../../../services/identity/change-password';
+import { PASSWORD_MAX_LENGTH } from '../../../services/identity/passwords';
 import { email, newPassword, user } from './auth.schemas';
+import { totpCode } from './mfa.schemas';
 
 /**
- * Document 1, Security flows. Bodies are snake_case as the document shows them (DECISIONS.md:
- * invite, accept-invite and verify-email); POST /users speaks camelCase like every user resource.
+ * Security flows (docs/reference/identity.md, Rules: e-mail links). Bodies are snake_case as the
+ * reference shows them (docs/reference/conventions.md#rule-6: invite, accept-invite and
+ * verify-email); POST /users speaks camelCase like every user resource.
  */
 
 /** A one-time token: 32 bytes in base64url are 43 characters; anything else cannot be one. */
@@ -38,7 +42,14 @@ export const resetPasswordBody = Joi.object<ResetPasswordBody>({
 
 export const resetPasswordResponse = Joi.object({ message: Joi.string().required() });
 
-/** `role_id` or `roles`, not both; neither means member. Role names as roles are named (document 1, Role). */
+/** The current password is checked as it was set, whatever rules applied then (like a login's). */
+export const changePasswordBody = Joi.object<PasswordChange>({
+  currentPassword: Joi.string().min(1).max(PASSWORD_MAX_LENGTH).required(),
+  newPassword: newPassword.required(),
+  code: totpCode,
+});
+
+/** `role_id` or `roles`, not both; neither means member. Role names as roles are named (docs/reference/access.md#rule-9). */
 const roleChoice = {
   role_id: uuid,
   roles: Joi.array().items(Joi.string().trim().min(1).max(100)).min(1).max(50).unique(),
@@ -58,7 +69,7 @@ export const acceptInviteBody = Joi.object<AcceptInviteRequest>({
   password: newPassword.required(),
 });
 
-/** Document 1, Token responses: the accept-invite variant. */
+/** docs/reference/identity.md#rule-28: the accept-invite variant of a token response. */
 export const acceptInviteResponse = Joi.object({
   access_token: Joi.string().required(),
   refresh_token: Joi.string().required(),

@@ -19,7 +19,7 @@ export function sessionRoutes(deps: IdentityDeps): AnyRoute[] {
       summary: 'The current user\'s sessions in the current tenant',
       description: `The live sessions (not ended, refresh token not expired), most recently used first, at most ${MAX_LISTED_SESSIONS}. `
         + 'Impersonation sessions are not listed.',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { response: { 200: sessionList } },
       async handler(ctx) {
         ctx.body = { data: await listSessions(deps, authOf(ctx)) };
@@ -30,7 +30,7 @@ export function sessionRoutes(deps: IdentityDeps): AnyRoute[] {
       summary: 'Ends one of the current user\'s sessions',
       description: `The current session may be ended too (as a logout). ${ENDING} An id that is not a live session of the `
         + 'current user (another user\'s included) is 404 not-found.',
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { params: sessionIdParams, response: { 204: null } },
       async handler(ctx) {
         await endSession(deps, authOf(ctx), ctx.guard.params.id);
@@ -41,7 +41,7 @@ export function sessionRoutes(deps: IdentityDeps): AnyRoute[] {
       namespace: 'iam', method: 'DELETE', path: '/auth/sessions', operationId: 'iam.auth.sessions.endOthers',
       summary: 'Ends every session of the current user but the current one',
       description: `Only in the current tenant. ${ENDING} Without other sessions nothing changes.`,
-      auth: 'bearer',
+      auth: 'bearer', allowedBeforeMfa: true,
       schemas: { response: { 204: null } },
       async handler(ctx) {
         await endOtherSessions(deps, authOf(ctx));

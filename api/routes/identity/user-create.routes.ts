@@ -6,7 +6,7 @@ import { createUserBody, createdUserResponse } from './security.schemas';
 
 type NoParams = Record<string, never>;
 
-/** Document 1, Users: POST /users (the other user routes live beside it in their own file). */
+/** docs/reference/identity.md#rule-29: POST /users (the other user routes live beside it in their own file). */
 export function userCreateRoutes(deps: IdentityDeps): AnyRoute[] {
   return [
     defineRoute<NoParams, NoParams, NewTenantUser>({

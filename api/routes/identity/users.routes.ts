@@ -12,8 +12,8 @@ import {
 type NoParams = Record<string, never>;
 
 /**
- * Document 1, Users (namespace iam): the users of the caller's tenant. A user of another tenant is
- * 404, exactly as an unknown id. Soft delete is per tenant (see api/identity/users/remove.ts).
+ * Users (namespace iam; docs/reference/identity.md, Rules: users of a tenant): the users of the caller's tenant. A user of another tenant is
+ * 404, exactly as an unknown id. Soft delete is per tenant (see services/identity/users/remove.ts).
  * POST /users (create and invite) lives with the invitation flow.
  */
 export function userRoutes(deps: IdentityDeps): AnyRoute[] {

@@ -32,7 +32,7 @@ export const userList = pageOf(user);
 
 export const userDetails = user.keys({ permissions: Joi.array().items(Joi.string()).required() });
 
-/** Document 1: {user_id, roles, permissions}, the union over all roles. */
+/** docs/reference/access.md#rule-17: {user_id, roles, permissions}, the union over all roles. */
 export const userPermissions = Joi.object({
   user_id: Joi.string().uuid().required(),
   roles: Joi.array().items(Joi.string()).required(),

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { JOB_STATUSES } from '../../../services/jobs/job';
+import { JOB_STATUSES } from '../../../common/jobs';
 import { problemSchema } from '../../openapi/problem.schema';
 import { coldExportResult } from '../audit/export.schemas';
 import { processedFile } from '../files/process.schemas';

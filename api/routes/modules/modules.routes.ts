@@ -9,7 +9,7 @@ type NoParams = Record<string, never>;
 
 const NOT_FOUND = 'A slug the platform does not know, or (except for install) a module the tenant has not installed, is 404 module-not-found.';
 
-/** The tenant's modules (DECISIONS.md): list, install, configure (status, config) and uninstall (soft delete). */
+/** The tenant's modules (docs/decisions/modules.md): list, install, configure (status, config) and uninstall (soft delete). */
 export function moduleRoutes(deps: ModuleRegistryDeps): AnyRoute[] {
   return [
     defineRoute({

@@ -3,7 +3,7 @@ import type { TenantModule } from '../../../services/modules/module-registry';
 import { isInstalled, type ModuleSettings } from '../../../services/modules/module-registry';
 
 /**
- * Schemas of the tenant module routes (DECISIONS.md, Modules and the data layer). A module is
+ * Schemas of the tenant module routes (docs/decisions/modules.md, Installation, routes and events). A module is
  * shown as its manifest says it (slug, name, version, description, permissions, events) with the
  * tenant's installation: `installed`, `status` (null when not installed), the version installed,
  * the configuration and when it was installed.

@@ -14,7 +14,7 @@ type NoQuery = Record<string, never>;
 
 const errors = 'Idempotency-Key (UUID v4 or v7) is required (400). ';
 
-/** Document 2, Money: holds (workflow-backed: workflows/money/hold.workflow.ts). */
+/** Holds (docs/reference/money.md#rule-7 and #rule-8; workflow-backed: workflows/money/hold.workflow.ts). */
 export function holdRoutes(flows: MoneyFlows): AnyRoute[] {
   const settleA = (action: 'confirm' | 'cancel') => defineRoute<HoldParams, NoQuery, SettleBody, IdempotencyHeaders>({
     namespace: 'money', method: 'POST', path: `/holds/:id/${action}`, operationId: `money.holds.${action}`,

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { uuidV4OrV7 } from '../../http/ids';
 import { amount } from './wallets.schemas';
 
-/** Document 2, Endpoints / Money: holds and transfers (amounts as wallets.schemas: 400 invalid-amount). */
+/** Holds and transfers (docs/reference/money.md#resources; amounts as wallets.schemas: 400 invalid-amount). */
 
 export const walletId = Joi.string().pattern(/^[0-9A-HJKMNP-TV-Z]{26}$/).messages({ 'string.pattern.base': '{{#label}} is not a wallet id' });
 export const transactionId = uuidV4OrV7;
@@ -44,7 +44,7 @@ export const settleBodyB = Joi.object<SettleBody>({ holdTransactionId: transacti
 
 const balances = Joi.object({ available: Joi.number().integer().required(), pending: Joi.number().integer().required(), frozen: Joi.number().integer().required() });
 
-/** Document 2, Transaction, with `transactionId` (the operation answers' name for id) and a hold's expiry. */
+/** The transaction of docs/reference/money.md#resources, with `transactionId` (the operation answers' name for id) and a hold's expiry. */
 export const transactionResponse = Joi.object({
   transactionId: Joi.string().required(),
   id: Joi.string().required(),

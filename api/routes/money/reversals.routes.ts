@@ -16,7 +16,7 @@ const RULES = 'Credits back a completed debit or a confirmed hold of the last MO
   + 'double-reversal; too old → 400 reversal-window-expired; canceled and other types → 400 transaction-not-reversible. '
   + 'Requires the Idempotency-Key header (UUID v4 or v7) and money.reverse.';
 
-/** Document 2, Money: reversals in both route sets (set A names the original in the path, set B in the body). */
+/** Reversals (docs/reference/money.md#rule-10) in both route sets (set A names the original in the path, set B in the body). */
 export function reversalRoutes(deps: MoneyDeps): AnyRoute[] {
   return [
     defineRoute<TransactionIdParams, NoParams, ReversalABody, IdempotencyHeaders>({

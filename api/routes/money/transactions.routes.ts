@@ -24,7 +24,7 @@ function split(query: HistoryQuery, fallback: HistoryPage['style']): { filters: 
   };
 }
 
-/** Document 2, Money: transaction history in both route sets, and one transaction. */
+/** Transaction history in both route sets (docs/reference/money.md#rule-17), and one transaction. */
 export function transactionRoutes(deps: MoneyDeps): AnyRoute[] {
   return [
     defineRoute<NoParams, HistoryAQuery>({

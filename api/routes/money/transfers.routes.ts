@@ -8,7 +8,7 @@ import { transferBody, type TransferBody } from './transfers.schemas';
 
 type Empty = Record<string, never>;
 
-/** Document 2, Money: transfers (workflow-backed: workflows/money/transfer.workflow.ts), route sets A and B. */
+/** Transfers (docs/reference/money.md#rule-9; workflow-backed: workflows/money/transfer.workflow.ts), route sets A and B. */
 export function transferRoutes(flows: MoneyFlows): AnyRoute[] {
   const transfer = (path: string, operationId: string): RouteDefinition<Empty, Empty, TransferBody, IdempotencyHeaders> => defineRoute<Empty, Empty, TransferBody, IdempotencyHeaders>({
     namespace: 'money', method: 'POST', path, operationId,

@@ -13,7 +13,7 @@ type NoParams = Record<string, never>;
 const IDEMPOTENCY = 'Requires the Idempotency-Key header (UUID v4 or v7): the same key and body answer the same result, another body 409.';
 
 /**
- * Document 2, Money: wallets and the single-step operations on them (credit, debit). Another
+ * Wallets and the single-step operations on them (credit, debit; docs/reference/money.md#resources). Another
  * tenant's wallet is 404 like an unknown id. Moving money needs money.write and a verified e-mail.
  */
 export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
@@ -23,7 +23,7 @@ export function walletRoutes(deps: MoneyDeps): AnyRoute[] {
     description: `${IDEMPOTENCY} amount is a positive integer in minor units (400 invalid-amount otherwise); `
       + (kind === 'debit' ? 'more than the available balance is 400 insufficient-funds; ' : 'a balance above the plan’s maxBalance is 402; ')
       + 'above the plan’s maxTxAmount is 402 plan-limit-exceeded; 403 until the caller’s e-mail is verified.',
-    // A suspended tenant's users can still move their money (document 1, Limits rule 3).
+    // A suspended tenant's users can still move their money (docs/reference/billing.md#rule-14).
     auth: 'bearer', permission: 'money.write', billing: 'money',
     schemas: {
       params: walletIdParams, headers: idempotencyHeaders, body: moneyBody, response: { 200: operationResult },

@@ -5,7 +5,7 @@ import type { NewWalletBody, WalletListQuery } from '../../../services/money/wal
 import { uuid } from '../../http/ids';
 import { pageOf, pageQuery } from '../../http/pagination';
 
-/** Request and response schemas of the wallet routes (document 2, Endpoints / Money; camelCase). */
+/** Request and response schemas of the wallet routes (docs/reference/money.md#resources; camelCase). */
 
 /** ULIDs as we write them: 26 upper-case Crockford base32 characters. */
 export const walletId = Joi.string().pattern(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'ULID');
@@ -31,7 +31,7 @@ export const walletListQuery = Joi.object<WalletListQuery>({
 });
 
 /**
- * Integers in minor units only (document 2, Errors): zero, negative, fractional, non-numeric (a string
+ * Integers in minor units only (docs/reference/money.md#rule-1): zero, negative, fractional, non-numeric (a string
  * "100" included) or beyond 2^53 answer 400 invalid-amount, not validation-error; joi hands the
  * problem to the guard as it is. A missing amount is an ordinary validation error.
  */
@@ -69,7 +69,7 @@ const transactionType = Joi.string().valid('credit', 'debit', 'transfer', 'hold'
 const transactionStatus = Joi.string().valid('completed', 'pending', 'held', 'failed', 'canceled', 'reversed', 'confirmed');
 export { transactionType, transactionStatus };
 
-/** The answer of credit and debit (document 2). */
+/** The answer of credit and debit (docs/reference/money.md#resources). */
 export const operationResult = Joi.object({
   transactionId: Joi.string().uuid().required(),
   type: transactionType.required(),

@@ -31,7 +31,7 @@ export function selectTenantPermissions(tx: DatabaseTransactionConnection, tenan
   `);
 }
 
-/** The tenant's archived keys: they grant nothing, whichever role holds them (document 1, Module permissions). */
+/** The tenant's archived keys: they grant nothing, whichever role holds them (docs/reference/access.md#rule-5). */
 export async function selectArchivedPermissions(tx: DatabaseTransactionConnection, tenantId: string): Promise<string[]> {
   const row = await tx.one(sql.type(keysRow)`
     SELECT coalesce(array_agg(key ORDER BY key), '{}') AS keys

@@ -49,9 +49,6 @@ export async function selectRbacVersions(db: CommonQueryMethods, tenantIds: read
   return new Map(rows.map((row) => [row.tenantId, row.version]));
 }
 
-/** The channel migration 0020's rbac_bump_version announces every bump on, as `<tenant id>:<version>`. */
-export const RBAC_VERSIONS_CHANNEL = 'rbac_versions';
-
 export interface RolePageCursor {
   name: string;
   id: string;

@@ -60,7 +60,7 @@ const concerning = (tenantId: string, userId: string) => sql.fragment`
   AND (actor_id = ${userId} OR impersonator_id = ${userId} OR (entity_type = 'user' AND entity_id = ${userId}))
 `;
 
-/** Whether any money.* record concerns the user: document 2 never anonymizes financial records. */
+/** Whether any money.* record concerns the user: financial records are never anonymized (docs/reference/audit.md#rule-14). */
 export function hasFinancialRecords(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<boolean> {
   return tx.oneFirst(sql.type(foundRow)`
     SELECT EXISTS (
@@ -110,7 +110,7 @@ export async function upsertAnonymizedUser(
 /**
  * Every anonymized user of the tenant with masked_until in epoch milliseconds (floored: records carry
  * millisecond timestamps, so `timestamp <= floor` is exactly the view's `occurred_at <= masked_until`).
- * For records the view cannot mask, those restored from the cold archive (common/audit/anonymization-mask.ts).
+ * For records the view cannot mask, those restored from the cold archive (services/audit/anonymization-mask.ts).
  */
 export async function selectAnonymizedUsers(db: CommonQueryMethods, tenantId: string): Promise<Map<string, number>> {
   const rows = await db.any(sql.type(anonymizedUserRow)`

@@ -14,7 +14,7 @@ import { chainedRecord } from './audit-records.queries';
  * The records of one tenant in [since, until), in chain (seq) order, handed to `onRecords` as an
  * object stream. It is one server-side cursor (pg-query-stream fetches 100 rows at a time), read
  * only as fast as the consumer takes records, so memory stays constant however many rows match.
- * The tenant is named explicitly as well as by the transaction's row-level security (STYLE rule 5).
+ * The tenant is named explicitly as well as by the transaction's row-level security.
  * The promise settles when the stream has been read to its end, or rejects with the query's error.
  */
 export function streamRecordsInRange(

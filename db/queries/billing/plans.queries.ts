@@ -3,7 +3,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { sql } from '../../pool';
 
 /**
- * The plan catalogue (migration 0002, seeded as in DECISIONS.md): read by everyone, written by
+ * The plan catalogue (migration 0002, seeded as docs/reference/billing.md#limits lists them): read by everyone, written by
  * operators only. Limits of 0 mean unlimited.
  */
 export const planLimits = z.object({

@@ -6,7 +6,7 @@ export const SUBSCRIPTION_STATUSES = ['trialing', 'active', 'past_due', 'suspend
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 /**
- * A plan change waiting for the next billing cycle (document 1: a downgrade takes effect then). The
+ * A plan change waiting for the next billing cycle (docs/reference/billing.md#rule-8: a downgrade takes effect then). The
  * gateway's limit enforcement reads this shape: it applies the new plan's creation limits at once.
  */
 export const pendingChange = z.object({
@@ -17,7 +17,7 @@ export const pendingChange = z.object({
 });
 export type PendingChange = z.infer<typeof pendingChange>;
 
-/** Document 1, Subscription, plus when its status last changed (migration 0016). */
+/** The subscription of docs/reference/billing.md (Resources), plus when its status last changed (migration 0016). */
 export const subscriptionRow = z.object({
   id: z.string(),
   tenantId: z.string(),
@@ -47,7 +47,7 @@ export interface NewTrial {
 }
 
 /**
- * Every new tenant starts trialing (document 1: never an undefined subscription state); the first
+ * Every new tenant starts trialing (docs/reference/billing.md#rule-3: never an undefined subscription state); the first
  * period is the trial itself.
  */
 export function insertTrialSubscription(tx: DatabaseTransactionConnection, trial: NewTrial): Promise<SubscriptionRow> {
@@ -59,7 +59,7 @@ export function insertTrialSubscription(tx: DatabaseTransactionConnection, trial
   `);
 }
 
-/** The subscription of the transaction's tenant (named explicitly as well, STYLE rule 5). */
+/** The subscription of the transaction's tenant (named explicitly as well). */
 export function selectSubscription(db: CommonQueryMethods, tenantId: string): Promise<SubscriptionRow | null> {
   return db.maybeOne(sql.type(subscriptionRow)`SELECT ${columns} FROM subscriptions WHERE tenant_id = ${tenantId}`);
 }

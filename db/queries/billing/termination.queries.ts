@@ -3,7 +3,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
 
 /**
- * The tenant termination (document 1, Termination phases): the read model the workflow's activities
+ * The tenant termination (docs/reference/billing.md#rule-27): the read model the workflow's activities
  * keep in tenant_terminations, and the batched statements of its records phase. Each runs on the
  * application role in the terminated tenant's transaction, with the tenant named explicitly too.
  */

@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import type { CommonQueryMethods } from 'slonik';
 import { sql, type DatabaseTransactionConnection } from '../../pool';
+import { planLimits } from './plans.queries';
 
 const valueRow = z.object({ value: z.number() });
 
-/** The limitable resources of document 1 (Usage: "limitable resource keys in limit checks"). */
+/** The limitable resources (the `resource` of a limit check, docs/reference/billing.md#rule-15). */
 export const USAGE_METRICS = ['users', 'records', 'storage_bytes', 'events_per_day', 'modules'] as const;
 export type UsageMetric = (typeof USAGE_METRICS)[number];
 
 /** The metrics kept as counters; `users` is counted from memberships instead (migration 0014). */
 export type CountedMetric = Exclude<UsageMetric, 'users'>;
 
-/** Usage and limits as the API speaks them (document 1 keys, camelCase). */
+/** Usage and limits as the API speaks them (the keys of docs/reference/billing.md#rule-19, camelCase). */
 export interface UsageValues {
   users: number;
   records: number;
@@ -81,9 +82,8 @@ export function selectUsageOf(tx: DatabaseTransactionConnection, metric: UsageMe
   return tx.oneFirst(sql.type(valueRow)`SELECT ${expression} AS value`);
 }
 
-const limitsJson = z.object({
-  users: z.number(), records: z.number(), storageBytes: z.number(), eventsPerDay: z.number(), modules: z.number(),
-}).passthrough();
+/** A plan's limits as the catalogue holds them, money limits included when the plan names them. */
+const limitsJson = planLimits.passthrough();
 
 const planState = z.object({
   status: z.string(),

@@ -20,7 +20,7 @@ export interface DataField {
   references?: string;
 }
 
-/** A relation as `select=` names it: by the target model (DECISIONS.md, relations in select). */
+/** A relation as `select=` names it: by the target model (docs/reference/data.md#rule-17). */
 export interface DataRelation {
   /** The target model's name. */
   name: string;

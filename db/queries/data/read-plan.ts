@@ -83,7 +83,7 @@ export interface ReadPlan {
   /**
    * The page is best read down the index its order names, stopping after a page (plan.ts
    * orderIndexServesPage): the transaction runs with sorts discouraged, since PostgreSQL's own
-   * choice goes wrong under row-level security when a filter uses LIKE (README, Data layer).
+   * choice goes wrong under row-level security when a filter uses LIKE (docs/performance/data.md).
    */
   readsOrderIndex?: boolean;
 }

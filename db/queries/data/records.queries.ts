@@ -74,7 +74,7 @@ export async function lockLiveRecord(tx: CommonQueryMethods, model: Table, tenan
   return row !== null;
 }
 
-/** Soft delete (document 2: deleted_at set, the row kept); false when there is no live record to delete. */
+/** Soft delete (docs/reference/data.md#rule-8: deleted_at set, the row kept); false when there is no live record to delete. */
 export async function softDeleteRecord(tx: CommonQueryMethods, model: Table, tenantId: string, id: string): Promise<boolean> {
   const row = await tx.maybeOne(sql.type(idRow)`
     UPDATE ${tableOf(model)} SET deleted_at = now(), updated_at = now()

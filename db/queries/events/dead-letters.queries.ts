@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from '../../pool';
 
 /**
- * The dead-letter store (migration 0033, document 3 DLQRecord). Statements run inside withTenant
+ * The dead-letter store (migration 0033; docs/reference/events.md, rules 16 to 19). Statements run inside withTenant
  * and name the tenant as well (tenant scoping twice), so another tenant's dead letter is never
  * read or moved.
  */

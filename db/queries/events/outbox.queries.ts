@@ -41,7 +41,7 @@ export function outboxRowColumns(event: NewOutboxEvent) {
 
 /**
  * The INSERT of outbox rows as a fragment, for a caller that sends it as a data-modifying CTE of
- * another write of the same transaction (db/idempotent.ts: with the stored answer).
+ * another write of the same transaction (services/idempotency/idempotent.ts: with the stored answer).
  */
 export function outboxInsert(events: readonly NewOutboxEvent[]): FragmentSqlToken {
   const rows = events.map(outboxRowColumns);

@@ -11,6 +11,3 @@ export type FlagRow = z.infer<typeof flagRow>;
 export async function listGlobalFlags(db: DatabasePool): Promise<readonly FlagRow[]> {
   return db.any(sql.type(flagRow)`SELECT key, enabled FROM feature_flags WHERE tenant_id IS NULL`);
 }
-
-/** The channel migration 0035 announces every change of feature_flags on (an empty payload). */
-export const FEATURE_FLAGS_CHANNEL = 'feature_flags';

@@ -6,7 +6,7 @@ const storedRow = z.object({ stored: z.boolean() });
 
 export interface IdempotencyScope {
   tenantId: string;
-  /** The route the key is used on: keys are scoped per tenant and route (DECISIONS.md, Money). */
+  /** The route the key is used on: keys are scoped per tenant and route (docs/reference/conventions.md#rule-21). */
   scope: string;
   key: string;
 }
@@ -34,7 +34,7 @@ export async function selectStoredAnswer(tx: DatabaseTransactionConnection, at: 
  * transaction, run as a data-modifying CTE) when given: an expired row of the key is taken over, a
  * live one is left alone and the answer is false (the caller then rolls everything back). A
  * concurrent request with the same key waits on the primary key until this transaction ends and
- * then sees the winner's live row, so exactly one of them commits its operation (db/idempotent.ts
+ * then sees the winner's live row, so exactly one of them commits its operation (services/idempotency/idempotent.ts
  * turns the loser into a replay).
  */
 export async function insertStoredAnswer(

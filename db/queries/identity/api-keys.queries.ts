@@ -24,9 +24,6 @@ const API_KEY_COLUMNS = sql.fragment`
   expires_at AS "expiresAt", last_used_at AS "lastUsedAt"
 `;
 
-/** The channel migration 0038 announces a changed or revoked key on, with the key's id. */
-export const API_KEY_CHANGES_CHANNEL = 'api_key_changes';
-
 export interface NewApiKey {
   id: string;
   tenantId: string;

@@ -4,7 +4,7 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 import { userProfile } from './users.queries';
 
 /**
- * The users of a tenant as document 1's User, read through their memberships. Every query here names
+ * The users of a tenant as the User of docs/reference/identity.md, read through their memberships. Every query here names
  * the tenant (`m.tenant_id = …`) and row-level security checks it again (memberships, role
  * assignments and accounts are the transaction's tenant's own). Accounts (users) have no tenant_id:
  * an account is global and may belong to several tenants, so a statement on one is scoped through

@@ -37,12 +37,12 @@ export function selectCurrentTenant(tx: DatabaseTransactionConnection): Promise<
   `);
 }
 
-const userRef = z.object({ id: z.string(), email: z.string() });
+const userRef = z.object({ id: z.string(), email: z.string(), mfaEnabled: z.boolean() });
 
 /** The tenant's owner: the earliest live, active member holding the built-in owner role. */
 export function selectTenantOwner(tx: DatabaseTransactionConnection): Promise<z.infer<typeof userRef> | null> {
   return tx.maybeOne(sql.type(userRef)`
-    SELECT u.id, u.email
+    SELECT u.id, u.email, u.mfa_enabled AS "mfaEnabled"
     FROM user_roles ur
     JOIN roles r ON r.id = ur.role_id AND r.built_in AND r.name = 'owner'
     JOIN memberships m ON m.tenant_id = ur.tenant_id AND m.user_id = ur.user_id AND m.status = 'active'

@@ -48,7 +48,7 @@ const providerLink = z.object({
   displayName: z.string().nullable(),
   linkedAt: z.string(),
 });
-/** Document 1, Auth provider link. */
+/** A provider link (docs/reference/identity.md#rule-35). */
 export type ProviderLink = z.infer<typeof providerLink>;
 
 const linkColumns = sql.fragment`

@@ -5,8 +5,8 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
 /**
  * Recovery codes and the recovery failure count belong to the global account, not to a tenant
  * (migration 0005): recovery_codes and recovery_failures have no tenant_id, one set of codes serves
- * every tenant of the account, and 15 failures lock the account everywhere (document 1, User
- * states). Every caller works in one tenant's transaction (the caller's own, or the tenant a
+ * every tenant of the account, and 15 failures lock the account everywhere (docs/reference/identity.md#rule-22).
+ * Every caller works in one tenant's transaction (the caller's own, or the tenant a
  * recovery signs in to), so each statement names that tenant and reaches the account only through
  * its membership there (memberOf), as row-level security checks again (member_access).
  */
@@ -86,7 +86,7 @@ export async function clearRecoveryFailures(tx: DatabaseTransactionConnection, t
   await tx.query(sql.unsafe`DELETE FROM recovery_failures WHERE user_id = ${userId} AND ${memberOf(tenantId, userId)}`);
 }
 
-/** Document 1, User states: 15 failed recovery attempts lock the account (login and recovery refused), in every tenant. */
+/** docs/reference/identity.md#rule-22: 15 failed recovery attempts lock the account (login and recovery refused), in every tenant. */
 export async function lockAccount(tx: DatabaseTransactionConnection, tenantId: string, userId: string): Promise<void> {
   await tx.query(sql.unsafe`UPDATE users SET status = 'locked', updated_at = now() WHERE id = ${userId} AND ${memberOf(tenantId, userId)}`);
 }

@@ -82,10 +82,14 @@ const storedToken = z.object({
   successorPair: z.instanceof(Buffer).nullable(),
   /** Seconds since rotation, measured by the database clock that also stamped it. */
   rotatedAgoSeconds: z.number().nullable(),
+  /** Seconds since the sign-in behind the session proved a credential: its earliest authenticated_at (migration 0042). */
+  sessionAgeSeconds: z.number(),
   revoked: z.boolean(),
   expired: z.boolean(),
   expiresAt: z.string(),
   impersonatorId: z.string().nullable(),
+  /** When the sign-in behind the session proved a credential, in whole seconds since the epoch (migration 0042). */
+  authenticatedAt: z.number(),
 });
 export type StoredRefreshToken = z.infer<typeof storedToken>;
 
@@ -100,12 +104,24 @@ export function lockRefreshToken(tx: DatabaseTransactionConnection, tokenHash: B
   return tx.maybeOne(sql.type(storedToken)`
     SELECT id, family_id AS "familyId", user_id AS "userId", tenant_id AS "tenantId", successor_pair AS "successorPair",
            extract(epoch FROM clock_timestamp() - rotated_at)::float8 AS "rotatedAgoSeconds",
+           extract(epoch FROM now() - (SELECT min(f.authenticated_at) FROM refresh_tokens f WHERE f.family_id = refresh_tokens.family_id))::float8
+             AS "sessionAgeSeconds",
            EXISTS (SELECT 1 FROM refresh_tokens f WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NOT NULL) AS revoked,
            expires_at <= now() AS expired,
-           expires_at AS "expiresAt", impersonator_id AS "impersonatorId"
+           expires_at AS "expiresAt", impersonator_id AS "impersonatorId",
+           floor(extract(epoch FROM authenticated_at))::float8 AS "authenticatedAt"
     FROM refresh_tokens WHERE token_hash = ${sql.binary(tokenHash)}
     FOR UPDATE
   `);
+}
+
+/**
+ * Gives a session's new token the sign-in time it inherits (a refresh, or a session opened from another
+ * one): a token stored by auth_issue_session takes the time of its statement, which is right only for
+ * a sign-in (migration 0042). Runs in the transaction that stored the token.
+ */
+export async function setAuthenticatedAt(db: CommonQueryMethods, id: string, authenticatedAt: number): Promise<void> {
+  await db.query(sql.unsafe`UPDATE refresh_tokens SET authenticated_at = to_timestamp(${authenticatedAt}) WHERE id = ${id}`);
 }
 
 export async function markRotated(tx: DatabaseTransactionConnection, id: string, successorId: string, successorPair: Buffer): Promise<void> {

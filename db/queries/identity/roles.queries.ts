@@ -35,7 +35,7 @@ export type RoleGrants = z.infer<typeof grants>;
 /**
  * What a user may do in the transaction's tenant: the names of the roles held now and the union of
  * their permissions, without the keys the tenant has archived (an uninstalled module's keys grant
- * nothing, document 1, Module permissions). Row-level security keeps both to the tenant, and in the
+ * nothing, docs/reference/access.md#rule-5). Row-level security keeps both to the tenant, and in the
  * platform tenant it includes the platform-scoped role of the Platform Owner. A user without roles
  * (or not a member) gets two empty lists. The query is auth_user_grants (migration 0021), which
  * auth_me and auth_issue_session use too. Serves GET /users/:id/permissions, GET

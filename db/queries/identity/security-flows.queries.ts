@@ -51,6 +51,22 @@ export async function revokeAllRefreshTokens(tx: DatabaseTransactionConnection, 
   return revoked;
 }
 
+/**
+ * Every session of the account in every tenant but `keep` (SECURITY DEFINER auth_revoke_other_refresh_tokens,
+ * migration 0041); answers how many sessions it ended.
+ */
+export async function revokeOtherRefreshTokens(tx: DatabaseTransactionConnection, userId: string, keep: string | null): Promise<number> {
+  const { revoked } = await tx.one(sql.type(revokedRow)`
+    SELECT auth_revoke_other_refresh_tokens(${userId}, ${keep}) AS revoked
+  `);
+  return revoked;
+}
+
+/** The new password of a signed-in account (POST /auth/change-password); the row was locked by lockMfaState. */
+export async function updatePassword(tx: DatabaseTransactionConnection, userId: string, passwordHash: string): Promise<void> {
+  await tx.query(sql.unsafe`UPDATE users SET password_hash = ${passwordHash}, updated_at = now() WHERE id = ${userId}`);
+}
+
 const member = z.object({
   id: z.string(),
   firstName: z.string(),

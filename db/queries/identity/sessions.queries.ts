@@ -9,9 +9,6 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * listed and cannot be ended here (they end with the impersonation).
  */
 
-/** The channel migration 0039 announces every ended session on, with its id (the family id). */
-export const SESSION_REVOCATIONS_CHANNEL = 'session_revocations';
-
 const session = z.object({
   id: z.string(),
   createdAt: z.string(),

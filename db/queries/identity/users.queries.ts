@@ -50,6 +50,20 @@ export function selectUserForLogin(db: CommonQueryMethods, email: string): Promi
   `);
 }
 
+const upgraded = z.object({ upgraded: z.boolean() });
+
+/**
+ * Replaces the hash a sign-in has just verified by a current one of the same password (SECURITY DEFINER
+ * auth_upgrade_password_hash, migration 0043). False when the account's hash is no longer
+ * `verifiedHash` (the password was changed meanwhile, which stays).
+ */
+export async function upgradePasswordHash(db: CommonQueryMethods, userId: string, verifiedHash: string, newHash: string): Promise<boolean> {
+  const row = await db.one(sql.type(upgraded)`
+    SELECT auth_upgrade_password_hash(${userId}, ${verifiedHash}, ${newHash}) AS upgraded
+  `);
+  return row.upgraded;
+}
+
 export const userProfile = z.object({
   id: z.string(),
   email: z.string(),
@@ -96,9 +110,6 @@ export function selectMe(
     FROM auth_me(${tenantId}, ${userId}) CROSS JOIN rbac_versions_of(ARRAY[${tenantId}]::uuid[]) v
   `);
 }
-
-/** The channel migration 0024 announces every change of an account or its memberships on, with the account's id. */
-export const ACCOUNT_CHANGES_CHANNEL = 'account_changes';
 
 /** "Remember my choice" of tenant selection: the next login selects this tenant by itself. */
 export async function updateLastTenant(tx: DatabaseTransactionConnection, userId: string, tenantId: string): Promise<void> {

@@ -122,7 +122,7 @@ export function selectTransactionHistory(tx: DatabaseTransactionConnection, filt
   `);
 }
 
-/** Marks a reversed original (document 2: "original marked reversed"): reversed true, status reversed. */
+/** Marks a reversed original (docs/reference/money.md#rule-10): reversed true, status reversed. */
 export function markReversed(tx: DatabaseTransactionConnection, tenantId: string, id: string): Promise<TransactionRow> {
   return tx.one(sql.type(transactionRow)`
     UPDATE money_transactions SET reversed = true, status = 'reversed', updated_at = now()

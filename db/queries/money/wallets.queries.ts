@@ -5,7 +5,7 @@ import { sql, type DatabaseTransactionConnection } from '../../pool';
  * Wallets (migration 0012). Every statement runs inside withTenant and names the tenant as well
  * (tenant scoping twice: the predicate, then row-level security), so another tenant's wallet reads
  * as absent and is never locked. Balances are the running totals
- * of the wallet's ledger postings and change only next to them (common/money/movements.ts).
+ * of the wallet's ledger postings and change only next to them (services/money/movements.ts).
  */
 
 const verifiedRow = z.object({ verified: z.boolean() });
@@ -80,7 +80,7 @@ export function selectWallets(tx: DatabaseTransactionConnection, filter: WalletF
 }
 
 /**
- * Locks wallets for the rest of the transaction, in ascending id order (document 2, Money rule 3:
+ * Locks wallets for the rest of the transaction, in ascending id order (docs/reference/money.md#rule-9:
  * two transfers between the same wallets lock them in the same order and cannot deadlock). The rows
  * come back in that order; an id that does not exist (or is another tenant's) is simply missing.
  * ULIDs are upper-case base32, so byte order (COLLATE "C") is their creation order and JavaScript's.
@@ -118,7 +118,7 @@ export function isTenantMember(tx: DatabaseTransactionConnection, tenantId: stri
   return tx.exists(sql.unsafe`SELECT 1 FROM memberships WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND deleted_at IS NULL`);
 }
 
-/** Whether the user's e-mail address is verified (document 1, security flows rule 2: sensitive operations). */
+/** Whether the user's e-mail address is verified (docs/reference/money.md#rule-13: moving money). */
 export async function isEmailVerified(tx: DatabaseTransactionConnection, userId: string): Promise<boolean> {
   const row = await tx.maybeOne(sql.type(verifiedRow)`
     SELECT email_verified AS verified FROM users WHERE id = ${userId}

@@ -99,7 +99,7 @@ num.partitions=1
 default.replication.factor=1
 min.insync.replicas=1
 log.retention.hours=168
-# An event payload may be 1 MB (document 3); with its envelope it exceeds the default 1 MB batch
+# An event payload may be 1 MB (docs/reference/events.md#rule-9); with its envelope it exceeds the default 1 MB batch
 # limit, and the outbox relay never drops an event, so the broker takes up to 2 MB.
 message.max.bytes=2097152
 

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The Temporal server itself (not the dev server), with PostgreSQL persistence and visibility: the
-# cluster profile's Temporal (docs/operations.md). Sourced by services/temporal.sh when the profile is
+# cluster profile's Temporal (docs/operations.md). Sourced by scripts/infra/services/temporal.sh when the profile is
 # `cluster`, and by bench/temporal-postgres.sh; not run on its own.
 #
 # Every tserver_* function reads these, so a caller can run a second server beside the first:

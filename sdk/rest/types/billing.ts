@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * The tenant’s usage against its plan limits
-         * @description Two shapes (document 1, Usage). With period=YYYY-MM or shape=period: {tenantId, period, usage, limits} (a past month from its last daily snapshot, 404 without one). Otherwise (or shape=limits): {tenantId, planId, planName, usage: each {current, limit, percentage}}. Limits are those enforced for new resources (a pending downgrade’s at once); 0 is unlimited.
+         * @description Two shapes. With period=YYYY-MM or shape=period: {tenantId, period, usage, limits} (a past month from its last daily snapshot, 404 without one). Otherwise (or shape=limits): {tenantId, planId, planName, usage: each {current, limit, percentage}}. Limits are those enforced for new resources (a pending downgrade’s at once); 0 is unlimited.
          */
         get: operations["billing.usage.get"];
         put?: never;

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * The tenant's dead-lettered events, newest first
-         * @description Document 3's DLQRecord in snake_case, with the record's id, times_dead_lettered, quarantined and where the group read the event. Filters status (pending, retrying, resolved, expired), consumer_group and event_type. page_size/page_token answer {data, next_page_token}, limit/cursor answer {data, meta {cursor, hasMore}}; 1 to 100, default 20.
+         * @description The DLQRecord of platform.events.v1 in snake_case, with the record's id, times_dead_lettered, quarantined and where the group read the event. Filters status (pending, retrying, resolved, expired), consumer_group and event_type. page_size/page_token answer {data, next_page_token}, limit/cursor answer {data, meta {cursor, hasMore}}; 1 to 100, default 20.
          */
         get: operations["events.dlq.list"];
         put?: never;
@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * Re-publishes one dead-lettered event to its original topic for its consumer group
-         * @description The stored event (same id, key and headers, plus redeliverTo: the consumer group) is re-published to its original topic and the record becomes retrying; the answer is the record. Its group handles it again: resolved when it succeeds, pending again (times_dead_lettered + 1) when it fails. pending and retrying records are re-published, a quarantined one too; resolved or expired is 400 dead-letter-not-retryable (document 3's FAILED_PRECONDITION). A broker that cannot take it is 503 events-broker-unavailable at once, the record unchanged.
+         * @description The stored event (same id, key and headers, plus redeliverTo: the consumer group) is re-published to its original topic and the record becomes retrying; the answer is the record. Its group handles it again: resolved when it succeeds, pending again (times_dead_lettered + 1) when it fails. pending and retrying records are re-published, a quarantined one too; resolved or expired is 400 dead-letter-not-retryable (FAILED_PRECONDITION over gRPC). A broker that cannot take it is 503 events-broker-unavailable at once, the record unchanged.
          */
         post: operations["events.dlq.retry"];
         delete?: never;
@@ -373,7 +373,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
-                            /** @description Document 3's EventEnvelope */
+                            /** @description The EventEnvelope of platform.events.v1 */
                             original_event: {
                                 event_id: string;
                                 event_type: string;
@@ -423,7 +423,7 @@ export interface operations {
                     } | {
                         data: {
                             id: string;
-                            /** @description Document 3's EventEnvelope */
+                            /** @description The EventEnvelope of platform.events.v1 */
                             original_event: {
                                 event_id: string;
                                 event_type: string;
@@ -576,7 +576,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
-                        /** @description Document 3's EventEnvelope */
+                        /** @description The EventEnvelope of platform.events.v1 */
                         original_event: {
                             event_id: string;
                             event_type: string;
@@ -673,7 +673,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
-                        /** @description Document 3's EventEnvelope */
+                        /** @description The EventEnvelope of platform.events.v1 */
                         original_event: {
                             event_id: string;
                             event_type: string;

@@ -843,6 +843,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/change-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Changes the password of the signed-in account
+         * @description Takes the current password and the new one (12+ characters, not a known breached one), and with two-factor on a current code (without it 401 mfa-required, a wrong or used one 401 mfa-invalid). A wrong current password is 401 invalid-credentials; wrong passwords and codes count as failed logins (429 with Retry-After when the account is slowed). Every other session of the account, in every tenant, is signed out; this one stays. The holder is told by e-mail. An API key cannot call it (403).
+         */
+        post: operations["iam.auth.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/invite": {
         parameters: {
             query?: never;
@@ -3043,7 +3063,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description unauthorized */
+            /** @description unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request. An API key is refused with 403 forbidden. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3377,7 +3397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description unauthorized */
+            /** @description unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request. An API key is refused with 403 forbidden. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3492,7 +3512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description unauthorized */
+            /** @description unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request. An API key is refused with 403 forbidden. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3828,7 +3848,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description unauthorized */
+            /** @description unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request. An API key is refused with 403 forbidden. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3990,7 +4010,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description unauthorized */
+            /** @description unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request. An API key is refused with 403 forbidden. */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4306,6 +4326,59 @@ export interface operations {
             };
         };
     };
+    "iam.auth.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    currentPassword: string;
+                    newPassword: string;
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation-error: the request does not match this schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other error, as an RFC 9457 problem */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "iam.auth.invite": {
         parameters: {
             query?: never;
@@ -4563,7 +4636,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description unauthorized */
+            /** @description unauthorized; or reauthentication-required: a high-value action, and the sign-in behind the token is older than STEP_UP_MAX_AGE_SECONDS (maxAge in the problem): sign in again and repeat the request. */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -18,9 +18,9 @@ import { withTenant } from '../../../db/tenant';
 import { mergeBySeq } from './merge-by-seq';
 
 /**
- * The work of one cold export (document 2, Export), as its workflow runs it: the job row moves
- * through its states, the file is restored from the archive and the hot rows, and deleted at the
- * end of its retention. The gateway's side (queuing the job, reading its status) is cold-export.ts.
+ * The work of one cold export (docs/reference/audit.md#rule-16 and #rule-17), as its workflow runs it: the
+ * job row moves through its states, the file is restored from the archive and the hot rows, and deleted at
+ * the end of its retention. The gateway's side (queuing the job, reading its status) is cold-export.ts.
  */
 
 /** One cold export: what the gateway asked for, under the job id derived from it. */

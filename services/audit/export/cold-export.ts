@@ -8,6 +8,9 @@ import type { AuthState } from '../../../common/context';
 import type { AuditExportDeps } from './deps';
 import { exportFileName, type ExportRequestRange } from './plan';
 
+/** The states of a cold-export job. */
+export { EXPORT_JOB_STATUSES } from '../../../db/queries/audit/audit-export.queries';
+
 /**
  * Queues the cold export of a range and starts its workflow; answers the job id. The same tenant,
  * range and format give the same job and workflow id: while that workflow runs (restoring, or

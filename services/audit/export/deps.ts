@@ -15,8 +15,8 @@ export interface AuditExportDeps {
   /** Undefined until the gateway's start-up connection to Temporal succeeded. */
   temporal(): TemporalHandle | undefined;
   /**
-   * Document 2: an export "blocks until pending anonymizations for the result set finish". Called
-   * before the first record is read (api/audit/anonymization-lock.ts).
+   * docs/reference/audit.md#rule-15: an export waits until pending anonymizations of the tenant finish. Called
+   * before the first record is read (services/audit/anonymization-lock.ts).
    */
   awaitPendingAnonymizations(tenantId: string): Promise<unknown>;
   /** The clock that tells hot from cold ranges; tests may move it. */

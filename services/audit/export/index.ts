@@ -7,7 +7,7 @@ import type { AuditExportDeps } from './deps';
 
 /**
  * Builds the export services from the gateway's clients. An export first waits for the tenant's
- * anonymizations in progress (document 2: 100 ms polls, up to 5 s), then reads the masked view.
+ * anonymizations in progress (docs/reference/audit.md#rule-15: 100 ms polls, up to 5 s), then reads the masked view.
  */
 export function createAuditExportServices(
   config: Readonly<Config>, connections: { db: DatabasePool; analyticsDb: DatabasePool; s3: MinioClient }, temporal: () => TemporalHandle | undefined,

@@ -1,6 +1,5 @@
 import type { ColdExportProgress } from '../../../workflows/audit/audit.messages';
-import type { JobKind } from '../../jobs/job';
-import { jobIdOf, parseJobId } from '../../jobs/job-id';
+import { jobIdOf, parseJobId, type JobKind } from '../../../common/jobs';
 import { coldExportWorkflowId } from '../cold-storage';
 import { coldExportStatus, type ExportJobStatus } from './cold-export';
 import type { AuditExportDeps } from './deps';
@@ -8,7 +7,7 @@ import type { AuditExportDeps } from './deps';
 /** The kind of a cold export's job handle (GET /v1/jobs/{jobId}). */
 export const COLD_EXPORT_JOB = 'audit-cold-export';
 
-/** Document 1: exporting audit records needs audit.export; following the export's job needs the same. */
+/** docs/reference/audit.md, Resources: exporting audit records needs audit.export; following the export's job needs the same. */
 export const AUDIT_EXPORT_PERMISSION = 'audit.export';
 
 /** The export job ids of cold-storage.ts (exportJobId). */

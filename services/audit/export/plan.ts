@@ -9,7 +9,7 @@ export interface ExportRequestRange {
 }
 
 /**
- * Hot or cold (document 2, Export): a range that reaches back further than hotDays from now needs
+ * Hot or cold (docs/reference/audit.md#rule-16): a range that reaches back further than hotDays from now needs
  * records that may already be in cold storage, so it becomes a cold-export job (202); otherwise the
  * file is streamed at once, for at most hotDays of range (400 export-range-too-large beyond, which
  * only a range reaching into the future can hit).

@@ -1,7 +1,7 @@
 import type { BillingProvider, ProviderEvent } from '../../../workflows/billing/billing.messages';
 
 /**
- * The four handled event types per provider (DECISIONS.md) reduced to what the subscription
+ * The four handled event types per provider (docs/reference/billing.md#rule-24) reduced to what the subscription
  * workflow needs. The tenant comes from the metadata we put on the provider's objects:
  * `metadata.tenantId` on Stripe's event object, `custom_data.tenantId` on Paddle's data.
  */

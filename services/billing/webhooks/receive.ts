@@ -44,7 +44,7 @@ function parseJson(body: Buffer): unknown {
  * POST /billing/webhooks/{provider}: verified over the raw bytes first (401 otherwise), then recorded
  * in one transaction of the tenant, not yet delivered, with the event the workflow needs. After the
  * commit the receipt is handed to the tenant's subscription workflow off the response path
- * (WebhookDelivery), and the answer does not wait for it (document 1: the work continues in the
+ * (WebhookDelivery), and the answer does not wait for it (docs/reference/billing.md#rule-25: the work continues in the
  * workflow; issue 5: under 100 ms at p99). A receipt that exists is delivered at least once: by the
  * dispatch, or by the redelivery sweep when the dispatch fails; the workflow applies an event id once.
  */
@@ -75,7 +75,7 @@ export async function receiveWebhook(
       return { received: true, duplicate: true, handled: false };
     }
     if (subscription.status === 'terminated' && event.kind === 'payment_succeeded') {
-      // Document 1: terminated → active is refused. Not recorded, so a recovery lets a retry through.
+      // Terminated → active is refused (docs/reference/billing.md#rule-26). Not recorded, so a recovery lets a retry through.
       throw problems.invalidTransition('The subscription is terminated; a payment cannot reactivate it');
     }
     return { received: true, duplicate: false, handled: true };

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The providers' signature schemes (DECISIONS.md), checked over the exact bytes received:
+ * The providers' signature schemes (docs/reference/billing.md#rule-22), checked over the exact bytes received:
  * Stripe `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">` (several v1 may be sent during
  * a secret rotation; one must match), Paddle `Paddle-Signature: ts=<unix>;h1=<hex HMAC-SHA256 of
  * "ts:body">`. The timestamp must lie within the tolerance either way, so a captured request cannot

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { decodePageToken, encodePageToken } from '../../../common/pagination';
 
 /**
- * The page tokens of data-layer lists (document 1, Page envelope: opaque to clients): URL-safe
+ * The page tokens of data-layer lists (docs/reference/conventions.md#rule-12: opaque to clients): URL-safe
  * base64 of JSON `{q, k, s}`, `k` the order-key values of the last row of the page (as PostgreSQL
  * writes them in JSON, so timestamps keep their microseconds), `q` a hash of the query the page
  * belongs to and `s` the row offset of the page the token opens. A token replayed with other

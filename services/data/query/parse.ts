@@ -2,7 +2,7 @@ import type { ComparisonOperator } from '../../../db/queries/data/read-plan';
 import { problems, type FieldError } from '../../../common/problems';
 
 /**
- * The query language of the data layer (document 2, Data layer; PostgREST's QueryParams): the query
+ * The query language of the data layer (docs/reference/data.md, rules 11 to 18; PostgREST's QueryParams): the query
  * string of a request → its syntax tree, pure. Only the grammar is checked here; whether a name is
  * a field or a relation of the model, and whether a value fits its field, is the plan's business
  * (plan.ts). Every error names the query parameter it was found in.
@@ -52,7 +52,7 @@ const COMPARISONS: ReadonlySet<string> = new Set<ComparisonOperator>(['eq', 'neq
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** or/and groups nest at most this deep (not in the documents; refused before recursion can go deep). */
 const MAX_NESTING = 8;
-/** Document 2, Data layer limits: relations embed at most 2 levels deep. */
+/** Relations embed at most 2 levels deep (docs/reference/data.md#rule-17). */
 export const MAX_RELATION_DEPTH = 2;
 /** An `in` list holds at most this many values (not in the documents; bounds the statement a request can build). */
 export const MAX_IN_VALUES = 100;

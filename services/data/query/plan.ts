@@ -18,8 +18,8 @@ import { pageTokenOf, parseListQuery, type FilterNode, type ListQuery, type Orde
  * limit applied. What comes out can be turned into SQL without another check (read.queries.ts).
  *
  * Decisions the documents leave open:
- * - `deleted_at` is the system field deletedAt: filters accept both spellings (document 2 writes
- *   `?deleted_at=is.notnull`; our fields are camelCase). A filter on it anywhere (also inside or=)
+ * - `deleted_at` is the system field deletedAt: filters accept both spellings (docs/reference/data.md#rule-15
+ *   writes `?deleted_at=is.notnull`; our fields are camelCase). A filter on it anywhere (also inside or=)
  *   replaces the default `deleted_at IS NULL`, and means what it says: `is.notnull` returns the
  *   soft-deleted records only. Embedded records are always the live ones.
  * - The 10-filter limit counts every condition, inside or/and groups too.
@@ -30,7 +30,7 @@ import { pageTokenOf, parseListQuery, type FilterNode, type ListQuery, type Orde
  * - Without `select`, a record has every field and no embeds.
  */
 
-/** Document 2, Data layer limits: at most 10 filters per request. */
+/** At most 10 filters per request (docs/reference/data.md#rule-13). */
 export const MAX_FILTERS = 10;
 
 /** A list request (GET /data/{module}/{model}): the query string as Koa gives it (`ctx.query`). */
@@ -57,7 +57,7 @@ export function planList(model: DataModel, catalogue: DataCatalogue, query: RawQ
  * The list plans already made, by model and query string, the page token left out (Hasura's query
  * plan cache): a client asks for the same list again and again, often only its page token changing,
  * and parsing, checking and planning it was a third of the query language's own cost (issue 16,
- * README Data layer). Only a query that passed is kept, shared by every tenant (the tenant and the
+ * docs/performance/data.md). Only a query that passed is kept, shared by every tenant (the tenant and the
  * page position are filled in per request), and never changed once made (frozen). A model belongs
  * to one catalogue, built once at start, so a plan never outlives the fields it names. Bounded per
  * model (LRU): the query strings are the clients'.
@@ -148,7 +148,7 @@ function namesDeletedAt(node: FilterNode): boolean {
   return isGroup(node) ? node.conditions.some(namesDeletedAt) : fieldName(node.field) === 'deletedAt';
 }
 
-/** The one system field with a second spelling in filters (document 2 writes `deleted_at`). */
+/** The one system field with a second spelling in filters (docs/reference/data.md#rule-15 writes `deleted_at`). */
 function fieldName(name: string): string {
   return name === 'deleted_at' ? 'deletedAt' : name;
 }
@@ -219,7 +219,7 @@ function selectionOf(model: DataModel, catalogue: DataCatalogue, items: readonly
   return { fields: [...fields.values()], embeds };
 }
 
-/** A relation is named by its target model (DECISIONS.md); the target must be a model the API serves (catalogue.ts relationOf). */
+/** A relation is named by its target model (docs/reference/data.md#rule-17); the target must be a model the API serves (catalogue.ts relationOf). */
 function embedOf(model: DataModel, catalogue: DataCatalogue, name: string, items: readonly SelectItem[]): PlanEmbed {
   const found = catalogue.relationOf(model, name);
   if ('code' in found) throw invalid('select', found.code, found.message);
@@ -255,7 +255,7 @@ const ORDER_INDEXES = [['id'], ['created_at', 'id']];
  * than by whatever plan PostgreSQL estimates cheaper. Under row-level security the planner may not
  * use a column's statistics for an operator that is not leakproof (LIKE, ILIKE), so it guesses that
  * such a filter keeps almost nothing and then prefers to read every row of the tenant and sort them:
- * 5 ms for a page the index walk finds in 0.3 (README, Data layer). The walk is chosen when
+ * 5 ms for a page the index walk finds in 0.3 (docs/performance/data.md). The walk is chosen when
  * - an index serves the order: (tenant_id, id) or (tenant_id, created_at, id), every key in one
  *   direction (the index read forwards or backwards);
  * - no filter names a column another index leads with (id, created_at, a reference), so every other

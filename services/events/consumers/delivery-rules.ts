@@ -1,7 +1,7 @@
 import { decodeEvent, EVENT_HEADERS, EventDecodeError, headerValue, type DecodedEvent, type ReceivedMessage } from '../envelope';
 
 /**
- * The pure half of a consumer group's delivery (document 3, Events; docs/decisions/events.md,
+ * The pure half of a consumer group's delivery (docs/reference/events.md, rules 15 and 16; docs/decisions/events.md,
  * Consumer groups): which messages a group handles at all, how long its receipt is kept, how often
  * and with which pauses its handler is tried. group-consumer.ts does the I/O around it.
  */
@@ -78,7 +78,7 @@ export function screenMessage(message: ReceivedMessage, filter: GroupFilter): Sc
   return { kind: 'deliver', event, redelivery: redeliverTo !== undefined, ...(adopted && { adoptedFor: redeliverTo }) };
 }
 
-/** Financial events are remembered forever (document 3, Events 2): a ledger effect must never repeat. */
+/** Financial events are remembered forever (docs/reference/events.md#rule-15): a ledger effect must never repeat. */
 export function isFinancial(type: string): boolean {
   return type.startsWith('money.');
 }

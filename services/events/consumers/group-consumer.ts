@@ -18,7 +18,7 @@ import { TailFollower } from './tail-follower';
 import type { FollowedTail } from './topic-tail';
 
 /**
- * One consumer group's delivery pipeline (document 3, Events; docs/decisions/events.md, Consumer
+ * One consumer group's delivery pipeline (docs/reference/events.md, rules 15 and 16; docs/decisions/events.md, Consumer
  * groups), for both kinds of groups: the platform's own, run by the worker for every tenant, and a
  * tenant's gRPC Subscribe stream.
  *
@@ -127,7 +127,7 @@ export interface GroupConsumerOptions {
    * A platform group whose handler acts for some tenants only (a module's subscriber: tenants with the
    * module installed): of a batch's tenants, those it serves. Asked once per fetched batch, after the
    * batch's events happened, so an event of a tenant left out is one the handler would do nothing with
-   * (module-subscribers.ts); it is skipped without a transaction or a receipt. A dead letter's
+   * (services/data/module-subscribers.ts); it is skipped without a transaction or a receipt. A dead letter's
    * redelivery is always handled (it resolves its dead letter).
    */
   tenantsServed?: (tenantIds: readonly string[]) => Promise<ReadonlySet<string>>;

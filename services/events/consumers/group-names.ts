@@ -1,6 +1,6 @@
 /**
- * Consumer group names (document 3: `<consuming-service>.<handler-name>`) and the Kafka group id a
- * group runs under.
+ * Consumer group names (docs/reference/events.md#rule-13: `<consuming-service>.<handler-name>`) and the Kafka
+ * group id a group runs under.
  *
  * - `isGroupName(name)`: the name matches `^[a-z][a-z0-9-]*\.[a-z][a-z0-9_-]*$`.
  * - `groupModule(name)`: the first segment, the consuming module (or platform service).

@@ -1,6 +1,5 @@
 import type { DeadLetterRow } from '../../../db/queries/events/dead-letters.queries';
-import { auditEventOf } from '../../audit/writer';
-import type { EventInput } from '../publish';
+import type { AuditEntry } from '../audit-trail';
 
 /** Who moves a dead letter: the operator of the request (or of the request that started replay-all), and its trace. */
 export interface DeadLetterActor {
@@ -15,12 +14,12 @@ const SOURCE = 'events';
 export type DeadLetterAuditAction = 'events.dlq.retried' | 'events.dlq.replayed';
 
 /**
- * The audit record of a re-published dead letter, written in the transaction that marks it retrying.
- * It names the event and the group, not the payload: the dead letter keeps that, and the audit
- * trail is kept far longer than the event.
+ * The audit record of a re-published dead letter, written with the bus's audit trail (DeadLetterDeps.audit)
+ * in the transaction that marks it retrying. It names the event and the group, not the payload: the dead
+ * letter keeps that, and the audit trail is kept far longer than the event.
  */
-export function deadLetterAudit(action: DeadLetterAuditAction, row: DeadLetterRow, actor: DeadLetterActor, meta: Record<string, unknown> = {}): EventInput {
-  return auditEventOf({
+export function deadLetterAudit(action: DeadLetterAuditAction, row: DeadLetterRow, actor: DeadLetterActor, meta: Record<string, unknown> = {}): AuditEntry {
+  return {
     tenantId: row.tenantId,
     source: SOURCE,
     action,
@@ -34,12 +33,12 @@ export function deadLetterAudit(action: DeadLetterAuditAction, row: DeadLetterRo
       timesDeadLettered: row.timesDeadLettered, ...meta,
     },
     traceId: actor.traceId,
-  });
+  };
 }
 
 /** The audit record of a replay-all request (DLQReplayAll, POST /integrations/dlq/replay): started, or joined a running one. */
-export function replayRequestAudit(actor: DeadLetterActor, jobId: string, joined: boolean): EventInput {
-  return auditEventOf({
+export function replayRequestAudit(actor: DeadLetterActor, jobId: string, joined: boolean): AuditEntry {
+  return {
     tenantId: actor.tenantId,
     source: SOURCE,
     action: 'events.dlq.replay_requested',
@@ -48,5 +47,5 @@ export function replayRequestAudit(actor: DeadLetterActor, jobId: string, joined
     actorId: actor.actorId,
     meta: { joined },
     traceId: actor.traceId,
-  });
+  };
 }

@@ -1,6 +1,7 @@
 import type { OutgoingRecord } from '../../../common/kafka';
 import type { TemporalHandle } from '../../../common/temporal/client';
 import type { DatabasePool } from '../../../db/pool';
+import type { AuditTrail } from '../audit-trail';
 
 /**
  * Sends redelivery records and resolves once Kafka acknowledged all of them: in the gateway the
@@ -29,4 +30,6 @@ export interface DeadLetterDeps {
   /** Undefined until the gateway's start-up connection to Temporal succeeded: replay-all is then 503. */
   temporal(): TemporalHandle | undefined;
   settings: DeadLetterSettings;
+  /** Where retries and replay requests are audited: audit's writer, passed in (services/events/audit-trail.ts). */
+  audit: AuditTrail;
 }

@@ -13,7 +13,8 @@ const deadLetterPosition = Joi.object<DeadLetterKeyset>({ at: Joi.string().isoDa
 
 /**
  * GET /integrations/dlq: the tenant's dead letters, newest first, filtered by status, consumer group
- * and event type, in either page envelope of document 1 (page_size/page_token or limit/cursor).
+ * and event type, in either page envelope (page_size/page_token or limit/cursor,
+ * docs/reference/conventions.md#rule-11 and #rule-13).
  */
 export async function listDeadLetters(
   deps: Pick<DeadLetterDeps, 'db'>, tenantId: string, filter: DeadLetterFilter, page: KeysetPageRequest,

@@ -1,5 +1,4 @@
-import type { JobKind } from '../../jobs/job';
-import { jobIdOf } from '../../jobs/job-id';
+import { jobIdOf, type JobKind } from '../../../common/jobs';
 import { deadLetterReplayWorkflowId, type DeadLetterReplayResult } from '../../../workflows/events/dead-letters.messages';
 
 /** The kind of a replay-all job (GET /v1/jobs/{jobId}): `events-dlq-replay.<replayId>`. */

@@ -7,14 +7,14 @@ import { withTenant } from '../../../db/tenant';
 import {
   deadLetterReplayWorkflowId, type DeadLetterReplayResult, type DeadLetterReplayWorkflow, type ReplayPage, type ReplayPageInput,
 } from '../../../workflows/events/dead-letters.messages';
-import { enqueueEvent } from '../publish';
+import type { AuditTrail } from '../audit-trail';
 import { deadLetterAudit, replayRequestAudit, type DeadLetterActor } from './audit';
 import type { DeadLetterDeps, RedeliveryProducer } from './deps';
 import { replayJobIdOf } from './replay-job';
 import { redeliver } from './retry';
 
 /**
- * Replay-all (document 3, DLQReplayAll; REST POST /integrations/dlq/replay): the workflow
+ * Replay-all (docs/reference/events.md#rule-18: DLQReplayAll; REST POST /integrations/dlq/replay): the workflow
  * `events.dlq-replay:<tenantId>` (workflows/events/dead-letter-replay.workflow.ts) walks the tenant's
  * dead letters a page at a time; each page is replayDeadLetterPage, run by its activity.
  */
@@ -24,6 +24,8 @@ export interface ReplayPageDeps {
   /** The application pool: the page runs in its tenant's transaction. */
   appPool: DatabasePool;
   producer: RedeliveryProducer;
+  /** Audit's writer, passed in (services/events/audit-trail.ts). */
+  audit: AuditTrail;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function replayDeadLetterPage(deps: ReplayPageDeps, input: ReplayPa
     const next = rows.length === input.limit ? rows[rows.length - 1].id : null;
     const skippedAlreadyResolved = await countResolvedInReplay(tx, tenantId, window, next);
     const jobId = replayJobIdOf(input.replayId);
-    await redeliver(tx, deps.producer, rows, (row) => deadLetterAudit('events.dlq.replayed', row, { tenantId, ...actor }, { jobId }));
+    await redeliver(tx, deps, rows, (row) => deadLetterAudit('events.dlq.replayed', row, { tenantId, ...actor }, { jobId }));
     return { replayed: rows.length, skippedAlreadyResolved, next, through: window.through };
   });
 }
@@ -86,7 +88,7 @@ export async function startDeadLetterReplay(deps: DeadLetterDeps, actor: DeadLet
   const localId = typeof running === 'string' ? running : replayId;
   const jobId = replayJobIdOf(localId);
   const joined = localId !== replayId;
-  await withTenant(deps.db, tenantId, (tx) => enqueueEvent(tx, replayRequestAudit(actor, jobId, joined)));
+  await withTenant(deps.db, tenantId, (tx) => deps.audit.record(tx, replayRequestAudit(actor, jobId, joined)));
   return { jobId, joined, handle };
 }
 

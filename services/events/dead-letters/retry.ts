@@ -4,6 +4,7 @@ import {
   lockDeadLetter, lockDeadLettersOfEvent, markDeadLettersRetrying, selectDeadLetter, type DeadLetterRow,
 } from '../../../db/queries/events/dead-letters.queries';
 import { withTenant } from '../../../db/tenant';
+import type { AuditEntry, AuditTrail } from '../audit-trail';
 import { enqueueEvents } from '../publish';
 import { deadLetterAudit, type DeadLetterActor } from './audit';
 import type { DeadLetterDeps, RedeliveryProducer } from './deps';
@@ -11,7 +12,7 @@ import { redeliveryRecord } from './redelivery';
 import { deadLetterView, type DeadLetterView } from './views';
 
 /**
- * Retrying dead letters (document 3, States: DLQRetry; REST POST /integrations/dlq/:id/retry):
+ * Retrying dead letters (docs/reference/events.md#rule-17: DLQRetry; REST POST /integrations/dlq/:id/retry):
  *
  * | Status   | Retry                                                                  |
  * |----------|------------------------------------------------------------------------|
@@ -34,21 +35,21 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 /**
  * Sends the rows' redeliveries in one producer batch, then marks them retrying and writes their
- * audit records, in the caller's transaction (which holds their locks).
+ * audit records (each row's entry, in one statement), in the caller's transaction (which holds their locks).
  */
 export async function redeliver(
-  tx: DatabaseTransactionConnection, producer: RedeliveryProducer, rows: readonly DeadLetterRow[],
-  audit: (row: DeadLetterRow) => ReturnType<typeof deadLetterAudit>,
+  tx: DatabaseTransactionConnection, deps: { producer: RedeliveryProducer; audit: AuditTrail }, rows: readonly DeadLetterRow[],
+  entryOf: (row: DeadLetterRow) => AuditEntry,
 ): Promise<void> {
   if (rows.length === 0) return;
   const records = rows.map(redeliveryRecord);
-  await producer.send(records);
+  await deps.producer.send(records);
   const [{ tenantId }] = rows;
   await markDeadLettersRetrying(tx, tenantId, rows.map((row) => row.id));
-  await enqueueEvents(tx, rows.map(audit));
+  await enqueueEvents(tx, rows.map((row) => deps.audit.eventOf(entryOf(row))));
 }
 
-/** The gateway's send: any failure of the broker is the caller's 503 (document 3, Events 4), and nothing is written. */
+/** The gateway's send: any failure of the broker is the caller's 503 (docs/reference/events.md#rule-10), and nothing is written. */
 function redeliverNow(tx: DatabaseTransactionConnection, deps: DeadLetterDeps, rows: readonly DeadLetterRow[], actor: DeadLetterActor): Promise<void> {
   const failFast: RedeliveryProducer = {
     async send(records) {
@@ -59,7 +60,7 @@ function redeliverNow(tx: DatabaseTransactionConnection, deps: DeadLetterDeps, r
       }
     },
   };
-  return redeliver(tx, failFast, rows, (row) => deadLetterAudit('events.dlq.retried', row, actor));
+  return redeliver(tx, { producer: failFast, audit: deps.audit }, rows, (row) => deadLetterAudit('events.dlq.retried', row, actor));
 }
 
 /** POST /integrations/dlq/:id/retry: the dead letter, re-published, as it is now (retrying). */
@@ -80,7 +81,7 @@ export interface EventRetried {
 }
 
 /**
- * DLQRetry {event_id}: document 3 names the event, and an event may be dead-lettered by several
+ * DLQRetry {event_id} names the event (docs/reference/events.md#rule-17), and an event may be dead-lettered by several
  * groups (one record each). Every open record of it is re-published for its group, in one batch;
  * an event with records but none open is FAILED_PRECONDITION naming their statuses; an event without
  * any (or another tenant's) is NOT_FOUND.

@@ -1,6 +1,9 @@
 import type { DeadLetterRow, DeadLetterStatus } from '../../../db/queries/events/dead-letters.queries';
 
-/** Document 3's EventEnvelope (internal wrapper), as a dead letter shows the event that failed. */
+/** The statuses of a dead letter, as the listing filters them. */
+export { DEAD_LETTER_STATUSES, type DeadLetterStatus } from '../../../db/queries/events/dead-letters.queries';
+
+/** The proto's EventEnvelope (internal wrapper, protos/platform/events/v1/events.proto), as a dead letter shows the event that failed. */
 export interface EventEnvelopeView {
   event_id: string;
   event_type: string;
@@ -10,14 +13,14 @@ export interface EventEnvelopeView {
   timestamp: string;
   trace_id: string | null;
   correlation_id: string | null;
-  /** The typed event (document 3 packs it as Any; here the JSON object it was published with). */
+  /** The typed event (the proto packs it as Any; here the JSON object it was published with). */
   payload: Record<string, unknown>;
   /** The partition key the event was published with. */
   entity_id: string;
 }
 
 /**
- * Document 3's DLQRecord in snake_case (DECISIONS.md: as the documents show it for DLQ messages),
+ * The proto's DLQRecord in snake_case (docs/decisions/events.md, Dead letters),
  * with what an operator needs beside it: the record's id (the REST routes' :id), how often the event
  * was dead-lettered and whether replay-all leaves it alone (the loop guard), and where the group read it.
  */

@@ -4,8 +4,7 @@ import { currentRequestContext } from '../../../common/context';
 import { newId } from '../../../common/ids';
 import { problems } from '../../../common/problems';
 import { withTenant } from '../../../db/tenant';
-import type { JobKind } from '../../jobs/job';
-import { jobIdOf } from '../../jobs/job-id';
+import { jobIdOf, type JobKind } from '../../../common/jobs';
 import {
   webhookDeliveryWorkflowId, type WebhookDeliveryInput, type WebhookDeliveryResult, type WebhookDeliveryWorkflow,
 } from '../../../workflows/events/webhooks.messages';

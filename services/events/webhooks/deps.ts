@@ -1,6 +1,7 @@
 import type { Config } from '../../../common/config';
 import type { TemporalHandle } from '../../../common/temporal/client';
 import type { DatabasePool } from '../../../db/pool';
+import type { AuditTrail } from '../audit-trail';
 import type { WebhookUrlPolicy } from './url-policy';
 
 /** What the webhook routes work with; built once per gateway (api/routes/index.ts). */
@@ -12,6 +13,8 @@ export interface WebhookDeps {
   policy: WebhookUrlPolicy;
   /** Where delivery workflows run (EVENTS_TASK_QUEUE) and where their mails go (NOTIFY_TASK_QUEUE). */
   taskQueues: WebhookTaskQueues;
+  /** Where endpoint changes are audited: audit's writer, passed in (services/events/audit-trail.ts). */
+  audit: AuditTrail;
 }
 
 export interface WebhookTaskQueues {
@@ -28,6 +31,8 @@ export function webhookTaskQueues(cfg: Pick<Config, 'eventsWorkflows' | 'mail'>)
   return { events: cfg.eventsWorkflows.taskQueue, notify: cfg.mail.taskQueue };
 }
 
-export function createWebhookDeps(cfg: Readonly<Config>, db: DatabasePool, temporal: () => TemporalHandle | undefined): WebhookDeps {
-  return { db, temporal, policy: webhookUrlPolicy(cfg), taskQueues: webhookTaskQueues(cfg) };
+export function createWebhookDeps(
+  cfg: Readonly<Config>, db: DatabasePool, temporal: () => TemporalHandle | undefined, audit: AuditTrail,
+): WebhookDeps {
+  return { db, temporal, policy: webhookUrlPolicy(cfg), taskQueues: webhookTaskQueues(cfg), audit };
 }

@@ -7,11 +7,14 @@ import {
 } from '../../../db/queries/events/webhooks.queries';
 import type { DatabaseTransactionConnection } from '../../../db/pool';
 import { withTenant } from '../../../db/tenant';
-import type { Caller } from '../../access/roles';
-import { recordAudit } from '../../audit/writer';
+import type { Caller } from '../../../common/context';
+import type { AuditTrail } from '../audit-trail';
 import type { WebhookDeps } from './deps';
 import { newWebhookSecret, PREVIOUS_SECRET_TTL_MS } from './signing';
 import { checkWebhookUrl } from './url-policy';
+
+/** The outcomes of a delivery attempt, as an endpoint's attempt listing shows them. */
+export { WEBHOOK_ATTEMPT_STATUSES } from '../../../db/queries/events/webhooks.queries';
 
 /**
  * A tenant's outbound webhook endpoints (issue 35; docs/decisions/events.md, Outbound webhooks):
@@ -51,8 +54,11 @@ const withSecret = (row: WebhookEndpointRow): WebhookEndpointWithSecret => ({ ..
 const SOURCE = 'events';
 const ENTITY = 'webhook_endpoint';
 
-function audit(tx: DatabaseTransactionConnection, caller: Caller, action: string, id: string, before: WebhookEndpointRow | null, after: WebhookEndpointRow | null) {
-  return recordAudit(tx, {
+function audit(
+  trail: AuditTrail, tx: DatabaseTransactionConnection, caller: Caller, action: string, id: string,
+  before: WebhookEndpointRow | null, after: WebhookEndpointRow | null,
+) {
+  return trail.record(tx, {
     tenantId: caller.tenantId, source: SOURCE, action, entityType: ENTITY, entityId: id,
     actorId: caller.userId, actorIp: caller.ip, actorUserAgent: caller.userAgent,
     before: before && { ...endpointView(before) }, after: after && { ...endpointView(after) },
@@ -73,7 +79,7 @@ export async function createEndpoint(deps: WebhookDeps, caller: Caller, input: N
     const row = await insertWebhookEndpoint(tx, {
       id: newId(), tenantId, url, eventTypes: [...new Set(input.eventTypes)], description: input.description ?? '', secret: newWebhookSecret(),
     });
-    await audit(tx, caller, 'events.webhook_endpoint.created', row.id, null, row);
+    await audit(deps.audit, tx, caller, 'events.webhook_endpoint.created', row.id, null, row);
     return withSecret(row);
   });
 }
@@ -104,7 +110,7 @@ export async function changeEndpoint(deps: WebhookDeps, caller: Caller, id: stri
     const before = await existing(tx, tenantId, id, true);
     const eventTypes = checked.eventTypes && [...new Set(checked.eventTypes)];
     const after = (await updateWebhookEndpoint(tx, tenantId, id, { ...checked, ...(eventTypes && { eventTypes }) }))!;
-    await audit(tx, caller, 'events.webhook_endpoint.updated', id, before, after);
+    await audit(deps.audit, tx, caller, 'events.webhook_endpoint.updated', id, before, after);
     return endpointView(after);
   });
 }
@@ -115,7 +121,7 @@ export async function removeEndpoint(deps: WebhookDeps, caller: Caller, id: stri
   await withTenant(deps.db, tenantId, async (tx) => {
     const before = await existing(tx, tenantId, id, true);
     await deleteWebhookEndpoint(tx, tenantId, id);
-    await audit(tx, caller, 'events.webhook_endpoint.deleted', id, before, null);
+    await audit(deps.audit, tx, caller, 'events.webhook_endpoint.deleted', id, before, null);
   });
 }
 
@@ -129,7 +135,7 @@ export async function rotateEndpointSecret(deps: WebhookDeps, caller: Caller, id
     const before = await existing(tx, tenantId, id, true);
     const expiresAt = new Date(Date.now() + PREVIOUS_SECRET_TTL_MS).toISOString();
     const after = (await rotateWebhookSecret(tx, tenantId, id, newWebhookSecret(), expiresAt))!;
-    await audit(tx, caller, 'events.webhook_endpoint.secret_rotated', id, before, after);
+    await audit(deps.audit, tx, caller, 'events.webhook_endpoint.secret_rotated', id, before, after);
     return withSecret(after);
   });
 }

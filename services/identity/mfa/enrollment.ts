@@ -7,6 +7,7 @@ import {
 import type { AuthState } from '../../../common/context';
 import { changeAccount } from '../account-changes';
 import type { IdentityDeps } from '../deps';
+import { enqueueAuthEvent } from '../events';
 import { recordAccountAudit } from './audit';
 import { mfaKeys } from './mfa-keys';
 import { issueRecoveryCodes } from './recovery-codes';
@@ -39,7 +40,7 @@ export async function enableMfa(deps: IdentityDeps, auth: AuthState): Promise<Pr
 
 export interface Activated {
   mfaEnabled: true;
-  /** Document 1: recovery codes are generated at 2FA enable; shown this once. */
+  /** Recovery codes are generated at 2FA enable (docs/reference/identity.md#rule-17); shown this once. */
   recoveryCodes: string[];
 }
 
@@ -56,6 +57,7 @@ export function verifyMfa(deps: IdentityDeps, auth: AuthState, code: string, ip:
     await activateMfa(tx, auth.userId);
     const recoveryCodes = await issueRecoveryCodes(deps.config, tx, auth.tenantId, auth.userId);
     await recordAccountAudit(tx, { tenantId: auth.tenantId, userId: auth.userId, action: 'auth.mfa.enabled', ip });
+    await enqueueAuthEvent(tx, 'auth.mfa.enabled', auth.tenantId, auth.userId, { changed_at: new Date().toISOString() });
     return { mfaEnabled: true, recoveryCodes };
   });
 }
@@ -76,7 +78,7 @@ export async function disableMfa(deps: IdentityDeps, auth: AuthState, request: D
   const refusal = await changeAccount(deps, auth.tenantId, auth.userId, async (tx) => {
     const state = await stateOf(tx, auth);
     if (!state.mfaEnabled || !state.secret) return problems.conflict('Two-factor authentication is off');
-    if (!await verifyPassword(state.passwordHash, request.password)) return problems.invalidCredentials();
+    if (!await verifyPassword(deps.config.identity.passwordPepper, state.passwordHash, request.password)) return problems.invalidCredentials();
     if (request.code === undefined) {
       if (!state.resetAllowed) return problems.mfaRequired();
     } else if (!await acceptTotpCode(deps, tx, auth.userId, { secret: state.secret, lastStep: state.lastStep }, request.code)) {
@@ -86,6 +88,9 @@ export async function disableMfa(deps: IdentityDeps, auth: AuthState, request: D
     await recordAccountAudit(tx, {
       tenantId: auth.tenantId, userId: auth.userId, action: 'auth.mfa.disabled', ip,
       meta: { proof: request.code === undefined ? 'recovery' : 'totp' },
+    });
+    await enqueueAuthEvent(tx, 'auth.mfa.disabled', auth.tenantId, auth.userId, {
+      proof: request.code === undefined ? 'recovery' : 'totp', changed_at: new Date().toISOString(),
     });
     return null;
   });

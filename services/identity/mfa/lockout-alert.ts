@@ -48,7 +48,7 @@ export async function raiseRecoveryLockoutAlert(
 }
 
 /**
- * Document 1, Limits: a recovery lock alerts the owner. Called once the lock has committed, so no
+ * A recovery lock alerts the owner (docs/reference/identity.md#rule-22). Called once the lock has committed, so no
  * mail tells of a lock that was rolled back. Every tenant the account belongs to may be affected by
  * whoever holds its password, so the owner of each one is told (an owner of several of them once).
  * The idempotency key names the lock (its end) and the recipient: a repeated call is one mail each.

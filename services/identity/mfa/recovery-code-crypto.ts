@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-/** Document 1: 10 recovery codes per user. */
+/** 10 recovery codes per user (docs/reference/identity.md#rule-20). */
 export const RECOVERY_CODE_COUNT = 10;
 
 /**

@@ -4,6 +4,7 @@ import { withTenant } from '../../../db/tenant';
 import { countRecoveryCodes, replaceRecoveryCodes } from '../../../db/queries/identity/recovery.queries';
 import type { AuthState } from '../../../common/context';
 import type { IdentityDeps } from '../deps';
+import { enqueueAuthEvent } from '../events';
 import { recordAccountAudit } from './audit';
 import { mfaKeys } from './mfa-keys';
 import { hashRecoveryCode, newRecoveryCodes } from './recovery-code-crypto';
@@ -32,6 +33,7 @@ export function regenerateRecoveryCodes(deps: IdentityDeps, auth: AuthState, ip:
   return withTenant(deps.db, auth.tenantId, async (tx) => {
     const codes = await issueRecoveryCodes(deps.config, tx, auth.tenantId, auth.userId);
     await recordAccountAudit(tx, { tenantId: auth.tenantId, userId: auth.userId, action: 'auth.recovery_codes.regenerated', ip });
+    await enqueueAuthEvent(tx, 'auth.recovery_codes.regenerated', auth.tenantId, auth.userId, { changed_at: new Date().toISOString() });
     return codes;
   });
 }

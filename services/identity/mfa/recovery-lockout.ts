@@ -19,7 +19,7 @@ export function lockSecondsLeft(state: Pick<FailureState, 'lockedUntil'>, now: n
 }
 
 /**
- * Document 1 (Limits, User states): maxAttempts failures within a window of windowSeconds lock
+ * docs/reference/identity.md#rule-22 and Limits: maxAttempts failures within a window of windowSeconds lock
  * recovery for lockSeconds; accountLockFailures failures since the last successful recovery (three
  * lockout cycles with the defaults) lock the account. The window starts at its first failure; a
  * lock starts a new window, so each cycle allows maxAttempts again once the lock has ended.

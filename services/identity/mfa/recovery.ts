@@ -47,7 +47,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: string): Promise<TokenPair> {
   const check = await deps.throttle.assertAllowed(request.email, ip);
   const user = await selectUserForLogin(deps.db, request.email);
-  const passwordOk = await verifyPassword(user?.passwordHash, request.password);
+  const passwordOk = await verifyPassword(deps.config.identity.passwordPepper, user?.passwordHash, request.password);
   if (!user || !passwordOk || user.deletedAt !== null) {
     await deps.throttle.recordFailure(request.email, ip);
     throw problems.invalidCredentials();
@@ -65,7 +65,7 @@ export async function recover(deps: IdentityDeps, request: RecoveryRequest, ip: 
  * after the transaction that records the lock has committed.
  */
 export async function redeemRecoveryCode(
-  deps: IdentityDeps, user: Pick<LoginUser, 'id' | 'email' | 'lastTenantId'>, code: string, ip: string,
+  deps: IdentityDeps, user: Pick<LoginUser, 'id' | 'email' | 'lastTenantId' | 'mfaEnabled'>, code: string, ip: string,
 ): Promise<TokenPair> {
   const tenants = await selectUserTenants(deps.db, user.id);
   if (tenants.length === 0) throw problems.forbidden('The account belongs to no tenant');
@@ -84,7 +84,7 @@ interface Attempt {
 }
 
 async function attempt(
-  deps: IdentityDeps, tx: DatabaseTransactionConnection, tenantId: string, user: Pick<LoginUser, 'id' | 'email'>, code: string, ip: string,
+  deps: IdentityDeps, tx: DatabaseTransactionConnection, tenantId: string, user: Pick<LoginUser, 'id' | 'email' | 'mfaEnabled'>, code: string, ip: string,
 ): Promise<Attempt> {
   const row = await lockRecoveryFailures(tx, tenantId, user.id);
   // The tenant was picked from the account's own; a membership removed since is no way in.
@@ -98,7 +98,7 @@ async function attempt(
   if (await consumeRecoveryCode(tx, tenantId, user.id, hash)) {
     await clearRecoveryFailures(tx, tenantId, user.id);
     await allowMfaReset(tx, user.id, deps.config.identity.ttl.accessToken);
-    const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId },
+    const pair = await issuePair(deps, tx, { userId: user.id, email: user.email, tenantId, mfa: user.mfaEnabled },
       authEvent('auth.user.logged_in', tenantId, user.id, { method: 'recovery_code', logged_in_at: new Date().toISOString() }));
     await recordAccountAudit(tx, {
       tenantId, userId: user.id, action: 'auth.recovery.used', ip, meta: { remainingCodes: await countRecoveryCodes(tx, tenantId, user.id) },

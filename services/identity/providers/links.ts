@@ -13,11 +13,12 @@ import {
 import type { PermissionCheck } from '../../access/permissions';
 import type { AuthState } from '../../../common/context';
 import type { IdentityDeps } from '../deps';
+import { enqueueAuthEvent } from '../events';
 import type { ExternalProviders, ProviderIdentity } from './external-providers';
 import type { LinkFlow } from './flow-store';
 
 /**
- * Document 1, Auth providers: the links of an account. Linking is the account holder's own act
+ * The links of an account (docs/reference/identity.md#rule-35). Linking is the account holder's own act
  * (a provider identity is a way into the account); listing is also open to holders of users.list
  * and unlinking to holders of users.update in a tenant the account belongs to, so an
  * administrator can remove a link that should not be there.
@@ -109,7 +110,9 @@ export async function unlink(services: LinkServices, auth: AuthState, userId: st
     if (!link) throw problems.notFound('provider link');
     if (!methods.hasPassword && links.length === 1) throw problems.lastProvider();
     await deleteProviderLink(tx, userId, providerId);
-    await auditLink(tx, { tenantId: auth.tenantId, userId, actorId: auth.userId }, 'auth.provider.unlinked', { before: link });
+    const parties = { tenantId: auth.tenantId, userId, actorId: auth.userId };
+    await auditLink(tx, parties, 'auth.provider.unlinked', { before: link });
+    await announceLink(tx, parties, 'auth.provider.unlinked', link);
   });
 }
 
@@ -121,15 +124,31 @@ export interface LinkParties {
   actorId: string;
 }
 
-/** Writes a link and its audit record in the caller's tenant transaction. */
-export async function linkIdentity(tx: DatabaseTransactionConnection, parties: LinkParties, identity: ProviderIdentity): Promise<ProviderLink> {
+/**
+ * Writes a link and its audit record in the caller's tenant transaction, and the auth.provider.linked
+ * event that mails the holder (a new way into the account, ASVS 2.5.5), except for the link an
+ * account is created with (`newAccount`): nothing about its ways in has changed.
+ */
+export async function linkIdentity(
+  tx: DatabaseTransactionConnection, parties: LinkParties, identity: ProviderIdentity, { newAccount = false } = {},
+): Promise<ProviderLink> {
   const displayName = identity.name ?? ([identity.givenName, identity.familyName].filter(Boolean).join(' ') || null);
   const link = await insertProviderLink(tx, {
     id: newId(), userId: parties.userId, providerId: identity.providerId, externalId: identity.subject,
     email: identity.email, displayName,
   });
   await auditLink(tx, parties, 'auth.provider.linked', { after: link });
+  if (!newAccount) await announceLink(tx, parties, 'auth.provider.linked', link);
   return link;
+}
+
+/** The holder's notice of a link made or removed (services/notify/security-mail.ts), naming who did it. */
+async function announceLink(
+  tx: DatabaseTransactionConnection, parties: LinkParties, type: 'auth.provider.linked' | 'auth.provider.unlinked', link: ProviderLink,
+): Promise<void> {
+  await enqueueAuthEvent(tx, type, parties.tenantId, parties.userId, {
+    provider_id: link.providerId, changed_by: parties.actorId, changed_at: new Date().toISOString(),
+  });
 }
 
 function auditLink(

@@ -47,7 +47,7 @@ export async function signInWithProvider(deps: IdentityDeps, identity: ProviderI
     firstName: identity.givenName ?? identity.name ?? '',
     lastName: identity.familyName ?? '',
     emailVerified: identity.emailVerified,
-  }, (tx, { userId, tenantId }) => linkIdentity(tx, { tenantId, userId, actorId: userId }, identity).then(() => undefined));
+  }, (tx, { userId, tenantId }) => linkIdentity(tx, { tenantId, userId, actorId: userId }, identity, { newAccount: true }).then(() => undefined));
   return { accessToken: created.accessToken, refreshToken: created.refreshToken, expiresAt: created.expiresAt };
 }
 

@@ -9,7 +9,7 @@ import { isImage } from '../../files/thumbnails';
 import { avatarUrlOf } from '../../files/views';
 
 /**
- * A user's avatar (document 1, User.avatarUrl) taken from a platform file: an image of the
+ * A user's avatar (User.avatarUrl, docs/reference/identity.md#rule-34) taken from a platform file: an image of the
  * `avatars` bucket of the tenant the request is made in. The account keeps the avatar's address
  * (GET /users/:id/avatar, naming the file as its version), and the tenant a `user.avatar`
  * reference to the file (migration 0030), written in the account's own transaction: the orphan

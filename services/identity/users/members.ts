@@ -7,7 +7,7 @@ import type { AuthState } from '../../../common/context';
 import { enqueueAuthEvent } from '../events';
 import type { UserView } from '../user-view';
 
-/** Document 1, User, as the tenant sees its member (status and deletedAt are per tenant). */
+/** The User (docs/reference/identity.md, Resources), as the tenant sees its member (status and deletedAt are per tenant). */
 export function memberView(member: Member, tenantId: string): UserView {
   const { membershipStatus: _membership, accountStatus: _account, roles, ...profile } = member;
   return { ...profile, tenantId, roles };
@@ -66,7 +66,7 @@ function sparseUpdate(before: UserView, after: UserView): { email?: string; disp
 
 /**
  * Whether the User changed beyond its updatedAt: what a change's event and audit record are written
- * for. Wider than sparseUpdate, whose fields (document 3's UserUpdatedEvent) show neither the avatar
+ * for. Wider than sparseUpdate, whose fields (the auth.user.updated schema, services/events/kernel-schemas.ts) show neither the avatar
  * nor a change of names that keeps the display name.
  */
 export function userViewChanged(before: UserView, after: UserView): boolean {

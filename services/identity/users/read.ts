@@ -40,7 +40,7 @@ export async function getUser(deps: IdentityDeps, auth: AuthState, userId: strin
   });
 }
 
-/** GET /users/:id/permissions: document 1's {user_id, roles, permissions}, the union over all roles. */
+/** GET /users/:id/permissions: {user_id, roles, permissions}, the union over all roles (docs/reference/access.md#rule-17). */
 export async function getUserPermissions(
   deps: IdentityDeps,
   auth: AuthState,

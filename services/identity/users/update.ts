@@ -12,7 +12,7 @@ import { avatarChangeOf, recordAvatarReference } from './avatar';
 import { isOwner, lockedMember, memberOrNotFound, memberView, recordUserUpdated, userViewChanged } from './members';
 
 /**
- * PATCH /users/:id: document 1's partial update (name, e-mail, status), and the avatar from a
+ * PATCH /users/:id: the partial update (name, e-mail, status; docs/reference/identity.md#rule-31, #rule-32), and the avatar from a
  * platform file (null clears it; services/identity/users/avatar.ts).
  */
 export interface UserPatch extends ProfileChange {
@@ -33,7 +33,7 @@ function profileChanges(member: Member, patch: UserPatch): AccountChange {
  * Name, e-mail and avatar belong to the global account, which may also be a member of other tenants. They
  * are changed by the account's holder, or by a tenant that is the account's only one; otherwise an
  * admin of one tenant could rename, or take over by e-mail and password reset, a user of another.
- * The owner's account is changed by the owner only (document 1: the owner cannot be blocked).
+ * The owner's account is changed by the owner only (docs/reference/identity.md#rule-32: the owner cannot be blocked).
  */
 async function assertMayChangeProfile(tx: DatabaseTransactionConnection, auth: AuthState, member: Member): Promise<void> {
   if (member.id === auth.userId) return;
@@ -66,7 +66,7 @@ async function applyStatus(tx: DatabaseTransactionConnection, auth: AuthState, m
 
 /**
  * Applies a partial update in one transaction with its audit record and the sparse
- * auth.user.updated event (document 3: only changed fields; an avatar has no field there, so an
+ * auth.user.updated event (docs/reference/identity.md#events: only changed fields; an avatar has no field there, so an
  * avatar alone is told by the event's updated_by and updated_at). A soft-deleted user is restored
  * first (409). Nothing changed (the same avatar file again included): nothing is written.
  */

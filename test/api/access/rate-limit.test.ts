@@ -6,7 +6,7 @@ import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { addMembership, bearer, post, registerAccount } from '../../helpers/identity';
 
 /**
- * The gateway rate limit (document 1, Limits) against the real Redis: two gateways with low
+ * The gateway rate limit (docs/reference/gateway.md#rule-10) against the real Redis: two gateways with low
  * limits share one count, the admin limit is higher, and a refusal is a 429 problem with
  * Retry-After. Accounts are made on a gateway with the test defaults (limits out of the way).
  */

@@ -10,7 +10,7 @@ import { announced } from '../../helpers/rbac-versions';
 
 /**
  * The permission cache's RBAC versions without a database read per request (migration 0020,
- * api/access/tenant-versions.ts): while the gateway LISTENs, a change made anywhere (here: another
+ * api/runtime/tenant-versions.ts): while the gateway LISTENs, a change made anywhere (here: another
  * pool, as a worker or an operator would) applies once PostgreSQL announces it, a change made
  * through the gateway on its very next request; while the LISTEN connection is down every request
  * reads the version again, so a change in the gap is not missed, and after a reconnection the

@@ -8,7 +8,7 @@ import { migrateSharedDatabase } from '../../helpers/db';
 import { bearer, registerAccount } from '../../helpers/identity';
 
 /**
- * Route calls under the resilience rules of document 1, with test routes whose failures the test
+ * Route calls under the resilience rules of docs/reference/gateway.md (rules 12 to 16), with test routes whose failures the test
  * controls: GET retried once, other methods never; a deadline (2 s here) answering 504; five
  * consecutive failures opening the namespace's breaker; a failing tenant isolated alone.
  */

@@ -4,7 +4,7 @@ import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { get, registerAccount } from '../../helpers/identity';
 import { addMember, builtInRoleId, send } from '../../helpers/rbac';
 
-/** Route set B of document 1 (`/rbac/...`): camelCase, `permissions`; assign and revoke take `{user_id}`. */
+/** Route set B of docs/reference/access.md (`/rbac/...`): camelCase, `permissions`; assign and revoke take `{user_id}`. */
 
 let gateway: TestGateway;
 let owner: DatabasePool;

@@ -5,7 +5,7 @@ import { registerAccount } from '../../helpers/identity';
 import { addMember, send } from '../../helpers/rbac';
 
 /**
- * Document 1, Limits: roles per user, permissions per role, roles per tenant → 400
+ * docs/reference/access.md#rule-19: roles per user, permissions per role, roles per tenant → 400
  * rbac-limit-exceeded, also when the requests race (the tenant's RBAC lock serializes them). The
  * limits are lowered through configuration; a tenant starts with its 3 built-in roles.
  */

@@ -6,7 +6,7 @@ import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { get, outboxEventsOf, registerAccount } from '../../helpers/identity';
 import { addMember, builtInRoleId, send } from '../../helpers/rbac';
 
-/** Route set A of document 1 (`/roles`, `/permissions`, `/users/:id/roles`): snake_case, `permission_ids`. */
+/** Route set A of docs/reference/access.md (`/roles`, `/permissions`, `/users/:id/roles`): snake_case, `permission_ids`. */
 
 let gateway: TestGateway;
 let owner: DatabasePool;

@@ -3,7 +3,7 @@ import { bearer, get, post, registerAccount, type RegisteredAccount } from '../.
 import { memberToken, relayAuditOutbox, startAuditApiStack, untilStored, type AuditApiStack } from '../../helpers/audit-api';
 
 /**
- * POST /audit/anonymize (document 2, Audit anonymization): the ANONYMIZE record goes through the
+ * POST /audit/anonymize (docs/reference/audit.md, rules 13 to 15): the ANONYMIZE record goes through the
  * pipeline, and from then on every read endpoint shows the user's records masked; money.* records
  * refuse the whole request (403); a second request while one holds the user's lock is 409, and
  * readers of the tenant wait for the lock.

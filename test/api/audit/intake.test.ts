@@ -4,7 +4,7 @@ import { bearer, post, registerAccount, type RegisteredAccount } from '../../hel
 import { startAuditApiStack, untilStored, type AuditApiStack } from '../../helpers/audit-api';
 
 /**
- * POST /audit/records and POST /audit (document 2): 202 at once, records land in the chained store
+ * POST /audit/records and POST /audit (docs/reference/audit.md, rules 3 to 6): 202 at once, records land in the chained store
  * through Kafka and the audit consumer, the injected fields come from the request only, and a
  * batch holds at most 500 records.
  */

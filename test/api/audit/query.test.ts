@@ -2,7 +2,7 @@ import { get, bearer, post, registerAccount, type RegisteredAccount } from '../.
 import { memberToken, startAuditApiStack, untilStored, type AuditApiStack } from '../../helpers/audit-api';
 
 /**
- * GET /audit/records and GET /audit (document 2): filters, both page envelopes, one record, entity
+ * GET /audit/records and GET /audit (docs/reference/audit.md, rules 10 to 12): filters, both page envelopes, one record, entity
  * history on both route sets, tenant isolation and the audit.read permission.
  */
 

@@ -5,7 +5,7 @@ import { bearer, get, registerAccount } from '../../helpers/identity';
 import { startAuditApiStack, type AuditApiStack } from '../../helpers/audit-api';
 
 /**
- * Every authenticated request leaves an `audit.api.called` record (document 1, Gateway 2), written
+ * Every authenticated request leaves an `audit.api.called` record (docs/reference/gateway.md#rule-17), written
  * after the response through the audit intake, Kafka and the consumer into the chained store.
  */
 

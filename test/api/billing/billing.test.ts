@@ -10,7 +10,7 @@ import type { DevServer } from '../../helpers/temporal';
 import { createMember, login, send } from '../../helpers/users';
 
 /**
- * Document 1, Billing, through the real gateway: plans, the subscription every registration starts
+ * Billing (docs/reference/billing.md) through the real gateway: plans, the subscription every registration starts
  * (a workflow on the dev server, served by this test's worker on a queue of its own), plan changes
  * with their conflicts, and provider webhooks with their signatures.
  */
@@ -80,7 +80,7 @@ describe('plans', () => {
     expect(pro.body).toMatchObject({
       id: 'pro', price: 9900, currency: 'USD', interval: 'monthly', moneyLimits: { maxTxAmount: 10000000, maxBalance: 100000000 },
     });
-    // Document 1 lists exactly these limits; the money limits have their own member.
+    // docs/reference/billing.md (Resources) lists exactly these limits; the money limits have their own member.
     expect(pro.body.limits).toEqual({ users: 50, records: 1000000, storageBytes: 53687091200, eventsPerDay: 1000000, modules: 20 });
     for (const plan of list.body.data) expect(Object.keys(plan.limits).sort()).toEqual(['eventsPerDay', 'modules', 'records', 'storageBytes', 'users']);
     expect((await send<Problem>(gateway, 'GET', '/billing/plans/platinum', account.accessToken)).body.type).toBe(gateway.problemType('not-found'));

@@ -16,7 +16,7 @@ import { ensureCatalogueTopics, testKafka } from '../../helpers/kafka';
 import { addMember } from '../../helpers/rbac';
 import { send } from '../../helpers/users';
 
-/** Test-only routes of the shapes document 1's rules tell apart: a money operation and a creation of records. */
+/** Test-only routes of the shapes docs/reference/billing.md (rules 14 and 15) tells apart: a money operation and a creation of records. */
 const ok = Joi.object({ ok: Joi.boolean().required() });
 const testRoutes: AnyRoute[] = [
   defineRoute({
@@ -33,7 +33,7 @@ const testRoutes: AnyRoute[] = [
 
 const newUser = () => ({ email: `limit.${newId()}@example.test`, firstName: 'Max', lastName: 'Limit' });
 
-describe('limit enforcement at the gateway (document 1, Limits)', () => {
+describe('limit enforcement at the gateway (docs/reference/billing.md, Rules: enforcement)', () => {
   let gateway: TestGateway;
   let owner: DatabasePool;
   let app: DatabasePool;

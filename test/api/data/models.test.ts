@@ -4,7 +4,7 @@ import { configureModule, installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
 
 /**
- * The model description `GET /data/{module}/models` (document 2, Model description; issue 16)
+ * The model description `GET /data/{module}/models` (docs/reference/data.md, Resources; issue 16)
  * through the real gateway: the autoApi models of the shipped crm manifest, for any member of a
  * tenant that has the module installed and active, and 404 module-not-found for any other.
  */

@@ -5,7 +5,7 @@ import { installModule, uninstallModule } from '../../helpers/modules';
 import { addMember, send } from '../../helpers/rbac';
 
 /**
- * The record endpoints of the data layer (document 2, Data layer; issue 16) through the real
+ * The record endpoints of the data layer (docs/reference/data.md; issue 16) through the real
  * gateway and PostgreSQL, with the sample module crm: companies {name required, country} and
  * contacts {firstName required, lastName, email, age, companyId → companies, tags jsonb}.
  */

@@ -6,7 +6,7 @@ import { crmTenantOnFreePlan, recordsUsed, startDataApiStack, type DataApiStack,
 import { send } from '../../helpers/rbac';
 
 /**
- * Records against the plan's `records` limit (document 1, Limits rule 5; issue 16): a create counts,
+ * Records against the plan's `records` limit (docs/reference/data.md#rule-10; issue 16): a create counts,
  * at the ceiling it is 402 plan-limit-exceeded with the limit object and writes nothing, a pending
  * downgrade's lower limit applies at once, and a soft delete gives the unit back.
  */

@@ -20,7 +20,7 @@ import { addMember } from '../../helpers/rbac';
 import { connectDevServer, createTestWorker, platformBundle, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
 
 /**
- * Operating dead letters (document 3: DLQRecord, DLQRetry, DLQReplayAll; REST GET /integrations/dlq
+ * Operating dead letters (docs/reference/events.md, rules 17 to 19: DLQRecord, DLQRetry, DLQReplayAll; REST GET /integrations/dlq
  * and POST /integrations/dlq/:id/retry, beside GET /integrations/dlq/:id and POST
  * /integrations/dlq/replay) through the real gateway, its gRPC EventService, PostgreSQL, Kafka and
  * the Temporal dev server. Dead letters are seeded as a consumer group writes them (upsertDeadLetter).
@@ -143,7 +143,7 @@ describe('GET /integrations/dlq', () => {
 
   const list = (query: string) => read<Page>(gateway, `/integrations/dlq${query}`, lister.accessToken);
 
-  it('lists the tenant\'s dead letters newest first, as document 3\'s DLQRecord in snake_case', async () => {
+  it('lists the tenant\'s dead letters newest first, as the proto\'s DLQRecord in snake_case', async () => {
     const response = await list('');
     expect(response.status).toBe(200);
     expect(response.body.data.map((record) => record.id)).toEqual([last.id, resolved.id, first.id]);

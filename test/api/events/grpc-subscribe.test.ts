@@ -16,7 +16,7 @@ import { installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
 
 /**
- * The consumer-group RPCs of the gRPC EventService (document 3): Subscribe, Unsubscribe, ReplayFrom
+ * The consumer-group RPCs of the gRPC EventService (docs/reference/events.md, rules 13 to 22): Subscribe, Unsubscribe, ReplayFrom
  * and GetConsumerPosition through a real @grpc/grpc-js client against the test gateway, Kafka and
  * PostgreSQL, with every status they answer; tenants' groups of one name kept apart; the lag gauges
  * of /metrics. The module crm subscribes to auth.user.created (platform.auth.events); the tests

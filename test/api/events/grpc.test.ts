@@ -13,9 +13,9 @@ import { installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
 
 /**
- * The gRPC EventService (document 3, package platform.events.v1) through a real @grpc/grpc-js
+ * The gRPC EventService (docs/reference/events.md, package platform.events.v1) through a real @grpc/grpc-js
  * client loading the project's proto, against the test gateway's server, PostgreSQL and Kafka:
- * Publish, BatchPublish, ListTopics and GetTopicSchema with every status document 3 gives them
+ * Publish, BatchPublish, ListTopics and GetTopicSchema with every status docs/reference/events.md#errors gives them
  * (the consumer-group RPCs: grpc-subscribe.test.ts).
  */
 
@@ -82,7 +82,7 @@ describe('Publish', () => {
       .toEqual({ key: data.id, partition: received.partition, later: true });
     expect(received.envelope).toEqual({
       id, type: 'crm.contact.created', source: 'crm', tenantId: publisher.tenant.id,
-      // Document 3, Authentication 6: the tenant is the token's, in the envelope and in the payload.
+      // docs/reference/events.md#rule-3: the tenant is the token's, in the envelope and in the payload.
       data: { ...data, tenantId: publisher.tenant.id, tenant_id: publisher.tenant.id },
       schemaVersion: '1.0.0', timestamp: occurred.toISOString(), traceId,
     });

@@ -12,7 +12,7 @@ import { installModule } from '../../helpers/modules';
 import { addMember } from '../../helpers/rbac';
 
 /**
- * POST /v1/events/publish (document 3, REST publishing) through the real gateway, PostgreSQL and
+ * POST /v1/events/publish (docs/reference/events.md#rule-11) through the real gateway, PostgreSQL and
  * Kafka: what reaches the broker, the idempotent replay, and every refusal.
  */
 
@@ -80,7 +80,7 @@ describe('publishing an event', () => {
     });
     expect(received.envelope).toEqual({
       id: response.body.eventId, type: 'crm.contact.created', source: 'crm', tenantId: publisher.tenant.id,
-      // Document 3, Authentication 6: the tenant in the payload is overwritten too.
+      // docs/reference/events.md#rule-3: the tenant in the payload is overwritten too.
       data: { ...body.data, tenantId: publisher.tenant.id, tenant_id: publisher.tenant.id },
       schemaVersion: '1.0.0', timestamp: expect.any(String), traceId,
     });

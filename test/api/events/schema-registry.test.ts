@@ -14,7 +14,7 @@ import { registerAccount } from '../../helpers/identity';
 /**
  * The schema registry in PostgreSQL: the kernel's schemas registered at start-up, a module's when
  * it is installed, and a new manifest version whose schema change is not backward compatible
- * refused at install (document 3, Versioning 2), with nothing of the install written.
+ * refused at install (docs/reference/events.md#rule-8), with nothing of the install written.
  */
 
 let gateway: TestGateway;

@@ -17,7 +17,7 @@ import { appUrl, migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { deadLetterState, seedDeadLetter } from '../../helpers/dead-letters';
 import { expectProblem } from '../../helpers/files-api';
 import { call, waitFor, type JsonResponse } from '../../helpers/http';
-import { bearer, registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { bearer, outboxEventsOf, registerAccount, type RegisteredAccount } from '../../helpers/identity';
 import { ensureCatalogueTopics, publishAuthEvent, testKafka } from '../../helpers/kafka';
 import { addMember } from '../../helpers/rbac';
 import { connectDevServer, createTestWorker, platformBundle, terminateRunningOn, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
@@ -161,6 +161,19 @@ describe('endpoints', () => {
 
     expect((await api(`/webhooks/endpoints/${id}`, { method: 'DELETE' })).status).toBe(204);
     expectProblem(gateway, await api(`/webhooks/endpoints/${id}`), 404, 'not-found');
+
+    // Each change wrote its audit record to the outbox in its own transaction, through the audit trail the gateway
+    // hands the bus (services/events/audit-trail.ts); no record holds the secret.
+    const audited = (await outboxEventsOf(owner, operator.tenant.id))
+      .filter((event) => event.type === 'audit.record.created' && event.partitionKey === id);
+    expect(audited.map((event) => event.data.action)).toEqual([
+      'events.webhook_endpoint.created', 'events.webhook_endpoint.updated', 'events.webhook_endpoint.deleted',
+    ]);
+    expect(audited[1].data).toEqual(expect.objectContaining({
+      entityType: 'webhook_endpoint', entityId: id, actorId: operator.user.id,
+      before: expect.objectContaining({ enabled: true }), after: expect.objectContaining({ enabled: false }),
+    }));
+    expect(JSON.stringify(audited)).not.toContain(secret);
   });
 
   it('pages the list in either envelope', async () => {

@@ -24,7 +24,7 @@ import { addMember, send } from '../../helpers/rbac';
 import { connectDevServer, createTestWorker, type DevServer } from '../../helpers/temporal';
 
 /**
- * POST /files/presign (document 2, Files; issue 17) through the real gateway, PostgreSQL and object
+ * POST /files/presign (docs/reference/files.md#rule-8; issue 17) through the real gateway, PostgreSQL and object
  * store (Versity): the URL the gateway signs is PUT to with fetch, and the store itself refuses a PUT
  * of another length or type. The scans the gateway starts go to a task queue no worker polls, except
  * in the last block, where a worker on the real Temporal dev server polls it and the staged object

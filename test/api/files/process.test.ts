@@ -16,7 +16,7 @@ import { addMember } from '../../helpers/rbac';
 import { connectDevServer, createTestWorker, platformBundle, uniqueTaskQueue, type DevServer } from '../../helpers/temporal';
 
 /**
- * POST /files/:id/process (document 2, Files; issue 17) through the real gateway, PostgreSQL, object
+ * POST /files/:id/process (docs/reference/files.md, rules 16 and 17; issue 17) through the real gateway, PostgreSQL, object
  * store and Temporal dev server: the jobs the gateway starts run on a worker of this test (the
  * processing activities, on a task queue of its own), followed at GET /v1/jobs/{jobId}. Files are
  * made available as a clean scan leaves them (helpers/files makeAvailable); uploading and scanning

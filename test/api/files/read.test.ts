@@ -9,7 +9,7 @@ import { registerAccount, type RegisteredAccount } from '../../helpers/identity'
 import { expectProblem as problemOf, useFilesApiStack } from '../../helpers/files-api';
 
 /**
- * Reading files (document 2, Files; issue 17): GET /files/:id (302, ?download=1, ?meta=1),
+ * Reading files (docs/reference/files.md, rules 11 to 13 and 22; issue 17): GET /files/:id (302, ?download=1, ?meta=1),
  * GET /files/:id/url and GET /files, through the real gateway and object store. Files are uploaded
  * through the API; what a clean scan does (the object at its final key, the row available) is
  * written directly, since the scan workflow is test/workflows/file-scan.workflow.test.ts's subject.

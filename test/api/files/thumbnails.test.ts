@@ -9,7 +9,7 @@ import { registerAccount } from '../../helpers/identity';
 import { expectProblem as problemOf, useFilesApiStack } from '../../helpers/files-api';
 
 /**
- * GET /files/:id/thumbnail/:preset (document 2, Files; issue 17) through the real gateway and object
+ * GET /files/:id/thumbnail/:preset (docs/reference/files.md#rule-15; issue 17) through the real gateway and object
  * store: a preset is rendered from the original the first time it is asked for, stored, recorded on
  * the file and kept. Files are uploaded through the API and made available directly (the object at
  * its final key, the row available), as test/api/files/read.test.ts does. How often a preset is

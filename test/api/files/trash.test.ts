@@ -11,7 +11,7 @@ import { addMember } from '../../helpers/rbac';
 import { auditRecordsOf } from '../../helpers/users';
 
 /**
- * The trash (document 2, Files; issue 17): DELETE /files/:id, POST /files/:id/restore and
+ * The trash (docs/reference/files.md#rule-18; issue 17): DELETE /files/:id, POST /files/:id/restore and
  * DELETE /files/:id/permanent through the real gateway, PostgreSQL and object store. The trash timers
  * the gateway starts go to a task queue no worker polls; the purge after the retention is
  * test/workflows/file-trash.workflow.test.ts's subject. Files are uploaded through the API and made

@@ -14,7 +14,7 @@ import { samplePng } from '../../helpers/files-scan';
 import { registerAccount, type RegisteredAccount } from '../../helpers/identity';
 
 /**
- * POST /files/upload (document 2, Files; issue 17) through the real gateway, PostgreSQL and object
+ * POST /files/upload (docs/reference/files.md, rules 1 to 7; issue 17) through the real gateway, PostgreSQL and object
  * store. The scans the gateway starts go to a task queue no worker polls, so every upload stays
  * pending_scan here; the scan itself is test/workflows/file-scan.workflow.test.ts's subject.
  */

@@ -6,12 +6,12 @@ import { addMembership, bearer, post, registerAccount } from '../../helpers/iden
 import { createDbPool, type DatabasePool } from '../../../db/pool';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 
-/** /health needs the admin role (document 1, probes): a tenant owner's token has it. */
+/** /health needs the admin role (docs/reference/gateway.md#rule-22): a tenant owner's token has it. */
 async function adminToken(gateway: TestGateway): Promise<string> {
   return (await registerAccount(gateway)).accessToken;
 }
 
-/** The probes of document 1 against the real stack, and against a stack with services missing. */
+/** The probes of docs/reference/gateway.md (rules 20 to 22) against the real stack, and against a stack with services missing. */
 describe('probes against the running services', () => {
   let gateway: TestGateway;
 

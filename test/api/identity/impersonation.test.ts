@@ -47,7 +47,7 @@ describe('POST /auth/impersonate', () => {
     expect(response.status).toBe(200);
 
     const claims = decodeJwt(response.body.accessToken);
-    expect(Object.keys(claims).sort()).toEqual(['act', 'aud', 'email', 'exp', 'iat', 'iss', 'roles', 'sid', 'sub', 'tenantId']);
+    expect(Object.keys(claims).sort()).toEqual(['act', 'aud', 'auth_time', 'email', 'exp', 'iat', 'iss', 'mfa', 'roles', 'sid', 'sub', 'tenantId']);
     expect(claims).toMatchObject({
       sub: customer.user.id, email: customer.user.email, tenantId: customer.tenant.id, roles: ['owner'], act: { sub: platformOwner.id },
     });

@@ -1,4 +1,7 @@
+import argon2 from 'argon2';
 import { z } from 'zod';
+import { config } from '../../../common/config';
+import { ARGON2_OPTIONS, verifyPassword } from '../../../services/identity/passwords';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
@@ -169,10 +172,35 @@ describe('login with several tenants', () => {
 });
 
 describe('password storage', () => {
-  it('keeps an Argon2id hash with the OWASP parameters, never the password', async () => {
+  const storedHash = (userId: string) =>
+    owner.oneFirst(sql.type(z.object({ hash: z.string() }))`SELECT password_hash AS hash FROM users WHERE id = ${userId}`);
+  /** The pepper's marker among the hash's parameters (services/identity/passwords.ts). */
+  const PEPPERED = /^\$argon2id\$v=19\$m=19456,p=1,t=2,data=cGVwcGVyOjE\$/;
+
+  it('keeps an Argon2id hash with the OWASP parameters and the pepper, never the password', async () => {
     const account = await registerAccount(gateway);
-    const hash = await owner.oneFirst(sql.type(z.object({ hash: z.string() }))`SELECT password_hash AS hash FROM users WHERE id = ${account.user.id}`);
-    expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    const hash = await storedHash(account.user.id);
+    expect(hash).toMatch(PEPPERED);
     expect(hash).not.toContain(account.password);
+  });
+
+  it('signs in with a hash made before the pepper, and leaves a peppered one in its place (ASVS 2.4.5)', async () => {
+    const account = await registerAccount(gateway);
+    const legacy = await argon2.hash(account.password, ARGON2_OPTIONS);
+    await owner.query(sql.unsafe`UPDATE users SET password_hash = ${legacy} WHERE id = ${account.user.id}`);
+
+    // A wrong password changes nothing.
+    expect((await login(account.user.email, `${account.password}-wrong`)).status).toBe(401);
+    expect(await storedHash(account.user.id)).toBe(legacy);
+
+    expect((await login(account.user.email, account.password)).status).toBe(200);
+    const upgraded = await storedHash(account.user.id);
+    expect(upgraded).toMatch(PEPPERED);
+    await expect(verifyPassword(config().identity.passwordPepper, upgraded, account.password)).resolves.toBe(true);
+    // The database alone no longer verifies it: the pepper is not in it.
+    await expect(argon2.verify(upgraded, account.password)).resolves.toBe(false);
+    // The next sign-in verifies the new hash and keeps it.
+    expect((await login(account.user.email, account.password)).status).toBe(200);
+    expect(await storedHash(account.user.id)).toBe(upgraded);
   });
 });

@@ -7,7 +7,7 @@ import { turnOnMfa } from '../../helpers/mfa';
 import { addMember, builtInRoleId, send } from '../../helpers/rbac';
 
 /**
- * GET /auth/me answered from the gateway's memory (api/identity/me-cache.ts, migration 0024): an
+ * GET /auth/me answered from the gateway's memory (api/runtime/me-cache.ts, migration 0024): an
  * answer is reused until PostgreSQL announces a change of its account or of its tenant's RBAC; a
  * change made through the gateway shows on the very next request even when its announcement has
  * not arrived yet; while the gateway is not listening, every request reads.

@@ -11,7 +11,7 @@ import {
 import { startOidcIssuer, TEST_CLIENT, type IssuerAccount, type TestIssuer } from '../../helpers/oidc-issuer';
 
 /**
- * Sign-in by provider and provider links (document 1, Auth providers), end to end against a real
+ * Sign-in by provider and provider links (docs/reference/identity.md, rules 8 to 10 and 35), end to end against a real
  * OpenID provider started here: the gateway discovers it, sends the browser there, and exchanges
  * the code it gets back; the test plays the browser.
  */

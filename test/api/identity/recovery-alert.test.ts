@@ -4,7 +4,7 @@ import { addMembership, post, registerAccount, type RegisteredAccount } from '..
 import { mailsTo, startMailGateway, waitForMail, type MailGateway } from '../../helpers/mail';
 
 /**
- * Document 1, Limits: 5 wrong recovery codes within 15 minutes lock recovery for an hour AND alert
+ * docs/reference/identity.md#rule-22: 5 wrong recovery codes within 15 minutes lock recovery for an hour AND alert
  * the owner. Through the real mail path (gateway → sendEmail workflow → SMTP → Mailpit): the owner of
  * every tenant the account belongs to receives the alert once, after the lock has committed.
  */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { waitFor } from '../../helpers/http';
 import { bearer, get, outboxEventsOf, post, registerAccount } from '../../helpers/identity';
 
 /**
@@ -57,6 +58,45 @@ describe('rotation', () => {
     const account = await registerAccount(gateway);
     await owner.query(sql.unsafe`UPDATE refresh_tokens SET expires_at = now() - interval '1 second' WHERE user_id = ${account.user.id}`);
     expect((await refresh(gateway, account.refreshToken)).body).toMatchObject({ status: 401, type: gateway.problemType('token-expired') });
+  });
+});
+
+describe('absolute session lifetime (ASVS 3.3.2)', () => {
+  const MAX = 12 * 3600;
+  /** Moves the session's sign-in `seconds` into the past, as if it had been that long ago. */
+  const signedInAgo = (userId: string, seconds: number) => owner.query(sql.unsafe`
+    UPDATE refresh_tokens SET authenticated_at = now() - make_interval(secs => ${seconds}), created_at = now() - make_interval(secs => ${seconds})
+    WHERE user_id = ${userId}
+  `);
+
+  it('defaults to 12 hours', () => {
+    expect(gateway.config.identity.ttl.refreshSessionMax).toBe(MAX);
+  });
+
+  it('still refreshes a session within its lifetime, however often it was refreshed', async () => {
+    const account = await registerAccount(gateway);
+    const rotated = await refresh(gateway, account.refreshToken);
+    await signedInAgo(account.user.id, MAX - 3600);
+    expect((await refresh(gateway, rotated.body.refreshToken)).status).toBe(200);
+  });
+
+  it('refuses a refresh past it as an expired token, and ends the session', async () => {
+    const account = await registerAccount(gateway);
+    const rotated = await refresh(gateway, account.refreshToken);
+    expect(rotated.status).toBe(200);
+    await signedInAgo(account.user.id, MAX + 1);
+
+    expect((await refresh(gateway, rotated.body.refreshToken)).body).toMatchObject({ status: 401, type: gateway.problemType('token-expired') });
+    const live = await owner.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = ${account.user.id} AND revoked_at IS NULL
+    `);
+    expect(live).toBe(0);
+    // The session's access token ended with it (the revocation is announced to every gateway).
+    await waitFor('the ended session\'s access token to be refused', async () =>
+      (await get(gateway, '/auth/me', String(rotated.body.accessToken))).status === 401);
+    // Signing in again opens a new session.
+    const again = await post(gateway, '/auth/login', { email: account.user.email, password: account.password });
+    expect((await refresh(gateway, again.body.refreshToken)).status).toBe(200);
   });
 });
 

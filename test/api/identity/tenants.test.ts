@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('GET /auth/me', () => {
-  it('answers the user of document 1 with the roles and permissions of the token’s tenant', async () => {
+  it('answers the User of docs/reference/identity.md with the roles and permissions of the token’s tenant', async () => {
     const account = await registerAccount(gateway, { firstName: 'Ada', lastName: 'Lovelace' });
     const response = await get(gateway, '/auth/me', account.accessToken);
     expect(response.status).toBe(200);

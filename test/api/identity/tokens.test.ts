@@ -28,15 +28,18 @@ async function tokensWith(jwt: Partial<TestGateway['config']['identity']['jwt']>
   return new TokenService(await loadSigningKeys(gateway.config.identity.jwt), settings, gateway.config.identity.ttl);
 }
 
-const claimsOf = (a: RegisteredAccount) => ({ sub: a.user.id, email: a.user.email, tenantId: a.tenant.id, roles: ['owner'], sid: String(decodeJwt(a.accessToken).sid) });
+const claimsOf = (a: RegisteredAccount) => ({
+  sub: a.user.id, email: a.user.email, tenantId: a.tenant.id, roles: ['owner'], sid: String(decodeJwt(a.accessToken).sid),
+  authTime: Number(decodeJwt(a.accessToken).auth_time), mfa: false,
+});
 
 describe('access token', () => {
-  it('is an ES256 JWT with a kid and exactly the claims of document 1, plus its session (sid)', () => {
+  it('is an ES256 JWT with a kid and exactly the claims of docs/reference/identity.md#rule-11, plus its session (sid), sign-in time (auth_time) and two-factor state (mfa)', () => {
     expect(decodeProtectedHeader(account.accessToken)).toEqual({ alg: 'ES256', kid: expect.any(String), typ: 'at+jwt' });
     const claims = decodeJwt(account.accessToken);
-    expect(Object.keys(claims).sort()).toEqual(['aud', 'email', 'exp', 'iat', 'iss', 'roles', 'sid', 'sub', 'tenantId']);
+    expect(Object.keys(claims).sort()).toEqual(['aud', 'auth_time', 'email', 'exp', 'iat', 'iss', 'mfa', 'roles', 'sid', 'sub', 'tenantId']);
     expect(claims).toMatchObject({
-      sub: account.user.id, email: account.user.email, tenantId: account.tenant.id, roles: ['owner'], sid: expect.any(String),
+      sub: account.user.id, email: account.user.email, tenantId: account.tenant.id, roles: ['owner'], sid: expect.any(String), mfa: false,
       iss: gateway.config.identity.jwt.issuer, aud: gateway.config.identity.jwt.audience,
     });
     expect(claims.exp! - claims.iat!).toBe(15 * 60);

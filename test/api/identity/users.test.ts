@@ -7,7 +7,7 @@ import { appUrl, migrateSharedDatabase, ownerUrl } from '../../helpers/db';
 import { addMembership, post, registerAccount } from '../../helpers/identity';
 import { auditRecordsOf, createMember, login, outboxOfType, send } from '../../helpers/users';
 
-/** Document 1, Users: CRUD in the caller's tenant, soft delete and restore, events and audit records. */
+/** Users of a tenant (docs/reference/identity.md, rules 29 to 33): CRUD in the caller's tenant, soft delete and restore, events and audit records. */
 let gateway: TestGateway;
 let owner: DatabasePool;
 

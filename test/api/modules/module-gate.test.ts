@@ -12,7 +12,7 @@ import { configureModule, installModule, relayTenantEvents, uninstallModule } fr
 import { addMember } from '../../helpers/rbac';
 
 /**
- * The gateway's "module installed" step (document 1: token, tenant, module installed, permission,
+ * The gateway's "module installed" step (docs/reference/gateway.md#rule-5: token, tenant, module installed, permission,
  * ...): a route of a module that is not installed and active for the tenant answers 404
  * module-not-found before authorization and before its handler runs; the installed set is cached
  * per tenant and follows module.registry.* events from Kafka, so a change made through another

@@ -11,9 +11,9 @@ import { addMember, send } from '../../helpers/rbac';
 import { auditRecordsOf, outboxOfType } from '../../helpers/users';
 
 /**
- * The tenant module routes (DECISIONS.md, Modules and the data layer): list, install, configure,
+ * The tenant module routes (docs/reference/modules.md, docs/decisions/modules.md): list, install, configure,
  * uninstall and reinstall, with the module's permission keys registered, kept, archived and restored
- * (document 1, Module permissions), module.registry.* events and audit records in the same
+ * (docs/reference/modules.md, rules 5 to 7), module.registry.* events and audit records in the same
  * transaction, and the RBAC version bumped by every change.
  */
 

@@ -5,7 +5,7 @@ import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
 import { balanceOf, credit, debit, moneyAccount } from '../../helpers/money';
 
 /**
- * Document 2, Money rule 2: concurrent debits on one wallet are serialized and the balance never
+ * docs/reference/money.md#rule-3: concurrent debits on one wallet are serialized and the balance never
  * goes below zero. 50 debits of 1 race for 30: exactly 30 succeed, the rest are 400 insufficient-funds.
  */
 jest.setTimeout(60_000);

@@ -12,8 +12,8 @@ import {
 import { addMember } from '../../helpers/rbac';
 
 /**
- * Credit and debit (document 2, Money): the answer, the ledger behind it, the outbox event and the
- * audit record; every refusal of the documents; Idempotency-Key replays and conflicts.
+ * Credit and debit (docs/reference/money.md): the answer, the ledger behind it, the outbox event and the
+ * audit record; every refusal of docs/reference/money.md#errors; Idempotency-Key replays and conflicts.
  */
 jest.setTimeout(60_000);
 
@@ -91,7 +91,7 @@ describe('credit and debit', () => {
     const noKey = await send(gateway, 'POST', `/wallets/${account.wallet.id}/credit`, account.accessToken, { amount: 1 });
     expect(noKey.status).toBe(400);
     expect(noKey.body).toMatchObject({ ...problem('validation-error', 400), errors: [{ field: 'Idempotency-Key', code: 'REQUIRED' }] });
-    // Document 1: UUID v4 or v7. Any other string (a v3 UUID included) is refused before any money moves.
+    // docs/reference/conventions.md#rule-20: UUID v4 or v7. Any other string (a v3 UUID included) is refused before any money moves.
     for (const key of ['order-17', 'e2bc1114-2734-327b-ad8d-cd4e3cf83276', 'e2bc1114:2734:427b:ad8d:cd4e3cf83276']) {
       const badKey = await credit(gateway, account, 1, key);
       expect(badKey.status).toBe(400);

@@ -5,7 +5,7 @@ import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
 import { credit, debit, moneyAccount, send, type MoneyAccount } from '../../helpers/money';
 
 /**
- * Transaction history (document 2): set A `GET /transactions?walletId=` with page_size/page_token,
+ * Transaction history (docs/reference/money.md#rule-17): set A `GET /transactions?walletId=` with page_size/page_token,
  * set B `GET /wallets/:id/transactions` with limit/cursor; newest first; filters type, status, since,
  * until; pages of 1 to 100 (default 20); `GET /transactions/:id`. Another tenant's wallet is 404.
  */

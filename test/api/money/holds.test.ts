@@ -178,7 +178,7 @@ describe('confirm and cancel', () => {
 
     const again = await post(gateway, `/holds/${String(placed.body.id)}/cancel`, {}, withKey());
     expect(again.status).toBe(400);
-    // Document 2: a canceled hold is rejected with 400; the hold's own status travels as holdStatus.
+    // docs/reference/money.md#rule-8: a canceled hold is rejected with 400; the hold's own status travels as holdStatus.
     expect(again.body).toMatchObject({ type: gateway.problemType('hold-settled'), status: 400, holdStatus: 'canceled' });
   });
 

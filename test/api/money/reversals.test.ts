@@ -11,7 +11,7 @@ import { balanceOf, credit, debit, moneyAccount, mutate, send, type MoneyAccount
 import { addMember } from '../../helpers/rbac';
 
 /**
- * Reversals (document 2, States and transitions / Money transaction), route sets A and B: a
+ * Reversals (docs/reference/money.md#rule-10), route sets A and B: a
  * completed debit or a confirmed hold is credited back once within 365 days; every other state is
  * refused with the documented problem.
  */

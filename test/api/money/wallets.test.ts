@@ -8,7 +8,7 @@ import { closeLedgerPool, expectLedgerConsistent } from '../../helpers/ledger';
 import { createWallet, moneyAccount, send, type MoneyAccount, type Wallet } from '../../helpers/money';
 
 /**
- * Wallets (document 2, Endpoints / Money): create, list with filters and pages, read, balance; a
+ * Wallets (docs/reference/money.md, Resources): create, list with filters and pages, read, balance; a
  * wallet or user of another tenant is 404; reading needs money.read, creating money.write.
  */
 jest.setTimeout(60_000);

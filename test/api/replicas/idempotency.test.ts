@@ -86,7 +86,7 @@ describe('the same Idempotency-Key on gateways A and B at once', () => {
     const key = newId();
     const event = { type: 'crm.contact.created', data: { id: newId(), firstName: 'Ada' } };
     const answers = answersOf(await Promise.all([publish(a, event, key), publish(b, event, key)]));
-    // Document 3: the key seen again answers 200 with the original body.
+    // docs/reference/events.md#rule-11: the key seen again answers 200 with the original body.
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 201]);
     expect(answers[1].body).toEqual(answers[0].body);
 

@@ -1,5 +1,5 @@
 // The maintenance workflow as it would be after an unguarded change: a timer inserted before the
-// sweep without `patched` (STYLE rule 11). Its history, expire-stale-records.timer-first.json, was
+// sweep without `patched` (docs/decisions/testing.md). Its history, expire-stale-records.timer-first.json, was
 // recorded from this file with scripts/record-history.ts --workflows; replayed against the real
 // workflow it must fail with a DeterminismViolationError, which proves the replay test can fail.
 import { proxyActivities, sleep } from '@temporalio/workflow';

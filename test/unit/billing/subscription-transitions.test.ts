@@ -5,8 +5,8 @@ import {
 } from '../../../workflows/billing/subscription-transitions';
 
 /**
- * Document 1, States and transitions / Subscription, one row per row of its table (the first row,
- * (none) → trialing at tenant creation, is the registration's insert: test/api/identity/register.test.ts).
+ * The moves of docs/reference/billing.md#rule-4 and #rule-26, one row each (the first move,
+ * (none) → trialing at tenant creation (rule 3), is the registration's insert: test/api/identity/register.test.ts).
  */
 type Row = [from: SubscriptionStatus, event: SubscriptionEvent, to: SubscriptionStatus | InvalidTransition];
 
@@ -25,7 +25,7 @@ const document1: Array<[trigger: string, ...Row]> = [
   ['provider cancels (suspended)', 'suspended', 'provider_canceled', 'canceled'],
 ];
 
-/** The moves the rest of document 1 implies (plan changes, cancellation, renewal, recovery). */
+/** The moves the rest of docs/reference/billing.md implies (plan changes, cancellation, renewal, recovery). */
 const implied: Array<[why: string, ...Row]> = [
   ['a payment renews an active subscription', 'active', 'payment_succeeded', 'active'],
   ['a payment after a cancellation subscribes again', 'canceled', 'payment_succeeded', 'active'],
@@ -60,7 +60,7 @@ const illegal: Row[] = SUBSCRIPTION_STATUSES.flatMap((from) => EVENTS
   .map((event): Row => [from, event, INVALID_TRANSITION]));
 
 describe('subscription transitions', () => {
-  it.each(document1)('document 1: %s: %s + %s → %s', (_trigger, from, event, to) => {
+  it.each(document1)('the life of a subscription: %s: %s + %s → %s', (_trigger, from, event, to) => {
     expect(transition(from, event)).toBe(to);
   });
 

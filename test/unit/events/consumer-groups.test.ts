@@ -1,12 +1,12 @@
 import type { ModuleSubscriber } from '../../../common/event-subscribers';
 import { groupModule, isGroupName, kafkaGroupId, parseKafkaGroupId } from '../../../services/events/consumers/group-names';
-import { loadModuleSubscribers, SHIPPED_SUBSCRIBER_CODE } from '../../../services/events/consumers/module-subscribers';
+import { loadModuleSubscribers, SHIPPED_SUBSCRIBER_CODE } from '../../../services/data/module-subscribers';
 import { ManifestError, ModuleCatalogue } from '../../../services/modules/catalogue';
 import type { ModuleManifest } from '../../../services/modules/manifest';
 import { contactNameOf } from '../../../modules/crm/subscribers';
 import { crm } from '../../helpers/data-models';
 
-/** Consumer group names (group-names.ts), the module subscriber registry (module-subscribers.ts) and crm's subscriber. */
+/** Consumer group names (group-names.ts), the module subscriber registry (services/data/module-subscribers.ts) and crm's subscriber. */
 
 const TENANT = '01968f1e-7a7b-7cc3-a5a8-0d6f3f1e2a12';
 

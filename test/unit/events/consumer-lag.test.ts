@@ -3,7 +3,7 @@ import type { Logger } from '../../../common/logger';
 import { ConsumerLag, levelOf, TENANT_GROUP_WATCH_MS, type WatchedGroup } from '../../../services/events/consumer-lag';
 
 /**
- * Consumer lag (document 3, Events 5 and 6) over a broker whose offsets the test sets and a clock it
+ * Consumer lag (docs/reference/events.md#rule-21) over a broker whose offsets the test sets and a clock it
  * moves: lag in messages, lag age (the age of the oldest message not passed, dated by the samples'
  * high watermarks), the alert levels and the suppression after a bulk replay.
  */
@@ -51,7 +51,7 @@ function setUp(open: WatchedGroup[] = [tenantGroup], platform: WatchedGroup[] = 
   return { broker, lag, at };
 }
 
-describe('lag alert levels (document 3, Events 5)', () => {
+describe('lag alert levels (docs/reference/events.md#rule-21)', () => {
   it.each([
     [0, 'none'], [60, 'none'], [61, 'warning'], [300, 'warning'], [301, 'error'], [900, 'error'], [901, 'critical'],
   ])('a lag age of %i s is %s', (seconds, level) => {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { repoRoot } from '../../../common/paths';
 
-// The proto is the contract of document 3; this keeps it loadable and complete as it evolves.
+// The proto is the gRPC contract of docs/reference/events.md; this keeps it loadable and complete as it evolves.
 describe('protos/platform/events/v1/events.proto', () => {
   let root: protobuf.Root;
 

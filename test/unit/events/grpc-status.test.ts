@@ -5,7 +5,7 @@ import { problems, type Problem } from '../../../common/problems';
 
 const logger = createLogger('grpc-status-test', 'silent');
 
-// api/grpc/status.ts: the one table from problems to gRPC status codes, with document 3's codes as examples.
+// api/grpc/status.ts: the one table from problems to gRPC status codes, with the codes of docs/reference/events.md#errors as examples.
 describe('problem → gRPC status', () => {
   it.each<[string, Problem, status]>([
     ['a payload that does not match (no schema, bad field)', problems.validation([]), status.INVALID_ARGUMENT],

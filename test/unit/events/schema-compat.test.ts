@@ -3,7 +3,7 @@ import {
 } from '../../../services/events/schema-compat';
 import { KERNEL_SCHEMAS } from '../../../services/events/kernel-schemas';
 
-/** Document 3, Versioning 2: the same type never changes incompatibly; a breaking change needs a new type. */
+/** docs/reference/events.md#rule-8: the same type never changes incompatibly; a breaking change needs a new type. */
 
 const contact: EventSchema = {
   type: 'object',

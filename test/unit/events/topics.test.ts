@@ -19,7 +19,7 @@ describe('default topic of an event type', () => {
 });
 
 describe('topic catalogue', () => {
-  it('has the eight topics of document 3', () => {
+  it('has the eight topics of the catalogue', () => {
     expect([...topicNames].sort()).toEqual([
       'platform.audit.events', 'platform.auth.events', 'platform.billing.events', 'platform.data.events',
       'platform.files.events', 'platform.module.events', 'platform.money.events', 'platform.notify.events',

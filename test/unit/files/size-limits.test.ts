@@ -1,6 +1,6 @@
 import { fileKindOf, largestFileBytes, sizeLimitOf } from '../../../services/files/size-limits';
 
-/** Document 2, Limits / Files: images (image/*) 10 MB, every other file 50 MB. */
+/** docs/reference/files.md#rule-4: images (image/*) 10 MB, every other file 50 MB. */
 const settings = { maxImageSizeBytes: 10 * 1024 * 1024, maxDocumentSizeBytes: 50 * 1024 * 1024 };
 
 describe('the size limit of an upload by its media type', () => {

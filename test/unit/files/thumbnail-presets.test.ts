@@ -5,7 +5,7 @@ import {
 } from '../../../services/files/thumbnails';
 
 /**
- * Document 2's thumbnail presets (issue 17): the four boxes are cut to exactly their size, full_1200
+ * The thumbnail presets of docs/reference/files.md#rule-15 (issue 17): the four boxes are cut to exactly their size, full_1200
  * is 1200 wide with the height of the aspect ratio and never enlarged. Rendered by sharp in memory.
  */
 
@@ -19,7 +19,7 @@ async function sizeOf(image: Buffer): Promise<{ format?: string; width?: number;
 }
 
 describe('the thumbnail presets', () => {
-  it('are the five of document 2, and nothing else is one', () => {
+  it('are the five of the files reference, and nothing else is one', () => {
     expect(THUMBNAIL_PRESET_NAMES).toEqual(['icon_32', 'avatar_64', 'card_300', 'preview_600', 'full_1200']);
     for (const name of ['icon_64', 'FULL_1200', '', 'toString', '__proto__', 'constructor']) expect(isThumbnailPreset(name)).toBe(false);
   });

@@ -21,7 +21,7 @@ describe('thrown errors → problems', () => {
     [13, 500, 'internal-error'],
     [14, 503, 'service-unavailable'],
     [4, 504, 'gateway-timeout'],
-    [2, 500, 'internal-error'], // UNKNOWN has no mapping in document 1
+    [2, 500, 'internal-error'], // UNKNOWN has no mapping of its own
   ])('maps gRPC code %i to %i %s', (code, status, type) => {
     const problem = toProblem(Object.assign(new Error(`${code} STATUS: detail`), { code, details: 'detail from downstream' }));
     expect({ status: problem.status, type: problem.type }).toEqual({ status, type });

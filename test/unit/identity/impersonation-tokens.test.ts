@@ -6,12 +6,14 @@ import { loadSigningKeys, type SigningKeys } from '../../../services/identity/si
 import { TokenService } from '../../../services/identity/tokens';
 import { isProblem } from '../../../common/problems';
 
-/** Impersonation tokens: document 1's claims plus `act` (RFC 8693), and nothing else is ever accepted. */
+/** Impersonation tokens: the claims of docs/reference/identity.md#rule-11 plus `act` (RFC 8693), and nothing else is ever accepted. */
 const jwt = { issuer: 'https://issuer.test', audience: 'platform-api' };
 const ttl = { accessToken: 900, sessionToken: 300 };
 const claims = { sub: '0190a0a0-0000-7000-8000-000000000001', email: 'ada@example.test', tenantId: '0190a0a0-0000-7000-8000-000000000002', roles: ['owner'],
-  sid: '0190a0a0-0000-7000-8000-000000000003',
+  sid: '0190a0a0-0000-7000-8000-000000000003', mfa: false,
 };
+/** What the token service issues: the claims above and the sign-in time (the token's auth_time). */
+const issued = { ...claims, authTime: 1893455000 };
 const impersonator = '0190a0a0-0000-7000-8000-000000000003';
 
 let dir: string;
@@ -42,22 +44,22 @@ describe('impersonation tokens', () => {
   it('carry act {sub} and end exactly when the impersonation ends', async () => {
     const now = new Date('2030-01-01T00:00:00.400Z');
     const endsAt = new Date('2030-01-01T01:00:00.000Z');
-    const { token, expiresAt } = await service.issueImpersonationToken(claims, impersonator, endsAt, now);
+    const { token, expiresAt } = await service.issueImpersonationToken(issued, impersonator, endsAt, now);
     expect(decodeJwt(token)).toEqual({
-      ...claims, act: { sub: impersonator }, iat: 1893456000, exp: 1893459600, iss: jwt.issuer, aud: jwt.audience,
+      ...claims, auth_time: issued.authTime, act: { sub: impersonator }, iat: 1893456000, exp: 1893459600, iss: jwt.issuer, aud: jwt.audience,
     });
     expect(expiresAt).toEqual(endsAt);
   });
 
   it('verify to the impersonator; ordinary tokens have none', async () => {
-    const { token } = await service.issueImpersonationToken(claims, impersonator, new Date(Date.now() + 3_600_000));
+    const { token } = await service.issueImpersonationToken(issued, impersonator, new Date(Date.now() + 3_600_000));
     await expect(service.verifyAccessToken(token)).resolves.toMatchObject({ ...claims, impersonatorId: impersonator });
-    const plain = await service.verifyAccessToken((await service.issueAccessToken(claims)).token);
+    const plain = await service.verifyAccessToken((await service.issueAccessToken(issued)).token);
     expect(plain).not.toHaveProperty('impersonatorId');
   });
 
   it('cannot be issued for an impersonation that has ended', async () => {
-    expect(await problemTypeOf(service.issueImpersonationToken(claims, impersonator, new Date(Date.now() - 1000)))).toBe('unauthorized');
+    expect(await problemTypeOf(service.issueImpersonationToken(issued, impersonator, new Date(Date.now() - 1000)))).toBe('unauthorized');
   });
 
   it.each([

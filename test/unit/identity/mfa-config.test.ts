@@ -6,7 +6,7 @@ import { productionEnvironment } from '../../helpers/production-config';
 const DEV_KEY = loadConfig({}).identity.mfa.encryptionKey;
 
 describe('MFA_ENCRYPTION_KEY', () => {
-  it('has a 32-byte development default and document 1\'s recovery limits', () => {
+  it('has a 32-byte development default and the recovery limits of docs/reference/identity.md#rule-22', () => {
     const config = loadConfig({});
     expect(Buffer.from(config.identity.mfa.encryptionKey, 'base64')).toHaveLength(32);
     expect(config.identity.recovery).toEqual({ maxAttempts: 5, windowSeconds: 900, lockSeconds: 3600, accountLockFailures: 15 });

@@ -1,6 +1,6 @@
 import { afterRecoveryFailure, lockSecondsLeft, type FailureState } from '../../../services/identity/mfa/recovery-lockout';
 
-/** Document 1: 5 wrong recovery codes in 15 minutes lock recovery for an hour; 15 lock the account. */
+/** docs/reference/identity.md#rule-22: 5 wrong recovery codes in 15 minutes lock recovery for an hour; 15 lock the account. */
 const SETTINGS = { maxAttempts: 5, windowSeconds: 900, lockSeconds: 3600, accountLockFailures: 15 };
 const MINUTE = 60_000;
 const fresh = (now: number): FailureState => ({ windowStartedAt: now, windowFailures: 0, totalFailures: 0, lockedUntil: null });

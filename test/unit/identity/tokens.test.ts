@@ -10,8 +10,10 @@ import { isProblem } from '../../../common/problems';
 const jwt = { issuer: 'https://issuer.test', audience: 'platform-api' };
 const ttl = { accessToken: 900, refreshToken: 604_800, refreshGrace: 10, sessionToken: 300 };
 const claims = { sub: '0190a0a0-0000-7000-8000-000000000001', email: 'ada@example.test', tenantId: '0190a0a0-0000-7000-8000-000000000002', roles: ['owner'],
-  sid: '0190a0a0-0000-7000-8000-000000000003',
+  sid: '0190a0a0-0000-7000-8000-000000000003', mfa: false,
 };
+/** What the token service issues: the claims above and the sign-in time (the token's auth_time). */
+const issued = { ...claims, authTime: 1893455000 };
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'jwt-keys-')); });
@@ -46,7 +48,7 @@ describe('signing keys', () => {
   it('accepts a PEM from configuration, and refuses a key that is not P-256', async () => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const fromPem = await serviceFor({ privateKey: await exportPKCS8(privateKey) });
-    const { token } = await fromPem.issueAccessToken(claims);
+    const { token } = await fromPem.issueAccessToken(issued);
     await expect(fromPem.verifyAccessToken(token)).resolves.toMatchObject(claims);
 
     const rsa = await generateKeyPair('RS256', { extractable: true });
@@ -55,13 +57,13 @@ describe('signing keys', () => {
 
   it('rotates by kid: tokens of the previous key still verify, and JWKS lists both', async () => {
     const old = await serviceFor({});
-    const { token: oldToken } = await old.issueAccessToken(claims);
+    const { token: oldToken } = await old.issueAccessToken(issued);
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const rotated = await serviceFor({
       privateKey: JSON.stringify(await exportJWK(privateKey)),
       previousPublicKeys: JSON.stringify(old.jwks),
     });
-    const { token: newToken } = await rotated.issueAccessToken(claims);
+    const { token: newToken } = await rotated.issueAccessToken(issued);
     expect(decodeProtectedHeader(newToken).kid).not.toBe(decodeProtectedHeader(oldToken).kid);
     await expect(rotated.verifyAccessToken(oldToken)).resolves.toMatchObject(claims);
     await expect(rotated.verifyAccessToken(newToken)).resolves.toMatchObject(claims);
@@ -75,14 +77,14 @@ describe('access token claims', () => {
   it('carries exactly sub, email, tenantId, roles, iat, exp, iss, aud', async () => {
     const service = await serviceFor({});
     const now = new Date('2030-01-01T00:00:00Z');
-    const { token, expiresAt } = await service.issueAccessToken(claims, now);
-    expect(decodeJwt(token)).toEqual({ ...claims, iat: 1893456000, exp: 1893456900, iss: jwt.issuer, aud: jwt.audience });
+    const { token, expiresAt } = await service.issueAccessToken(issued, now);
+    expect(decodeJwt(token)).toEqual({ ...claims, auth_time: issued.authTime, iat: 1893456000, exp: 1893456900, iss: jwt.issuer, aud: jwt.audience });
     expect(expiresAt.toISOString()).toBe('2030-01-01T00:15:00.000Z');
   });
 
   it('reports an expired token as token-expired and a bad one as unauthorized', async () => {
     const service = await serviceFor({});
-    const { token } = await service.issueAccessToken(claims, new Date(Date.now() - 901_000));
+    const { token } = await service.issueAccessToken(issued, new Date(Date.now() - 901_000));
     expect(await problemTypeOf(service.verifyAccessToken(token))).toBe('token-expired');
     expect(await problemTypeOf(service.verifyAccessToken('a.b.c'))).toBe('unauthorized');
   });
@@ -90,7 +92,7 @@ describe('access token claims', () => {
   it('keeps selection and access tokens apart', async () => {
     const service = await serviceFor({});
     const selection = await service.issueSelectionToken(claims.sub);
-    const access = await service.issueAccessToken(claims);
+    const access = await service.issueAccessToken(issued);
     expect(await problemTypeOf(service.verifyAccessToken(selection.token))).toBe('unauthorized');
     expect(await problemTypeOf(service.verifySelectionToken(access.token))).toBe('unauthorized');
     await expect(service.verifySelectionToken(selection.token)).resolves.toMatchObject({ userId: claims.sub });

@@ -89,6 +89,7 @@ describe('production mode', () => {
     ['BILLING_STRIPE_WEBHOOK_SECRET', { BILLING_STRIPE_WEBHOOK_SECRET: 'whsec_local_stripe_secret' }, 'public development value'],
     ['BILLING_PADDLE_WEBHOOK_SECRET', { BILLING_PADDLE_WEBHOOK_SECRET: undefined }, 'public development value'],
     ['MFA_ENCRYPTION_KEY', { MFA_ENCRYPTION_KEY: DEV_MFA_KEY }, 'public development value'],
+    ['PASSWORD_PEPPER', { PASSWORD_PEPPER: undefined }, 'public development value'],
     ['JWT_PRIVATE_KEY', { JWT_PRIVATE_KEY: undefined }, 'would generate a key of its own'],
     ['JWT_KEY_FILE', { JWT_PRIVATE_KEY: undefined, JWT_KEY_FILE: join(dir, 'missing.json') }, 'does not exist'],
     ['TEMPORAL_PAYLOAD_KEY', { TEMPORAL_PAYLOAD_KEY: undefined }, 'would generate a key of its own'],

@@ -1,5 +1,5 @@
 import { jobStatusOf } from '../../../services/jobs/workflow-status';
-import { JOB_ID_PATTERN, jobIdOf, parseJobId } from '../../../services/jobs/job-id';
+import { JOB_ID_PATTERN, jobIdOf, parseJobId } from '../../../common/jobs';
 
 /** The two rules of docs/decisions/jobs.md that are pure: the id format and the status table. */
 describe('job ids', () => {

@@ -5,7 +5,7 @@ import { loadModuleCatalogue, ManifestError } from '../../../services/modules/ca
 import { checkManifest } from '../../../services/modules/manifest';
 import { repoRoot } from '../../../common/paths';
 
-/** Module manifests: the shipped crm module as DECISIONS.md describes it, and every broken manifest refused with its reason. */
+/** Module manifests: the shipped crm module as docs/decisions/modules.md describes it, and every broken manifest refused with its reason. */
 
 const DATA_KEYS = ['read', 'create', 'update', 'delete', 'write'];
 /** DATA_MAX_TABLES_PER_MODULE's default. */

@@ -1,6 +1,6 @@
 import { MAX_HOLD_TTL_SECONDS, parseHoldTtl } from '../../../services/money/hold-ttl';
 
-/** The hold TTL grammar of DECISIONS.md (Money), rule by rule with its examples. */
+/** The hold TTL grammar of docs/reference/money.md#rule-7, rule by rule with its examples. */
 describe('parseHoldTtl', () => {
   it.each([
     ['1s', 1], ['90s', 90], ['30m', 1800], ['72h', 72 * 3600], ['7d', 7 * 86_400], ['168h', MAX_HOLD_TTL_SECONDS],

@@ -2,7 +2,7 @@ import { PlanLimitReader, checkTransactionAmount, checkWalletBalance, type Money
 import type { WalletRow } from '../../../db/queries/money/wallets.queries';
 
 /**
- * Document 2, Money rule 6: plan limits cached 5 minutes per tenant; billing unavailable with nothing
+ * docs/reference/money.md#rule-12: plan limits cached 5 minutes per tenant; billing unavailable with nothing
  * cached → 503 billing-unavailable (fail closed); a stale cached value is used when present.
  */
 const STARTER: MoneyLimits = { planId: 'starter', maxTxAmount: 10_000_000, maxBalance: 100_000_000 };

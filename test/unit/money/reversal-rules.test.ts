@@ -1,7 +1,7 @@
 import { reversalRefusal } from '../../../services/money/reversal';
 import type { TransactionRow } from '../../../db/queries/money/transactions.queries';
 
-/** The reversal rules of document 2 (States and transitions / Money transaction), as a table. */
+/** The reversal rules of docs/reference/money.md#rule-10, as a table. */
 const NOW = new Date('2026-06-01T00:00:00Z');
 const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000).toISOString();
 const row = (type: TransactionRow['type'], status: TransactionRow['status'], createdAt = daysAgo(1), reversed = false) =>

@@ -1,19 +1,22 @@
-import type { Config } from '../../../common/config';
-import type { Kafka } from '../../../common/kafka';
-import type { Logger } from '../../../common/logger';
-import type { DatabasePool } from '../../../db/pool';
-import type { TenantReader } from '../../../db/tenant-reads';
-import { DataCatalogue } from '../../data/catalogue';
-import { loadDataHooks } from '../../data/hooks';
-import type { RecordWriteDeps } from '../../data/records';
-import { loadModuleCatalogue } from '../../modules/catalogue';
-import { GroupConsumer, type ConsumerSettings } from './group-consumer';
-import { loadModuleSubscribers, moduleSubscriberHandler, tenantsWithModule, type ModuleGroup } from './module-subscribers';
-import { createWebhookDispatchers, type WebhookDispatchDeps } from '../webhooks/dispatcher';
+import type { Config } from '../../common/config';
+import type { Kafka } from '../../common/kafka';
+import type { Logger } from '../../common/logger';
+import type { DatabasePool } from '../../db/pool';
+import type { TenantReader } from '../../db/tenant-reads';
+import { DataCatalogue } from '../../services/data/catalogue';
+import { loadDataHooks } from '../../services/data/hooks';
+import type { RecordWriteDeps } from '../../services/data/records';
+import { loadModuleCatalogue } from '../../services/modules/catalogue';
+import { GroupConsumer, type ConsumerSettings } from '../../services/events/consumers/group-consumer';
+import { loadModuleSubscribers, moduleSubscriberHandler, tenantsWithModule, type ModuleGroup } from '../../services/data/module-subscribers';
+import { createWebhookDispatchers, type WebhookDispatchDeps } from '../../services/events/webhooks/dispatcher';
+import type { Mailer } from '../../services/notify/mailer';
+import { createSecurityMailConsumer, SECURITY_MAIL_GROUP } from '../../services/notify/security-mail';
 
 /**
  * The platform's own consumer groups, run by the worker process for every tenant: the modules'
- * subscribers (module-subscribers.ts) and the webhook dispatchers (services/events/webhooks/dispatcher.ts).
+ * subscribers (services/data/module-subscribers.ts), the webhook dispatchers (services/events/webhooks/dispatcher.ts)
+ * and the account holders' security mail (services/notify/security-mail.ts).
  * Each is a GroupConsumer whose Kafka group id is its name.
  */
 export interface PlatformGroupDeps {
@@ -35,6 +38,8 @@ export interface PlatformGroupDeps {
   sleep?: (ms: number) => Promise<void>;
   /** The webhook dispatchers' own needs (the worker's Temporal client, the task queues); none run without. */
   webhooks?: Pick<WebhookDispatchDeps, 'temporal' | 'taskQueues'>;
+  /** Sends the security mail (the worker's Temporal client); the group does not run without. */
+  securityMail?: Pick<Mailer, 'send'>;
 }
 
 export class PlatformGroups {
@@ -56,6 +61,10 @@ export class PlatformGroups {
     if (deps.webhooks) {
       const { kafka, db, reads, logger, settings } = deps;
       for (const [groupId, consumer] of createWebhookDispatchers({ kafka, db, reads, logger, settings, ...deps.webhooks })) consumers.set(groupId, consumer);
+    }
+    if (deps.securityMail) {
+      const { kafka, db, logger, settings, partitionsConcurrently } = deps;
+      consumers.set(SECURITY_MAIL_GROUP, createSecurityMailConsumer({ kafka, db, logger, settings, partitionsConcurrently, mailer: deps.securityMail }));
     }
     this.consumers = consumers;
   }
@@ -96,7 +105,7 @@ const PARTITIONS_CONCURRENTLY = 3;
  */
 export function createPlatformGroups(
   cfg: Readonly<Config>,
-  deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'reads' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings' | 'webhooks'>>,
+  deps: Pick<PlatformGroupDeps, 'kafka' | 'db' | 'reads' | 'logger'> & Partial<Pick<PlatformGroupDeps, 'topicOf' | 'sleep' | 'settings' | 'webhooks' | 'securityMail'>>,
 ): PlatformGroups {
   const modules = loadModuleCatalogue(cfg.modules.dir, { maxModels: cfg.data.maxTablesPerModule });
   return new PlatformGroups({

@@ -1,5 +1,34 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Problem } from '../../common/problems';
+import type { Problem } from './problems';
+
+/**
+ * The contract of a job (docs/decisions/jobs.md): its public id and what each kind of job says of its
+ * workflow. Every domain whose work answers 202 implements a JobKind, and services/jobs/ reads any job
+ * through the kinds: the contract knows no domain, so it lives in the kernel, below both.
+ */
+
+/**
+ * The public id of a job (docs/decisions/jobs.md): `<kind>.<localId>`, for example
+ * `audit-cold-export.3f2a…`. The kind says which workflow to describe and which permission reads
+ * it; the tenant is never part of the id: it comes from the caller's token, so an id carried into
+ * another tenant names a workflow that does not exist there.
+ */
+export const JOB_ID_PATTERN = /^[a-z][a-z0-9-]{1,39}\.[A-Za-z0-9_-]{1,80}$/;
+
+export interface ParsedJobId {
+  kind: string;
+  localId: string;
+}
+
+export function jobIdOf(kind: string, localId: string): string {
+  return `${kind}.${localId}`;
+}
+
+/** The kind and local id of a well-formed job id (JOB_ID_PATTERN, checked by resolveJob). */
+export function parseJobId(jobId: string): ParsedJobId {
+  const dot = jobId.indexOf('.');
+  return { kind: jobId.slice(0, dot), localId: jobId.slice(dot + 1) };
+}
 
 /** What a job handle says of its work (docs/decisions/jobs.md maps Temporal's statuses onto these). */
 export const JOB_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
@@ -51,7 +80,7 @@ export interface JobKind {
   permission: string;
   /** The local ids this kind issues; any other id of the kind names no job. */
   localId: RegExp;
-  /** The workflow of a job of the tenant: a business key that names the tenant (STYLE rule 8). */
+  /** The workflow of a job of the tenant: a business key that names the tenant (docs/decisions/temporal.md, Workflow ids). */
   workflowId(tenantId: string, localId: string): string;
   /**
    * For a kind whose workflow id does not name the job (one workflow id per tenant, run again for

@@ -1,21 +1,24 @@
-import type { ModuleSubscriber, SubscribedEvent, SubscriberContext } from '../../../common/event-subscribers';
-import type { DatabaseTransactionConnection } from '../../../db/pool';
-import { moduleActiveStatement, selectTenantModules } from '../../../db/queries/modules/tenant-modules.queries';
-import type { TenantReader } from '../../../db/tenant-reads';
-import * as crmSubscribers from '../../../modules/crm/subscribers';
-import { createRecordIn, type RecordWriteDeps } from '../../data/records';
-import { ManifestError, type ModuleCatalogue } from '../../modules/catalogue';
-import type { DecodedEvent } from '../envelope';
-import { defaultTopicFor, type TopicName } from '../topics';
-import type { TransactionalHandler } from './group-consumer';
-import { isGroupName } from './group-names';
+import type { ModuleSubscriber, SubscribedEvent, SubscriberContext } from '../../common/event-subscribers';
+import type { DatabaseTransactionConnection } from '../../db/pool';
+import { moduleActiveStatement, selectTenantModules } from '../../db/queries/modules/tenant-modules.queries';
+import type { TenantReader } from '../../db/tenant-reads';
+import * as crmSubscribers from '../../modules/crm/subscribers';
+import { createRecordIn, type RecordWriteDeps } from './records';
+import { ManifestError } from '../modules/catalogue';
+import type { DeclaredEvents } from '../events/declared-events';
+import type { DecodedEvent } from '../events/envelope';
+import { defaultTopicFor, type TopicName } from '../events/topics';
+import type { TransactionalHandler } from '../events/consumers/group-consumer';
+import { isGroupName } from '../events/consumers/group-names';
 
 /**
  * The modules' event subscribers as platform consumer groups (docs/decisions/events.md, Consumer
  * groups). A module ships them by convention in `modules/<slug>/subscribers.ts`, exporting
  * `subscribers` (common/event-subscribers.ts); each becomes the group `<slug>.<name>`, run by the
  * worker for every tenant, and checked against the manifest at start-up like the hooks are: its
- * types must be in `events.subscribes` (document 3, Authentication 4) and live on one topic.
+ * types must be in `events.subscribes` (docs/reference/modules.md#rule-12) and live on one topic. It lives in
+ * the data layer, beside the hooks, because a subscriber writes records through it (createRecordIn):
+ * the event bus it consumes from sits below data in the order of services (docs/architecture.md).
  */
 
 /**
@@ -39,7 +42,7 @@ export interface ModuleGroup {
  * at once: a name that makes no group name, a name used twice, no types, a type the manifest does not
  * declare in `events.subscribes`, types on more than one topic (a group reads one topic).
  */
-export function loadModuleSubscribers(modules: ModuleCatalogue, code: ReadonlyMap<string, readonly ModuleSubscriber[]> = SHIPPED_SUBSCRIBER_CODE): ModuleGroup[] {
+export function loadModuleSubscribers(modules: DeclaredEvents, code: ReadonlyMap<string, readonly ModuleSubscriber[]> = SHIPPED_SUBSCRIBER_CODE): ModuleGroup[] {
   const mistakes: string[] = [];
   const groups: ModuleGroup[] = [];
   for (const manifest of modules.list()) {
