@@ -37,11 +37,14 @@ async function forged(typ: string, claims: Record<string, unknown>): Promise<str
 }
 
 describe('tenant-selection tokens', () => {
-  it('carry the login method: password by default, the provider for a provider sign-in', async () => {
+  it('carry the login method (password by default, the provider for a provider sign-in) and when it was proved', async () => {
+    const before = Math.floor(Date.now() / 1000);
     const password = await service.issueSelectionToken(user.id);
     const provider = await service.issueSelectionToken(user.id, oidc);
-    await expect(service.verifySelectionToken(password.token)).resolves.toEqual({ userId: user.id, how: { method: 'password' } });
-    await expect(service.verifySelectionToken(provider.token)).resolves.toEqual({ userId: user.id, how: oidc });
+    const authenticatedAt = expect.any(Number) as unknown as number;
+    await expect(service.verifySelectionToken(password.token)).resolves.toEqual({ userId: user.id, how: { method: 'password' }, authenticatedAt });
+    await expect(service.verifySelectionToken(provider.token)).resolves.toEqual({ userId: user.id, how: oidc, authenticatedAt });
+    expect((await service.verifySelectionToken(password.token)).authenticatedAt).toBeGreaterThanOrEqual(before);
   });
 
   it('read a token from before the claim existed as a password login, and refuse a malformed claim', async () => {
