@@ -30,7 +30,7 @@ export interface Sampled {
   readings: Reading[];
 }
 
-interface Raw { ticks: number; memoryKiB: number; openFiles: number; pid: number }
+interface Raw { ticks: number; memoryKiB: number; openFiles: number; pid: number; parent: number }
 
 const TICKS_PER_SECOND = 100;
 
@@ -50,21 +50,31 @@ function recordedProcesses(): { name: string; kind: Sampled['kind']; pid: number
 function readPid(pid: number, proportional: boolean): Raw | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command name (which may hold spaces): utime, stime, cutime, cstime are fields 14-17.
+    // The fields after the command name (which may hold spaces): ppid is field 4; utime, stime, cutime, cstime are fields 14-17.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
     const memory = proportional
       ? /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))
       : /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return { ticks, memoryKiB: Number(memory?.[1] ?? 0), openFiles: readdirSync(`/proc/${pid}/fd`).length, pid };
+    return { ticks, memoryKiB: Number(memory?.[1] ?? 0), openFiles: readdirSync(`/proc/${pid}/fd`).length, pid, parent: Number(fields[1]) };
   } catch {
     return undefined;
   }
 }
 
+/**
+ * The server's own process among PostgreSQL's: the one whose parent is not one of them (every backend
+ * is a child of the postmaster). Its pid names the server across readings: backends come and go.
+ */
+export function postmasterOf(processes: readonly { pid: number; parent: number }[]): number | undefined {
+  const pids = new Set(processes.map(({ pid }) => pid));
+  return processes.find(({ parent }) => !pids.has(parent))?.pid;
+}
+
 /** PostgreSQL's processes together: the postmaster counts its ended backends' CPU in its children's fields. */
 function readPostgres(): Raw | undefined {
-  const total: Raw = { ticks: 0, memoryKiB: 0, openFiles: 0, pid: 0 };
+  const total: Raw = { ticks: 0, memoryKiB: 0, openFiles: 0, pid: 0, parent: 0 };
+  const processes: Raw[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let command: string;
@@ -79,9 +89,10 @@ function readPostgres(): Raw | undefined {
     total.ticks += raw.ticks;
     total.memoryKiB += raw.memoryKiB;
     total.openFiles += raw.openFiles;
-    total.pid = total.pid === 0 ? raw.pid : Math.min(total.pid, raw.pid);
+    processes.push(raw);
   }
-  return total.pid === 0 ? undefined : total;
+  const postmaster = postmasterOf(processes);
+  return postmaster === undefined ? undefined : { ...total, pid: postmaster };
 }
 
 /**
@@ -118,7 +129,7 @@ export class ProcessSampler {
       const previous = this.last.get(name);
       this.last.set(name, { raw, at });
       // The first reading, or one after a restart, has no interval to charge CPU to.
-      if (!previous || previous.raw.pid !== raw.pid && name !== 'postgres') continue;
+      if (!previous || previous.raw.pid !== raw.pid) continue;
       const cpu = Math.max(0, raw.ticks - previous.raw.ticks) / TICKS_PER_SECOND / Math.max(0.001, at - previous.at);
       const entry = this.series.get(name) ?? { name, kind, readings: [] };
       entry.readings.push({ at, cpu, memoryMiB: raw.memoryKiB / 1024, openFiles: raw.openFiles, pid: raw.pid });

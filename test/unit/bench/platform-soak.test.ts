@@ -1,5 +1,5 @@
 import { judgeDrained } from '../../../bench/platform/drain';
-import type { Sampled } from '../../../bench/platform/processes';
+import { postmasterOf, type Sampled } from '../../../bench/platform/processes';
 import { growthOf, judgeGrowth } from '../../../bench/platform/soak';
 
 /**
@@ -49,4 +49,11 @@ it('names every queue still holding work after the load', () => {
   expect(judgeDrained([{ name: 'kafka audit.store on platform.audit.events', waiting: 0 }, { name: 'postgres outbox', waiting: 0 }])).toEqual([]);
   expect(judgeDrained([{ name: 'temporal platform.money (activity tasks)', waiting: 3 }, { name: 'postgres outbox', waiting: 0 }]))
     .toEqual(['temporal platform.money (activity tasks): 3 still waiting']);
+});
+
+it('names PostgreSQL by its postmaster, whose backends come and go', () => {
+  const backends = [{ pid: 300, parent: 120 }, { pid: 90, parent: 120 }, { pid: 410, parent: 120 }];
+  expect(postmasterOf([...backends, { pid: 120, parent: 1 }])).toBe(120);
+  expect(postmasterOf([{ pid: 120, parent: 1 }, ...backends.slice(1)])).toBe(120);
+  expect(postmasterOf([])).toBeUndefined();
 });
