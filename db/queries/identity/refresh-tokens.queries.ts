@@ -82,7 +82,11 @@ const storedToken = z.object({
   successorPair: z.instanceof(Buffer).nullable(),
   /** Seconds since rotation, measured by the database clock that also stamped it. */
   rotatedAgoSeconds: z.number().nullable(),
-  /** Seconds since the sign-in behind the session proved a credential: its earliest authenticated_at (migration 0042). */
+  /**
+   * Seconds since the sign-in behind the session proved a credential. Every token of a session carries
+   * that time (a rotation and a session opened from another inherit it, services/identity/sessions.ts),
+   * so the token's own authenticated_at answers without reading the rest of its family (migration 0042).
+   */
   sessionAgeSeconds: z.number(),
   revoked: z.boolean(),
   expired: z.boolean(),
@@ -104,8 +108,7 @@ export function lockRefreshToken(tx: DatabaseTransactionConnection, tokenHash: B
   return tx.maybeOne(sql.type(storedToken)`
     SELECT id, family_id AS "familyId", user_id AS "userId", tenant_id AS "tenantId", successor_pair AS "successorPair",
            extract(epoch FROM clock_timestamp() - rotated_at)::float8 AS "rotatedAgoSeconds",
-           extract(epoch FROM now() - (SELECT min(f.authenticated_at) FROM refresh_tokens f WHERE f.family_id = refresh_tokens.family_id))::float8
-             AS "sessionAgeSeconds",
+           extract(epoch FROM now() - authenticated_at)::float8 AS "sessionAgeSeconds",
            EXISTS (SELECT 1 FROM refresh_tokens f WHERE f.family_id = refresh_tokens.family_id AND f.revoked_at IS NOT NULL) AS revoked,
            expires_at <= now() AS expired,
            expires_at AS "expiresAt", impersonator_id AS "impersonatorId",
