@@ -14,7 +14,7 @@ export async function turnOnMfa(gateway: TestGateway, account: RegisteredAccount
   const enabled = await post<{ secret: string }>(gateway, '/auth/mfa/enable', {}, headers);
   if (enabled.status !== 200) throw new Error(`mfa/enable answered ${enabled.status}: ${JSON.stringify(enabled.body)}`);
   const authenticator = new TestAuthenticator(enabled.body.secret);
-  const verified = await post<{ recoveryCodes: string[] }>(gateway, '/auth/mfa/verify', { code: authenticator.nextCode() }, headers);
+  const verified = await post<{ recoveryCodes: string[] }>(gateway, '/auth/mfa/verify', { code: await authenticator.nextCode() }, headers);
   if (verified.status !== 200) throw new Error(`mfa/verify answered ${verified.status}: ${JSON.stringify(verified.body)}`);
   return { authenticator, recoveryCodes: verified.body.recoveryCodes };
 }

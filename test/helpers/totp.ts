@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * RFC 6238 TOTP (HMAC-SHA1, 6 digits, 30-second steps) written on node:crypto alone, so the tests
@@ -44,22 +45,28 @@ export function totp(base32Secret: string, step = currentStep()): string {
  * An authenticator as a test uses it: each code it hands out belongs to a later time step than the
  * one before (the platform refuses a step it has accepted already) and lies within the ±1 window, so
  * up to three codes can be used within one 30-second period. A code of the previous step is handed
- * out only while more than 5 s of the current period remain, so it cannot expire in flight.
+ * out only while more than 5 s of the current period remain, so it cannot expire in flight. When the
+ * window's codes are used up (a test that starts late in a period gets only two), it waits for the
+ * next period, as a person would wait for the app's next code.
  */
 export class TestAuthenticator {
   private lastStep = -1;
 
   constructor(readonly secret: string) {}
 
-  nextCode(): string {
-    const nowMs = Date.now();
-    const now = currentStep(nowMs);
-    const secondsLeft = 30 - (nowMs / 1000) % 30;
-    const earliest = secondsLeft > 5 ? now - 1 : now;
-    const step = Math.max(earliest, this.lastStep + 1);
-    if (step > now + 1) throw new Error('every code of the current window is used; the test uses too many codes');
-    this.lastStep = step;
-    return totp(this.secret, step);
+  async nextCode(): Promise<string> {
+    for (;;) {
+      const nowMs = Date.now();
+      const now = currentStep(nowMs);
+      const secondsLeft = 30 - (nowMs / 1000) % 30;
+      const earliest = secondsLeft > 5 ? now - 1 : now;
+      const step = Math.max(earliest, this.lastStep + 1);
+      if (step <= now + 1) {
+        this.lastStep = step;
+        return totp(this.secret, step);
+      }
+      await sleep(secondsLeft * 1000 + 100);
+    }
   }
 
   /** The code the platform accepted last (a replay). */

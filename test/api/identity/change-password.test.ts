@@ -91,7 +91,7 @@ describe('POST /auth/change-password', () => {
     const body = { currentPassword: account.password, newPassword: NEW_PASSWORD };
     expectProblem(await change(account.accessToken, body), 401, 'mfa-required');
     expectProblem(await change(account.accessToken, { ...body, code: authenticator.lastCode() }), 401, 'mfa-invalid');
-    expect((await change(account.accessToken, { ...body, code: authenticator.nextCode() })).status).toBe(204);
+    expect((await change(account.accessToken, { ...body, code: await authenticator.nextCode() })).status).toBe(204);
     // The new password is the one the login now takes (it asks for the code next).
     expectProblem(await post(gateway, '/auth/login', { email: account.user.email, password: NEW_PASSWORD }), 401, 'mfa-required');
   });

@@ -73,7 +73,7 @@ describe('enable', () => {
     expect(second).not.toBe(first);
     // The first secret no longer verifies; the second does.
     expect((await mfaPost(account, 'verify', { code: totp(first) })).body).toMatchObject({ status: 401, type: gateway.problemType('mfa-invalid') });
-    expect((await mfaPost(account, 'verify', { code: new TestAuthenticator(second).nextCode() })).status).toBe(200);
+    expect((await mfaPost(account, 'verify', { code: await new TestAuthenticator(second).nextCode() })).status).toBe(200);
     expect((await mfaPost(account, 'enable')).body).toMatchObject({ status: 409, type: gateway.problemType('conflict') });
   });
 
@@ -88,7 +88,7 @@ describe('verify', () => {
   it('activates two-factor with an independently computed code and answers 10 new recovery codes', async () => {
     const account = await registerAccount(gateway);
     const { secret } = (await mfaPost(account, 'enable')).body as { secret: string };
-    const response = await mfaPost(account, 'verify', { code: new TestAuthenticator(secret).nextCode() });
+    const response = await mfaPost(account, 'verify', { code: await new TestAuthenticator(secret).nextCode() });
     expect(response.status).toBe(200);
     expect(response.body.mfaEnabled).toBe(true);
     const codes = response.body.recoveryCodes as string[];
@@ -126,7 +126,7 @@ describe('login with two-factor on', () => {
 
     expect((await login(account)).body).toMatchObject({ status: 401, type: gateway.problemType('mfa-required') });
     expect((await login(account, wrongCode(authenticator.secret))).body).toMatchObject({ status: 401, type: gateway.problemType('mfa-invalid') });
-    const good = await login(account, authenticator.nextCode());
+    const good = await login(account, await authenticator.nextCode());
     expect(good.status).toBe(200);
     expect(Object.keys(good.body).sort()).toEqual(['accessToken', 'expiresAt', 'refreshToken']);
     // The same code again, within its window: refused (RFC 6238 section 5.2).
@@ -142,7 +142,7 @@ describe('login with two-factor on', () => {
   it('asks for the password first: a wrong password with a good code is invalid-credentials', async () => {
     const account = await registerAccount(gateway);
     const { authenticator } = await turnOnMfa(gateway, account);
-    const response = await post(gateway, '/auth/login', { email: account.user.email, password: 'a-wrong-password', mfaCode: authenticator.nextCode() });
+    const response = await post(gateway, '/auth/login', { email: account.user.email, password: 'a-wrong-password', mfaCode: await authenticator.nextCode() });
     expect(response.body).toMatchObject({ status: 401, type: gateway.problemType('invalid-credentials') });
   });
 
@@ -152,7 +152,7 @@ describe('login with two-factor on', () => {
     for (let attempt = 0; attempt <= ACCOUNT_ATTEMPTS; attempt += 1) {
       expect((await login(account, wrongCode(authenticator.secret))).status).toBe(401);
     }
-    const slowed = await login(account, authenticator.nextCode());
+    const slowed = await login(account, await authenticator.nextCode());
     expect(slowed.body).toMatchObject({ status: 429, type: gateway.problemType('rate-limit-exceeded') });
     expect(Number(slowed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
@@ -165,7 +165,7 @@ describe('login with two-factor on', () => {
       expect((await login(account)).body).toMatchObject({ type: gateway.problemType('mfa-required') });
     }
     await login(account, wrongCode(authenticator.secret));
-    expect((await login(account, authenticator.nextCode())).status).toBe(429);
+    expect((await login(account, await authenticator.nextCode())).status).toBe(429);
   });
 
   it('validates mfaCode', async () => {
@@ -187,7 +187,7 @@ describe('disable', () => {
     // The code that verified the setup is spent.
     expect((await mfaPost(account, 'disable', { password: account.password, code: authenticator.lastCode() })).status).toBe(401);
 
-    const response = await mfaPost(account, 'disable', { password: account.password, code: authenticator.nextCode() });
+    const response = await mfaPost(account, 'disable', { password: account.password, code: await authenticator.nextCode() });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ mfaEnabled: false });
     expect(await mfaEnabledOf(account)).toBe(false);
@@ -201,9 +201,9 @@ describe('disable', () => {
   it('allows two-factor to be turned on again with a new secret', async () => {
     const account = await registerAccount(gateway);
     const first = await turnOnMfa(gateway, account);
-    await mfaPost(account, 'disable', { password: account.password, code: first.authenticator.nextCode() });
+    await mfaPost(account, 'disable', { password: account.password, code: await first.authenticator.nextCode() });
     const second = await turnOnMfa(gateway, account);
     expect(second.authenticator.secret).not.toBe(first.authenticator.secret);
-    expect((await login(account, second.authenticator.nextCode())).status).toBe(200);
+    expect((await login(account, await second.authenticator.nextCode())).status).toBe(200);
   });
 });

@@ -100,7 +100,7 @@ describe('two-factor on provider sign-in', () => {
     const wrong = await complete({ mfaToken, mfaCode: totp(authenticator.secret, currentStep() + 20) });
     expect(wrong.body).toMatchObject({ status: 401, type: gateway.problemType('mfa-invalid') });
 
-    const code = authenticator.nextCode();
+    const code = await authenticator.nextCode();
     const done = await complete({ mfaToken, mfaCode: code });
     expect(done.status).toBe(200);
     expect(Object.keys(done.body).sort()).toEqual(['accessToken', 'expiresAt', 'refreshToken']);
@@ -134,7 +134,7 @@ describe('two-factor on provider sign-in', () => {
 
     expect((await get(gateway, '/auth/me', mfaToken)).status).toBe(401);
     expect((await post(gateway, '/auth/select-tenant', { sessionToken: mfaToken, tenantId: account.tenantId, rememberChoice: false })).status).toBe(401);
-    expect((await complete({ mfaToken: account.accessToken, mfaCode: authenticator.nextCode() })).body)
+    expect((await complete({ mfaToken: account.accessToken, mfaCode: await authenticator.nextCode() })).body)
       .toMatchObject({ status: 401, type: gateway.problemType('unauthorized') });
     // A password login's mfa-required carries no challenge token: the client sends the code with the password.
     const password = await registerAccount(gateway);
@@ -180,7 +180,7 @@ describe('tenant selection after a provider sign-in', () => {
     const team = await twoTenants(account);
     const { authenticator } = await withMfa(account);
     const mfaToken = await challenged(account);
-    const selection = await complete({ mfaToken, mfaCode: authenticator.nextCode() });
+    const selection = await complete({ mfaToken, mfaCode: await authenticator.nextCode() });
     expect(selection.body).toMatchObject({ requiresTenantSelection: true });
     const selected = await post(gateway, '/auth/select-tenant', { sessionToken: selection.body.sessionToken, tenantId: team.tenant.id, rememberChoice: false });
     expect(selected.status).toBe(200);

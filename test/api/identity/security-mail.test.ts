@@ -108,7 +108,7 @@ describe('security mail to the account holder', () => {
     await notice(holder, 'Two-factor authentication was turned on');
     expect((await send(holder, '/auth/recovery-codes/regenerate')).status).toBe(200);
     await notice(holder, 'New recovery codes were generated');
-    expect((await send(holder, '/auth/mfa/disable', { password: holder.password, code: authenticator.nextCode() })).status).toBe(200);
+    expect((await send(holder, '/auth/mfa/disable', { password: holder.password, code: await authenticator.nextCode() })).status).toBe(200);
     await notice(holder, 'Two-factor authentication was turned off');
   });
 

@@ -10,7 +10,9 @@ import { EnforcementDelays, startReplicas, untilFollowing, type Replicas } from 
  * versions): B's permission cache (api/runtime/permission-cache.ts), its tenant versions
  * (tenant-versions.ts) and its /auth/me answers (me-cache.ts) are warm when A commits the change,
  * and only PostgreSQL's announcement on its LISTEN connection can tell B. The caches' TTL (30 s) is
- * far beyond the time allowed, so a change seen in time was announced, not expired.
+ * far beyond the time allowed, so a change seen in time was announced, not expired. B's auth.role.changed
+ * consumer is stopped: its early invalidation would otherwise also tell B, and the events of a test's own
+ * setup, arriving late on a busy machine, would empty B's cache between warming it and checking it.
  */
 jest.setTimeout(60_000);
 
@@ -22,6 +24,7 @@ beforeAll(async () => {
   await migrateSharedDatabase();
   [replicas, owner] = await Promise.all([startReplicas(), createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'replicas-access-owner' })]);
   await Promise.all([untilFollowing(replicas.a), untilFollowing(replicas.b)]);
+  await replicas.b.runtime.access.roleChanges.stop();
 });
 
 afterAll(async () => {
