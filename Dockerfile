@@ -23,4 +23,5 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app /app
 USER node
 EXPOSE 8080 50051
-CMD ["node", "--max-semi-space-size=4", "--expose-gc", "dist/api/server.js"]
+# The gateway as scripts/infra/app-up.sh starts it (its V8 flags and glibc's malloc tunables, explained there).
+CMD ["env", "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4194304:glibc.malloc.hugetlb=1", "node", "--max-semi-space-size=4", "--expose-gc", "dist/api/server.js"]

@@ -88,7 +88,13 @@ start_app() {
 # A young generation of 4 MiB semi-spaces: the gateway allocates small short-lived objects, and V8's
 # default lets them grow the resident set by ~50 MB before a scavenge (docs/decisions/audit.md, export memory).
 # --expose-gc: a streamed upload asks for a young collection per 5 MiB part (common/object-parts.ts).
-GATEWAY=(node --max-semi-space-size=4 --expose-gc dist/api/server.js)
+# glibc's malloc with a fixed mmap threshold, its large blocks on transparent huge pages: each Argon2id
+# hash allocates 19 MiB on a libuv thread, and with the default (a threshold that rises to the largest
+# block freed) every hash thread's arena keeps one such block for good, +80 MB of resident set after
+# the first burst of logins. Mapped afresh per hash on huge pages, the block goes back to the kernel at
+# no measurable cost to the hash (docs/decisions/gateway.md, "The gateway's malloc").
+GATEWAY_MALLOC='glibc.malloc.mmap_threshold=4194304:glibc.malloc.hugetlb=1'
+GATEWAY=(env "GLIBC_TUNABLES=$GATEWAY_MALLOC" node --max-semi-space-size=4 --expose-gc dist/api/server.js)
 
 # start_gateway NAME HTTP_PORT GRPC_PORT [VAR=value...]: a gateway, awaited until /ready answers on
 # its HTTP port and its EventService (api/grpc/server.ts) accepts connections on its gRPC port.

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../../../common/paths';
 import { loadConfig } from '../../../common/config';
+import { imageCommand, nativeGatewayCommand } from '../../helpers/gateway-command';
 
 // docker-compose.yml cannot run here (no Docker engine), so this keeps it in step with what does
 // run: the native scripts and the configuration defaults in .env.example.
@@ -54,7 +55,9 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toContain('COPY patches/ ./patches/');
     expect(dockerfile.indexOf('COPY patches/')).toBeLessThan(dockerfile.indexOf('RUN npm install'));
     const entry = (service: string) => compose.services[service].command?.join(' ');
-    expect(entry('api')).toContain('dist/api/server.js');
+    // The gateway runs the image's command, the one the native bring-up runs (flags and malloc tunables alike).
+    expect(entry('api')).toBeUndefined();
+    expect(imageCommand(dockerfile)).toEqual(nativeGatewayCommand());
     expect(entry('worker')).toContain('dist/workers/main.js');
     expect(entry('relay')).toContain('dist/workers/outbox-relay.js');
     for (const service of ['api', 'worker', 'relay']) {
