@@ -13,7 +13,7 @@ export const PART_BYTES = 5 * 1024 * 1024;
  * A stream that ends before its first part is full is stored with one PUT instead, as the AWS SDK's
  * managed upload does: the multipart upload is opened only when a first part is ready, so an image
  * of 1 MB costs the store one request instead of three (initiate, part, complete) and the uploading
- * process no part buffers (bench/object-parts.bench.ts).
+ * process no part buffers (bench/files-object-parts.bench.ts).
  *
  * A failure of the stream or of the store aborts the upload, so nothing is stored and no part is
  * left behind (a stream that fails within its first part has sent nothing); the stream's own error

@@ -204,7 +204,7 @@ function inTenantTransaction(tenantId: string, statement: QuerySqlToken, options
 /**
  * The settings statements as prepared statements, parsed once per connection: there are a few
  * (one per combination of TenantOptions), and parsing one per read was a third of PostgreSQL's CPU
- * for a read (bench/tenant-reads.bench.ts). A connection's first read of a combination prepares it
+ * for a read (bench/data-tenant-reads.bench.ts). A connection's first read of a combination prepares it
  * in an exchange of its own written just before (node-postgres's named query; set_config(…, true)
  * ends with that exchange's own transaction), because node-postgres takes the first ParseComplete a
  * query is answered as its statement's: a Parse of the settings inside the read's exchange would have

@@ -7,7 +7,7 @@ import { installWorkerRuntime } from '../../workers/temporal/runtime';
 import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/worker';
 
 /**
- * The Worker of bench/money-flows.ts's Temporal ceiling, as a child process like the money Worker:
+ * The Worker of bench/money-flows.bench.ts's Temporal ceiling, as a child process like the money Worker:
  * bench/money/noop.workflow.ts and a `noop` local activity on the task queue given as the first
  * argument, assembled as workers/main.ts assembles a domain's Worker. Logs `noop worker running`.
  */

@@ -2,7 +2,7 @@ import { allHandlersFinished, condition, proxyLocalActivities, setHandler } from
 import { noopDone } from './noop.messages';
 
 /**
- * The Temporal ceiling of bench/money-flows.ts: moneyTransfer's shape (workflows/money/transfer.workflow.ts)
+ * The Temporal ceiling of bench/money-flows.bench.ts: moneyTransfer's shape (workflows/money/transfer.workflow.ts)
  * with the database transaction taken out. Started by update-with-start as the gateway starts a
  * transfer; one local activity that does nothing; the update answers its result.
  */

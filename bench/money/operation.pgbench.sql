@@ -1,6 +1,6 @@
 -- One credit or debit (DELTA = +1 or -1) as the gateway's POST /wallets/:id/credit|debit runs it:
 -- the same statements, in the same order, in one transaction, as platform_app under row-level
--- security. bench/money-sync.ts fills in DELTA, TYPE and EVENT and runs it with pgbench.
+-- security. bench/money.bench.ts fills in DELTA, TYPE and EVENT and runs it with pgbench.
 \set nonce random(1, 1000000000000)
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant::text, true);

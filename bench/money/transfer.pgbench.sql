@@ -1,7 +1,7 @@
 -- One transfer of 1 from the client's wallet SRC_LABEL<client_id> to its wallet DST_LABEL<client_id>, as the
 -- moneyTransfer workflow's local activity runs it (activities/money/transfer.activities.ts inside
 -- services/idempotency/idempotent.ts's runIdempotent): the same statements, in the same order, in one transaction, as
--- the worker's role (the owner). bench/money-flows.ts fills in SRC_LABEL and DST_LABEL (a and b, either way).
+-- the worker's role (the owner). bench/money-flows.bench.ts fills in SRC_LABEL and DST_LABEL (a and b, either way).
 \set nonce random(1, 1000000000000)
 BEGIN;
 SELECT set_config('app.tenant_id', :tenant::text, true);

@@ -10,7 +10,7 @@ export const PASSWORD_MAX_LENGTH = 256;
 
 /**
  * Argon2id with the OWASP minimum (19 MiB, 2 passes, 1 lane): about 20 ms per hash here, which
- * sets the ceiling of logins per second per core (bench/auth.bench.ts measures both).
+ * sets the ceiling of logins per second per core (bench/identity.bench.ts measures both).
  */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 

@@ -4,7 +4,7 @@ import { moneyCall } from '../../bench/lib/money';
 
 /**
  * The overload scenario of issue 19, shared by the fault test (test/api/money/overload-burst.test.ts)
- * and its bench (bench/money-overload.ts), which differ only in where the gateway runs and how they fund
+ * and its bench (bench/money-overload.bench.ts), which differ only in where the gateway runs and how they fund
  * the wallets: one tenant sends a burst of transfers all at once while another makes steady
  * transfers. Burst clients behave as a polite client does: a 429 is retried after its Retry-After,
  * growing, with jitter, so the refused do not come back in step; a 202 is the answer (the job goes

@@ -12,7 +12,7 @@ import { overloadSend, runOverloadScenario } from '../../helpers/money-overload'
  * worker of its own: one tenant sends 500 transfers at once while another makes steady transfers.
  * The steady tenant sees no 5xx, the bursting one only 2xx, 202 or 429, the money breaker stays
  * closed, and afterwards every key of either tenant resolves to exactly one transaction and the
- * ledger balances. Speed is not asserted (bench/money-overload.ts measures it); the steady tenant's
+ * ledger balances. Speed is not asserted (bench/money-overload.bench.ts measures it); the steady tenant's
  * p99 is logged.
  */
 jest.setTimeout(300_000);

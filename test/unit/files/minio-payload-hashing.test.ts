@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 
 // minio 8.0.7 hashed every buffered PUT with MD5 as well as SHA-256, though over plain HTTP (the
 // platform's object store on 127.0.0.1) the request is signed by the SHA-256 and no Content-MD5 is
-// sent: about 4 ms of CPU per 3 MB image in the gateway (bench/object-parts.bench.ts).
+// sent: about 4 ms of CPU per 3 MB image in the gateway (bench/files-object-parts.bench.ts).
 // patches/minio+8.0.7.patch (applied by npm's postinstall) computes the MD5 only when it is sent;
 // this keeps the patch in place.
 

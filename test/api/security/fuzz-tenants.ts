@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { createDbPool } from '../db/pool';
-import { startTestGateway } from '../test/helpers/app';
-import { migrateSharedDatabase, ownerUrl } from '../test/helpers/db';
-import { describeCall, outcomeCounts, outcomeTable, runCrossTenant } from '../test/helpers/cross-tenant/run';
+import { createDbPool } from '../../../db/pool';
+import { startTestGateway } from '../../helpers/app';
+import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
+import { describeCall, outcomeCounts, outcomeTable, runCrossTenant } from '../../helpers/cross-tenant/run';
 
 /**
  * `npm run fuzz:tenants -- [--every-kind false] [--concurrency N]`: the long variant of
