@@ -1,19 +1,19 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { config } from '../common/config';
 import { createKafka } from '../common/kafka';
-import { repoRoot } from '../common/paths';
 import { connectTemporal } from '../common/temporal/client';
 import { createDbPool } from '../db/pool';
 import { httpCaller, percentile } from './lib/load';
 import { seeded } from './lib/random';
+import { RESULTS_DIR, startResults } from './lib/results';
 import { consumerLags, databaseBacklogs, judgeDrained, taskQueueBacklogs, type Backlog } from './platform/drain';
 import { drive, Recorder } from './platform/drive';
 import { benchTenants, MIX } from './platform/mix';
 import { ProcessSampler, type Sampled } from './platform/processes';
 import { growthOf, judgeGrowth, type Growth } from './platform/soak';
+import { platformTargets, SOAK_MINUTES } from './platform/targets';
 
 /**
  * `npm run bench:platform -- [--minutes 10] [--tenants 100] [--rate 100] [--warmup-minutes 5] [--seed 1]`
@@ -46,12 +46,10 @@ const { values } = parseArgs({
     'max-in-flight': { type: 'string', default: '256' },
     seed: { type: 'string', default: '1' },
     url: { type: 'string', default: 'http://127.0.0.1:8080' },
-    results: { type: 'string', default: join(repoRoot, 'bench/results/platform.json') },
+    results: { type: 'string', default: join(RESULTS_DIR, 'platform.json') },
   },
 });
 const SECONDS = Number(values.minutes) * 60;
-/** Shorter runs show that the bench runs and the platform drains; a soak's growth needs minutes of steady state to read. */
-const SOAK_MINUTES = 10;
 const WARMUP_SECONDS = values['warmup-minutes'] === undefined ? Math.min(300, SECONDS / 5) : Number(values['warmup-minutes']) * 60;
 
 interface Drained { backlogs: Backlog[]; seconds: number }
@@ -121,9 +119,11 @@ async function main(): Promise<number> {
   const admin = createKafka({ ...settings.kafka, clientId: 'bench-platform' }).admin();
   await admin.connect();
   try {
-    const loadBefore = loadavg();
     const tenants = await benchTenants(values.url, owner, Number(values.tenants), 4);
     const tenantIds = tenants.map((tenant) => tenant.account.tenantId);
+    const results = startResults('platform', {
+      minutes: Number(values.minutes), tenants: tenants.length, rate: Number(values.rate), warmupSeconds: WARMUP_SECONDS, seed: Number(values.seed),
+    }, values.results);
     const started = Date.now();
     const sampler = new ProcessSampler(started);
     const recorder = new Recorder(started);
@@ -145,13 +145,11 @@ async function main(): Promise<number> {
     const rows = familyRows(recorder, loadEnded);
     report(rows, recorder, growth, drained, violations);
     if (SECONDS < SOAK_MINUTES * 60) console.log(`(memory and open files are judged in runs of ${SOAK_MINUTES} minutes or more)`);
-    mkdirSync(dirname(values.results), { recursive: true });
-    writeFileSync(values.results, `${JSON.stringify({
-      at: new Date().toISOString(), cores: cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: loadavg(),
-      options: { minutes: Number(values.minutes), tenants: tenants.length, rate: Number(values.rate), warmupSeconds: WARMUP_SECONDS, seed: Number(values.seed) },
+    const run = {
       families: rows, operations: Object.fromEntries(recorder.operations), shed: recorder.shed, minutes: recorder.byMinute(),
       processes: growth, samples: perMinute(sampled), drained, violations,
-    }, null, 2)}\n`);
+    };
+    results.write(run, platformTargets({ ...run, options: { minutes: Number(values.minutes) } }));
     return violations.length === 0 ? 0 : 1;
   } finally {
     await Promise.all([owner.end(), temporal.connection.close(), admin.disconnect()]);

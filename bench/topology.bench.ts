@@ -1,21 +1,23 @@
 import { credentials } from '@grpc/grpc-js';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { repoRoot } from '../common/paths';
 import sharp from 'sharp';
 import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createKafka } from '../common/kafka';
-import { repoRoot } from '../common/paths';
 import { createDbPool, sql, type DatabasePool } from '../db/pool';
 import { eventServiceClass } from '../services/events/event-service';
 import { BENCH_LIST_QUERY } from './lib/data-list';
 import { measureDelivery } from './lib/events-delivery';
 import { apiClient, httpCaller, machineTicks, measure, ratePerSecond, type Phase } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount, type BenchAccount } from './lib/money';
+import { startResults } from './lib/results';
+import { topologyTargets } from './lib/topology-targets';
 
 /**
  * The money, data, files and events loads on the running platform, once per profile, in one run
@@ -37,7 +39,7 @@ import { fundedWallet, moneyApi, verifiedAccount, type BenchAccount } from './li
  * machine of two cores the cluster profile's replicas share the cores the single processes had, so
  * the pair shows the price of the topology (a balancer hop, a real Temporal server writing to
  * PostgreSQL), not its gain: that comes from machines added (docs/architecture.md). The run is also
- * written to bench/results/topology.json.
+ * written to bench/results/topology.json (bench/lib/results.ts).
  */
 const { values } = parseArgs({
   options: {
@@ -260,6 +262,7 @@ async function main(): Promise<void> {
   const before = readFileSync(join(settings.dataDir, 'run', 'profile'), 'utf8').trim();
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-topology-owner' });
   const results = new Map<string, Row[]>();
+  const run = startResults('topology', { ...values });
   try {
     for (const profile of PROFILES) results.set(profile, await measureProfile(profile, owner));
   } finally {
@@ -270,14 +273,10 @@ async function main(): Promise<void> {
   const conditions = `${SECONDS} s per phase, ${CONCURRENCY} clients (uploads: 4); load average after: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`;
   console.log(`\n${conditions}\n`);
   printPairs(results);
-  // The run as data, for docs/performance/topology.md.
-  mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
-  writeFileSync(join(repoRoot, 'bench/results/topology.json'), `${JSON.stringify({
-    at: new Date().toISOString(), conditions, cores: cpus().length,
-    profiles: Object.fromEntries([...results].map(([profile, rows]) => [profile, rows.map(({ phase, busy: share }) => ({
-      phase: phase.name, count: phase.count, seconds: phase.seconds, perSecond: ratePerSecond(phase), p50: phase.p50, p99: phase.p99, busy: share,
-    }))])),
-  }, null, 2)}\n`);
+  const profiles = Object.fromEntries([...results].map(([profile, rows]) => [profile, rows.map(({ phase, busy: share }) => ({
+    phase: phase.name, count: phase.count, seconds: phase.seconds, perSecond: ratePerSecond(phase), p50: phase.p50, p99: phase.p99, busy: share,
+  }))]));
+  run.write({ conditions, profiles }, topologyTargets(profiles));
 }
 
 main().catch((error: unknown) => {

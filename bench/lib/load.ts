@@ -15,11 +15,14 @@ export interface Phase {
   seconds: number;
   p50: number;
   p99: number;
+  /** The slowest step, where the phase's own latencies were kept (measure). */
+  max?: number;
   /** CPU time the measured server process spent per request, when its pid was given. */
   cpuMsPerRequest?: number;
 }
 
-export function percentile(sorted: number[], p: number): number {
+/** The `p`th percentile (0-100) of ascending latencies, by nearest rank; NaN of none. The benches' only one. */
+export function percentile(sorted: readonly number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 }
 
@@ -115,11 +118,55 @@ export async function measure(
   }));
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  const phase: Phase = { name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const phase: Phase = {
+    name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN,
+  };
   if (serverPid) phase.cpuMsPerRequest = ((cpuSecondsOf(serverPid) - cpuBefore) * 1000) / Math.max(1, latencies.length);
   // A profiled child's samples carry this clock (CLOCK_MONOTONIC in µs), so the phase can be cut out of its profile.
   if (process.env.BENCH_CPU_PROFILE_DIR) process.stderr.write(`profile window: ${name} ${windowStart}..${process.hrtime.bigint() / 1000n} µs, ${phase.count} requests\n`);
   return phase;
+}
+
+/** What an open loop sent: arrivals started, arrivals shed at the in-flight bound, and the seconds it ran. */
+export interface OpenLoopRun {
+  sent: number;
+  shed: number;
+  seconds: number;
+}
+
+/**
+ * Arrivals at `rate` per second for `seconds`, whatever the answers (an open loop, as users arrive; measure()
+ * is the closed loop of callers waiting for their answers): `arrive(n)` is started for the n-th arrival,
+ * on a clock checked every `tickMs`. At most `maxInFlight` arrivals are outstanding; past that bound an
+ * arrival is shed (counted, not sent: an overload shows in the count instead of hiding in a slower rate)
+ * or, with `whenFull: 'wait'`, sent once one is answered, the schedule catching up after. Waits for the
+ * answers still due. `arrive` times its own work: what it measures (an answer, a delivery) is its own.
+ */
+export async function openLoop(
+  options: { rate: number; seconds: number; maxInFlight?: number; whenFull?: 'shed' | 'wait'; tickMs?: number },
+  arrive: (arrival: number) => Promise<void>,
+): Promise<OpenLoopRun> {
+  const { rate, seconds, maxInFlight = Infinity, whenFull = 'shed', tickMs = 5 } = options;
+  const inFlight = new Set<Promise<void>>();
+  const started = performance.now();
+  let arrived = 0;
+  let shed = 0;
+  while (performance.now() - started < seconds * 1000) {
+    const due = Math.floor(((performance.now() - started) / 1000) * rate);
+    for (; arrived < due; arrived += 1) {
+      if (inFlight.size >= maxInFlight && whenFull === 'shed') {
+        shed += 1;
+        continue;
+      }
+      while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+      const arrival = arrive(arrived).finally(() => inFlight.delete(arrival));
+      inFlight.add(arrival);
+    }
+    await new Promise((resolve) => setTimeout(resolve, tickMs));
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  await Promise.all(inFlight);
+  return { sent: arrived - shed, shed, seconds: elapsed };
 }
 
 /** The phases as a Markdown table, as docs/performance/ reports them. */

@@ -39,7 +39,8 @@ export function growthOf(sampled: readonly Sampled[], from: number, to: number):
   });
 }
 
-const grew = ([first, last]: [number, number]) => last > first * (1 + GROWTH_TOLERANCE);
+/** Whether a figure grew past the tolerance from its first window to its last. */
+export const grew = ([first, last]: [number, number]) => last > first * (1 + GROWTH_TOLERANCE);
 
 /**
  * The application's processes whose memory or open files grew past the tolerance, and every process
