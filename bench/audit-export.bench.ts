@@ -8,6 +8,7 @@ import { sql } from '../db/pool';
 import { createAuditDatabase } from '../test/helpers/audit';
 import { onDatabase } from '../test/helpers/db';
 import { GOOD_PASSWORD, uniqueEmail } from '../test/helpers/identity';
+import { below, startResults } from './lib/results';
 
 /**
  * Audit export with bounded memory (issue 7: 1 million rows, peak memory under 200 MB).
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
     },
   });
   const rows = Number(values.rows);
+  const results = startResults('audit-export', values);
   const db = await createAuditDatabase('platform_audit_export_bench');
   let gateway: ChildProcess | undefined;
   let sampler: NodeJS.Timeout | undefined;
@@ -134,6 +136,11 @@ async function main(): Promise<void> {
       `  gateway RSS: ${before.toFixed(0)} MB before the export, peak ${peak.toFixed(0)} MB during it (+${(peak - before).toFixed(0)} MB; `
         + `target < 200 MB: ${peak < 200 ? 'OK' : 'OVER'}); process high-water mark since start ${rssMb(pid, 'VmHWM').toFixed(0)} MB`,
     ].join('\n'));
+    const highWater = rssMb(pid, 'VmHWM');
+    results.write({ bytes, lines, seconds, rowsPerSecond: rows / seconds, rssMbBefore: before, rssMbPeak: peak, rssMbHighWaterSinceStart: highWater }, [
+      below('an export of 1 000 000 rows keeps the gateway below 200 MB (issue 7)', rows >= 1_000_000 ? peak : NaN, 200,
+        `peak ${peak.toFixed(0)} MB (${values.format.toUpperCase()})`),
+    ]);
     if (peak >= 200) process.exitCode = 1;
   } finally {
     clearInterval(sampler);

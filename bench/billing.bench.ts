@@ -19,7 +19,8 @@ import { metricValue, runRedelivery } from '../test/helpers/billing-webhooks';
 import { appUrl, migrateSharedDatabase, ownerUrl } from '../test/helpers/db';
 import { GOOD_PASSWORD, uniqueEmail } from '../test/helpers/identity';
 import { connectDevServer, createTestWorker, uniqueTaskQueue } from '../test/helpers/temporal';
-import { apiClient, measure, printPhases, startBenchGateway } from './lib/load';
+import { apiClient, measure, printPhases, ratePerSecond, startBenchGateway } from './lib/load';
+import { below, startResults } from './lib/results';
 
 async function undelivered(baseUrl: string): Promise<number> {
   const text = await (await fetch(`${baseUrl}/metrics`)).text();
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
       'gateway-node-options': { type: 'string', default: '' },
     },
   });
+  const results = startResults('billing', values);
   await migrateSharedDatabase();
   const owner = await createDbPool(ownerUrl(), { maxPoolSize: 4, name: 'bench-webhooks' });
   const app = await createDbPool(appUrl(), { maxPoolSize: 4, name: 'bench-webhooks-app' });
@@ -93,7 +95,11 @@ async function main(): Promise<void> {
     console.log(left === 0
       ? `every receipt delivered ${(performance.now() - lastAnswer).toFixed(0)} ms after the last answer`
       : `${left} receipts still undelivered 60 s after the last answer`);
-    console.log(`gateway dispatch: ${await dispatchOutcomes(gateway.baseUrl)}`);
+    const dispatch = await dispatchOutcomes(gateway.baseUrl);
+    console.log(`gateway dispatch: ${dispatch}`);
+    results.write({ phase, undeliveredAfterWait: left, dispatch }, [
+      below('webhook answer p99 < 100 ms (issue 5)', phase.p99, 100, `p99 ${phase.p99.toFixed(1)} ms, ${ratePerSecond(phase).toFixed(0)} webhooks/s`),
+    ]);
     if (left > 0) {
       // What the redelivery Schedule would do next, so the run leaves no backlog behind in the database.
       const swept = await runRedelivery(server.client, taskQueue, { billing: { ...config().billing, taskQueue }, mail: { ...config().mail, taskQueue } });

@@ -9,6 +9,7 @@ import { createDbPool, sql } from '../db/pool';
 import { withTenant } from '../db/tenant';
 import { TenantReader } from '../db/tenant-reads';
 import { cpuSecondsOfCommand, measure, percent, printPhases, rateOf, type Phase } from './lib/load';
+import { figure, reported, startResults } from './lib/results';
 
 /**
  * What a read in the tenant's transaction costs the caller and PostgreSQL, below the gateway (the
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const rounds = Number(values.rounds);
   const cfg = config();
+  const results = startResults('data-tenant-reads', values);
   const tenantId = newId();
   const slonik = await createDbPool(cfg.db.url, { maxPoolSize: concurrency, name: 'bench-tenant-reads' });
   const reader = await TenantReader.open(cfg.db.url, slonik, concurrency);
@@ -62,11 +64,15 @@ async function main(): Promise<void> {
     console.log('\n| side | reads/s | caller CPU µs/read | PostgreSQL CPU µs/read | reads/s of the ceiling |');
     console.log('|---|---|---|---|---|');
     const ceiling = rateOf([...bySide.values()][0]);
-    for (const [name, phases] of bySide) {
+    const sides = [...bySide].map(([name, phases]) => {
       const reads = phases.reduce((sum, phase) => sum + phase.count, 0);
       const callerUs = phases.reduce((sum, phase) => sum + phase.cpuMsPerRequest! * phase.count, 0) / reads * 1000;
-      console.log(`| ${name} | ${rateOf(phases).toFixed(0)} | ${callerUs.toFixed(1)} | ${(postgresMs.get(name)! / reads * 1000).toFixed(1)} | ${percent(rateOf(phases), ceiling)} |`);
-    }
+      const postgresUs = postgresMs.get(name)! / reads * 1000;
+      console.log(`| ${name} | ${rateOf(phases).toFixed(0)} | ${callerUs.toFixed(1)} | ${postgresUs.toFixed(1)} | ${percent(rateOf(phases), ceiling)} |`);
+      return { side: name, readsPerSecond: rateOf(phases), callerCpuUs: callerUs, postgresCpuUs: postgresUs };
+    });
+    results.write({ phases: [...bySide.values()].flat(), sides }, sides.map((side) => reported(`${side.side} (no target named)`,
+      `${figure(side.readsPerSecond)} reads/s, ${side.callerCpuUs.toFixed(1)} µs caller CPU and ${side.postgresCpuUs.toFixed(1)} µs PostgreSQL CPU per read`)));
   } finally {
     await Promise.all([reader.end(), bare.end(), slonik.end()]);
   }

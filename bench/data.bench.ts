@@ -7,6 +7,7 @@ import { withTenant } from '../db/tenant';
 import { benchListStatement, BENCH_LIST_QUERY } from './lib/data-list';
 import { ensureSeed, existingSeed, sampleContactIds, SEED_PASSWORD } from './lib/data-seed';
 import { alternate, apiClient, cpuOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway } from './lib/load';
+import { atLeast, below, figure, startResults } from './lib/results';
 
 /**
  * The data layer's performance (issue 16), side by side in one run on this machine, from a table of
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   const size = { rows, tenants: Number(values.tenants), companies: Number(values.companies ?? rows / 100) };
 
   const cfg = config();
+  const results = startResults('data', values);
   const gateway = await startBenchGateway({}, 'bench/lib/data-gateway.ts');
   const owner = await createDbPool(cfg.db.ownerUrl, { maxPoolSize: 2, name: 'bench-data-owner' });
   const app = await createDbPool(cfg.db.url, { maxPoolSize: 1, name: 'bench-data-app' });
@@ -104,6 +106,15 @@ async function main(): Promise<void> {
     printPhases(interleave(handWritten, language));
     console.log(`ours / hand-written: ${percent(rateOf(language), rateOf(handWritten))} (target 90 %); `
       + `by server CPU per request ${percent(cpuOf(handWritten), cpuOf(language))}`);
+    results.write({ seed: { rows: seed.rows, companies: seed.companies, tenants: seed.tenants }, hellos, reads, listed, indexes, handWritten, language }, [
+      atLeast('`GET /data/crm/contacts/:id` ≥ 80 % of the authenticated hello route (issue 16)', readRate / rateOf(hellos), 0.8,
+        `${percent(readRate, rateOf(hellos))} (by server CPU ${percent(cpuOf(hellos), cpuOf(reads))})`),
+      atLeast('`GET /data/crm/contacts/:id` ≥ 2 600 req/s (issue 16)', readRate, 2600, `${figure(readRate)} req/s`),
+      below(`the list (3 filters, order, embed, 20 rows of ${figure(seed.rows)}) p99 < 20 ms at 8 clients (issue 16)`,
+        concurrency === 8 ? listed.p99 : NaN, 20, `${listed.p99.toFixed(1)} ms`),
+      atLeast('the query language ≥ 90 % of a hand-written route running the same SQL (issue 16)', rateOf(language) / rateOf(handWritten), 0.9,
+        `${percent(rateOf(language), rateOf(handWritten))} (by server CPU ${percent(cpuOf(handWritten), cpuOf(language))})`),
+    ]);
   } finally {
     await Promise.all([owner.end(), app.end()]);
     await new Promise((resolve) => {

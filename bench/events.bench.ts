@@ -11,8 +11,9 @@ import { unaryCall } from '../common/proto';
 import { encodeEvent } from '../services/events/envelope';
 import { eventServiceClass } from '../services/events/event-service';
 import { topics } from '../services/events/topics';
-import { measureDelivery, STREAMED_TYPES } from './lib/events-delivery';
+import { measureDelivery, STREAMED_TYPES, type DeliveryRun } from './lib/events-delivery';
 import { alternate, apiClient, cpuOf, cpuSecondsOf, interleave, measure, percent, printPhases, rateOf, startBenchGateway, type Phase } from './lib/load';
+import { atLeast, below, startResults, type TargetResult } from './lib/results';
 
 /**
  * The event bus's publishing (issue 18), side by side in one run on this machine, against the
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
   const max = 1_000_000;
 
   const cfg = config();
+  const results = startResults('events', values);
   const modulesDir = benchModules(cfg.modules.dir);
   const gateway = await startBenchGateway({
     BILLING_ENABLED: 'false', GRPC_PORT: String(BENCH_GRPC_PORT), NODE_OPTIONS: values['gateway-node-options'], MODULES_DIR: modulesDir,
@@ -111,21 +113,52 @@ async function main(): Promise<void> {
       await measure(`warm-up ${name}`, name.endsWith('atch') ? batchConcurrency : concurrency, 1, max, step);
     }
 
+    const measured: Record<string, unknown> = {};
+    const targets: TargetResult[] = [];
+    const ratioTarget = (target: string, sides: [Phase[], Phase[]] | undefined, limit: number, eventsPerStep: number) => {
+      const [ours, ceiling] = sides ? [rateOf(sides[0]) * eventsPerStep, rateOf(sides[1]) * eventsPerStep] : [NaN, NaN];
+      targets.push(atLeast(target, ours / ceiling, limit, `${percent(ours, ceiling)} (${ours.toFixed(0)} / ${ceiling.toFixed(0)} events/s)`));
+    };
+    let single: [Phase[], Phase[]] | undefined;
     if (phases.has('1')) {
       heading(`1. one event per request, ${concurrency} clients: REST against the bare producer`);
-      report(await alternate(rounds, (suffix) => [
+      single = await alternate(rounds, (suffix) => [
         () => measure(`REST POST /events/publish${suffix}`, concurrency, seconds / rounds, max, steps.rest, pid),
         () => measure(`bare kafkajs producer, one per send${suffix}`, concurrency, seconds / rounds, max, steps.bare),
-      ]), 'REST / bare producer', 50, 1, true);
+      ]);
+      report(single, 'REST / bare producer', 50, 1, true);
+      measured.single = { rest: single[0], bare: single[1] };
     }
+    ratioTarget(`REST publish ≥ 50 % of a bare kafkajs producer (${concurrency} clients) (issue 18)`, single, 0.5, 1);
+    let batched: [Phase[], Phase[]] | undefined;
     if (phases.has('2')) {
       heading(`2. batches of ${batch}, ${batchConcurrency} at once: gRPC BatchPublish against the producer's batched ceiling`);
-      report(await alternate(rounds, (suffix) => [
+      batched = await alternate(rounds, (suffix) => [
         () => measure(`gRPC BatchPublish x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.grpcBatch, pid),
         () => measure(`bare kafkajs sendBatch x${batch}${suffix}`, batchConcurrency, seconds / rounds, max, steps.bareBatch),
-      ]), 'gRPC BatchPublish / batched ceiling', 60, batch, true);
+      ]);
+      report(batched, 'gRPC BatchPublish / batched ceiling', 60, batch, true);
+      measured.batched = { grpc: batched[0], bare: batched[1] };
     }
-    if (!phases.has('3')) return;
+    ratioTarget(`BatchPublish of ${batch} ≥ 60 % of the producer's batched ceiling (issue 18)`, batched, 0.6, batch);
+    const delivery = phases.has('3') ? await deliveryPhase() : undefined;
+    measured.delivery = delivery;
+    // The target names its load: 1 000 events/s over 50 tenants.
+    const atTargetLoad = Number(values.rate) === 1000 && Number(values.tenants) === 50;
+    targets.push(below(`publish → Subscribe p99 < 100 ms at 1 000 events/s, 50 tenants (issue 18)`, atTargetLoad && delivery ? delivery.p99 : NaN, 100,
+      `${delivery?.p99.toFixed(1)} ms (${values['stream-type']})`));
+    results.write(measured, targets);
+  } finally {
+    grpc.close();
+    await producer.disconnect();
+    await new Promise((resolve) => {
+      gateway.child.once('exit', resolve);
+      gateway.child.kill('SIGTERM');
+    });
+    rmSync(modulesDir, { recursive: true, force: true });
+  }
+
+  async function deliveryPhase(): Promise<DeliveryRun> {
     const module = values['stream-module'];
     const type = values['stream-type'];
     if (!STREAMED_TYPES[type]) throw new Error(`--stream-type is one of ${Object.keys(STREAMED_TYPES).join(', ')}`);
@@ -140,14 +173,7 @@ async function main(): Promise<void> {
       + `${(((cpuSecondsOf(pid) - gatewayCpu) * 1000) / Math.max(1, run.sentWithWarmup)).toFixed(3)} |`);
     console.log(`\npublish → Subscribe p99 ${run.p99.toFixed(1)} ms (target < 100 ms at 1 000 events/s, 50 tenants)`);
     console.log(`\nmachine load average after: ${loadavg().map((load) => load.toFixed(2)).join(' ')}`);
-  } finally {
-    grpc.close();
-    await producer.disconnect();
-    await new Promise((resolve) => {
-      gateway.child.once('exit', resolve);
-      gateway.child.kill('SIGTERM');
-    });
-    rmSync(modulesDir, { recursive: true, force: true });
+    return run;
   }
 }
 

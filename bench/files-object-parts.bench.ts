@@ -6,6 +6,8 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { uploadInParts } from '../common/object-parts';
 import { createObjectStore, removeObjects } from '../common/object-store';
+import { measure, type Phase } from './lib/load';
+import { reported, startResults } from './lib/results';
 
 /**
  * What storing an upload's body costs the process that streams it (common/object-parts.ts, under
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
   });
   const bytes = Number(values.bytes);
   const uploads = Number(values.uploads);
+  const results = startResults('files-object-parts', values);
   const store = createObjectStore(config().s3);
   const { s3, bucket } = store;
   const body = randomBytes(bytes);
@@ -42,19 +45,23 @@ async function main(): Promise<void> {
       keys.push(key);
       await upload(key);
     }
+    const phases: Phase[] = [];
     for (let round = 1; round <= Number(values.rounds); round += 1) {
       for (const [name, upload] of Object.entries(sides)) {
-        const cpu = process.cpuUsage();
-        const started = performance.now();
-        for (let i = 0; i < uploads; i += 1) {
+        const phase = await measure(`${name} (${round})`, 1, 3600, uploads, async () => {
           const key = `${prefix}/${keys.length}`;
           keys.push(key);
           await upload(key);
-        }
-        const used = process.cpuUsage(cpu);
-        console.log(`| ${name} | ${round} | ${((performance.now() - started) / uploads).toFixed(2)} | ${((used.user + used.system) / 1000 / uploads).toFixed(2)} |`);
+        }, process.pid);
+        phases.push(phase);
+        console.log(`| ${name} | ${round} | ${((phase.seconds * 1000) / phase.count).toFixed(2)} | ${phase.cpuMsPerRequest!.toFixed(2)} |`);
       }
     }
+    results.write({ phases }, Object.keys(sides).map((name) => {
+      const own = phases.filter((phase) => phase.name.startsWith(name));
+      return reported(`${name} (no target named)`, own.map((phase) => `${((phase.seconds * 1000) / phase.count).toFixed(2)} ms, ${phase.cpuMsPerRequest!.toFixed(2)} CPU ms`).join(' / ')
+        + ' per upload');
+    }));
   } finally {
     await removeObjects(store, keys);
   }

@@ -4,6 +4,8 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createObjectStore, removeObjects } from '../common/object-store';
 import { presignedUrlOf } from '../services/files/views';
+import { measure, type Phase } from './lib/load';
+import { reported, startResults } from './lib/results';
 
 /**
  * What signing costs the process that talks to the object store (SigV4, minio), one call after
@@ -18,6 +20,7 @@ import { presignedUrlOf } from '../services/files/views';
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { calls: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '2' } } });
   const calls = Number(values.calls);
+  const results = startResults('files-object-urls', values);
   const store = createObjectStore(config().s3);
   const key = `bench-object-urls/${newId()}`;
   await store.s3.putObject(store.bucket, key, Buffer.from('bench'), 5, { 'Content-Type': 'text/plain' });
@@ -31,15 +34,17 @@ async function main(): Promise<void> {
   try {
     // Unmeasured first: connections opened, code compiled.
     for (const call of Object.values(sides)) for (let i = 0; i < 200; i += 1) await call();
+    const phases: Phase[] = [];
+    const perCall = (phase: Phase) => `${((phase.seconds * 1e6) / phase.count).toFixed(1)} µs, ${(phase.cpuMsPerRequest! * 1000).toFixed(1)} CPU µs`;
     for (let round = 1; round <= Number(values.rounds); round += 1) {
       for (const [name, call] of Object.entries(sides)) {
-        const cpu = process.cpuUsage();
-        const started = performance.now();
-        for (let i = 0; i < calls; i += 1) await call();
-        const used = process.cpuUsage(cpu);
-        console.log(`| ${name} | ${round} | ${((performance.now() - started) * 1000 / calls).toFixed(1)} | ${((used.user + used.system) / calls).toFixed(1)} |`);
+        const phase = await measure(`${name} (${round})`, 1, 3600, calls, async () => { await call(); }, process.pid);
+        phases.push(phase);
+        console.log(`| ${name} | ${round} | ${((phase.seconds * 1e6) / phase.count).toFixed(1)} | ${(phase.cpuMsPerRequest! * 1000).toFixed(1)} |`);
       }
     }
+    results.write({ phases }, Object.keys(sides).map((name) => reported(`${name} (no target named)`,
+      `${phases.filter((phase) => phase.name.startsWith(name)).map(perCall).join(' / ')} per call`)));
   } finally {
     await removeObjects(store, [key]);
   }

@@ -3,7 +3,8 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { addMembership } from '../test/helpers/identity';
-import { apiClient, measure, printPhases, ratePerSecond as rate, startBenchGateway, startChildServer, type Phase } from './lib/load';
+import { apiClient, measure, percent, printPhases, ratePerSecond as rate, startBenchGateway, startChildServer, type Phase } from './lib/load';
+import { atLeast, startResults } from './lib/results';
 
 /**
  * The gateway's own overhead (issue 4), in one run on this machine:
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const max = Number(values.max);
+  const results = startResults('gateway', values);
 
   const gateway = await startBenchGateway({ NODE_OPTIONS: values['gateway-node-options'] });
   const bare = await startChildServer('bench/lib/bare-koa.ts', 'bare koa listening');
@@ -86,6 +88,13 @@ async function main(): Promise<void> {
     const total = (side: 0 | 1) => rounds.reduce((sum, pair) => sum + rate(pair[side]), 0);
     const cpu = (side: 0 | 1) => rounds.reduce((sum, pair) => sum + cost(pair[side]), 0);
     console.log(`billing enforcement on / off: ${((total(0) / total(1)) * 100).toFixed(0)} % (target 90 %); by server CPU per request ${((cpu(1) / cpu(0)) * 100).toFixed(0)} %`);
+    results.write({ phases, billingRounds: rounds.flat() }, [
+      atLeast('full pipeline ≥ 60 % of the gateway with its checks off, by throughput (issue 4)', rate(full) / rate(checksOff), 0.6,
+        `${percent(rate(full), rate(checksOff))} (by server CPU ${percent(cost(checksOff), cost(full))})`),
+      atLeast('full pipeline ≥ 75 % of a bare Koa app verifying ES256 only (issue 4)', rate(full) / rate(verifying), 0.75,
+        `${percent(rate(full), rate(verifying))} (by server CPU ${percent(cost(verifying), cost(full))})`),
+      atLeast('billing enforcement on ≥ 90 % of off (issue 4)', total(0) / total(1), 0.9, `${percent(total(0), total(1))} (by server CPU ${percent(cpu(1), cpu(0))})`),
+    ]);
   } finally {
     // Waited for, so a profiling gateway writes its profile before the bench's pipes close.
     await Promise.all([gateway, bare, unenforced].map(({ child }) => new Promise((resolve) => {

@@ -7,6 +7,8 @@ import { newId } from '../common/ids';
 import { migrate } from '../db/migrate';
 import { createDbPool, sql, type DatabasePool } from '../db/pool';
 import { createScratchDatabase } from '../test/helpers/db';
+import { measure, ratePerSecond as rate, type Phase } from './lib/load';
+import { figure, reported, startResults } from './lib/results';
 
 /**
  * The gateway's permission check with and without its cache (issue 4: "the cached path is much
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
     options: { seconds: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '1,32' }, tenants: { type: 'string', default: '20' } },
   });
   const seconds = Number(values.seconds);
+  const results = startResults('identity-permissions', values);
   const scratch = await createScratchDatabase('platform_permissions_bench');
   const pools: DatabasePool[] = [];
   try {
@@ -42,15 +45,22 @@ async function main(): Promise<void> {
 
     console.log(`permission checks, ${callers.length} users in ${callers.length} tenants, ${seconds} s per phase`);
     console.log('variant    concurrency   checks/s     p50 ms   p99 ms');
+    const phases: Phase[] = [];
     for (const concurrency of values.concurrency.split(',').map(Number)) {
       for (const [name, resolver] of Object.entries(variants)) {
-        const phase = await measure(seconds, concurrency, async (n) => {
-          const caller = callers[n % callers.length];
+        // Each check is for the next caller in turn, whichever loop makes it.
+        let next = 0;
+        const phase = await measure(`${name}, ${concurrency} concurrent`, concurrency, seconds, Number.MAX_SAFE_INTEGER, async () => {
+          const caller = callers[(next += 1) % callers.length];
           if (!(await resolver.allows(caller, 'crm.contacts.read'))) throw new Error('the check should pass');
         });
-        console.log(`${name.padEnd(10)} ${String(concurrency).padStart(11)} ${phase.rate.toFixed(0).padStart(10)} ${phase.p50.toFixed(3).padStart(10)} ${phase.p99.toFixed(3).padStart(8)}`);
+        phases.push(phase);
+        console.log(`${name.padEnd(10)} ${String(concurrency).padStart(11)} ${rate(phase).toFixed(0).padStart(10)} ${phase.p50.toFixed(3).padStart(10)} ${phase.p99.toFixed(3).padStart(8)}`);
       }
     }
+    results.write({ callers: callers.length, phases }, [reported('a cached permission check (no target named)', phases
+      .filter((phase) => phase.name.startsWith('cached'))
+      .map((phase) => `${figure(rate(phase))}/s, p50 ${phase.p50.toFixed(2)} ms at ${phase.name.slice('cached, '.length)}`).join('; '))]);
   } finally {
     await Promise.allSettled(pools.map((pool) => pool.end()));
     await scratch.drop();
@@ -80,25 +90,6 @@ async function seedTenants(owner: DatabasePool, count: number): Promise<AuthStat
     callers.push({ tenantId, userId, email: `bench.${userId}@example.test`, roles: ['crm-reader'] });
   }
   return callers;
-}
-
-/** `concurrency` loops calling `step` for `seconds`; rate in checks per second, latencies in ms. */
-async function measure(seconds: number, concurrency: number, step: (n: number) => Promise<void>) {
-  const latencies: number[] = [];
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  let n = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      await step(n++);
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  return { rate: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) };
 }
 
 main().catch((error: unknown) => {

@@ -2,8 +2,9 @@ import { parseArgs } from 'node:util';
 import { ARGON2_OPTIONS, hashPassword, verifyPassword } from '../services/identity/passwords';
 import { newId } from '../common/ids';
 import {
-  apiClient, benchPasswordPepper, measure, printPhases, ratePerSecond as rate, startBenchGateway, type Phase,
+  apiClient, benchPasswordPepper, measure, percent, printPhases, ratePerSecond as rate, startBenchGateway, type Phase,
 } from './lib/load';
+import { atLeast, startResults } from './lib/results';
 
 /**
  * Identity throughput (issue 3): logins per second against the Argon2id ceiling (verifications per
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
   const rounds = Number(values.rounds);
   // libuv's default; this process's pool has this size, and the gateway's must too.
   const threadpool = process.env.UV_THREADPOOL_SIZE ?? '4';
+  const results = startResults('identity', { ...values, threadpool });
 
   const { child, baseUrl } = await startBenchGateway({ UV_THREADPOOL_SIZE: threadpool, NODE_OPTIONS: values['gateway-node-options'] });
   try {
@@ -95,6 +97,12 @@ async function main(): Promise<void> {
     // Throughput ratios drift with whatever else runs on the machine; the CPU cost ratio does not.
     const cost = (measured: Phase) => measured.cpuMsPerRequest!;
     console.log(`by CPU per operation: logins / hash ceiling ${((cost(ceiling) / cost(logged)) * 100).toFixed(0)} %, /auth/me / hello ${((cost(helloPhase) / cost(mePhase)) * 100).toFixed(0)} %`);
+    results.write({ argon2: ARGON2_OPTIONS, phases: [...ceilings, ...logins, helloPhase, mePhase, refreshPhase] }, [
+      atLeast('logins ≥ 80 % of the Argon2id ceiling (issue 3)', rate(logged) / rate(ceiling), 0.8,
+        `${percent(rate(logged), rate(ceiling))} (by CPU per operation ${percent(cost(ceiling), cost(logged))})`),
+      atLeast('`/auth/me` ≥ 60 % of the authenticated hello route (issue 3)', rate(mePhase) / rate(helloPhase), 0.6,
+        `${percent(rate(mePhase), rate(helloPhase))} (by CPU per operation ${percent(cost(helloPhase), cost(mePhase))})`),
+    ]);
   } finally {
     // Waited for: a profiled gateway writes its profile on the way out.
     if (child.exitCode === null) {

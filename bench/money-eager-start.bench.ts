@@ -7,7 +7,8 @@ import { temporalConnectionOptions } from '../common/temporal/connection-options
 import { newId } from '../common/ids';
 import { platformDataConverter } from '../common/temporal/data-converter';
 import { bundleWorkflows, createDomainWorker } from '../workers/temporal/worker';
-import { cpuSecondsOf, measure, recordedTemporalPid } from './lib/load';
+import { cpuSecondsOf, measure, rateOf, recordedTemporalPid, type Phase } from './lib/load';
+import { reported, startResults } from './lib/results';
 import { noopDone } from './money/noop.messages';
 import type { benchNoop } from './money/noop.workflow';
 
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
   const rounds = Number(values.rounds);
+  const results = startResults('money-eager-start', values);
   const settings = config();
   const taskQueue = `bench.eager.${newId()}`;
   const temporalPid = recordedTemporalPid();
@@ -66,16 +68,24 @@ async function main(): Promise<void> {
   try {
     // Unmeasured first: connections, the Worker's workflow cache, JIT.
     for (const step of Object.values(ways)) await measure('warm-up', concurrency, 1, 1000, async () => { await step(); });
+    const byWay = new Map<string, Phase[]>();
+    const cpu: { way: string; round: number; thisProcessMsPerWorkflow: number; temporalServerMsPerWorkflow: number }[] = [];
     for (let round = 1; round <= rounds; round += 1) {
       for (const [name, step] of Object.entries(ways)) {
         const [own, server] = [cpuSecondsOf(process.pid), cpuSecondsOf(temporalPid)];
         const phase = await measure(name, concurrency, seconds / rounds, Number.MAX_SAFE_INTEGER, async () => { await step(); });
         const perWorkflow = (cpuSeconds: number) => ((cpuSeconds * 1000) / Math.max(1, phase.count)).toFixed(1);
-        console.log(`| ${name} | ${round} | ${(phase.count / phase.seconds).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} `
-          + `| ${perWorkflow(cpuSecondsOf(process.pid) - own)} | ${perWorkflow(cpuSecondsOf(temporalPid) - server)} |`);
+        const [ownMs, serverMs] = [perWorkflow(cpuSecondsOf(process.pid) - own), perWorkflow(cpuSecondsOf(temporalPid) - server)];
+        console.log(`| ${name} | ${round} | ${(phase.count / phase.seconds).toFixed(0)} | ${phase.p50.toFixed(1)} | ${phase.p99.toFixed(1)} | ${ownMs} | ${serverMs} |`);
+        byWay.set(name, [...(byWay.get(name) ?? []), phase]);
+        cpu.push({ way: name, round, thisProcessMsPerWorkflow: Number(ownMs), temporalServerMsPerWorkflow: Number(serverMs) });
       }
     }
     console.log(`eager starts granted: ${eager} of ${started}`);
+    results.write({ eagerStartsGranted: eager, eagerStartsAsked: started, phases: [...byWay.values()].flat(), cpu }, [
+      reported('the no-op workflow started three ways (no target named; a lever of issue 19)', [...byWay].map(([name, phases]) =>
+        `${name}: ${rateOf(phases).toFixed(0)}/s, p50 ${phases.map((phase) => phase.p50.toFixed(1)).join(' / ')} ms`).join('; ')),
+    ]);
   } finally {
     worker.shutdown();
     await running;

@@ -7,10 +7,11 @@ import { createDbPool } from '../db/pool';
 import { checkLedger } from '../services/money/ledger-check';
 import { startMoneyWorkerProcess, startWorkerProcess } from '../test/helpers/money-worker';
 import {
-  cpuSecondsOf, cpuSecondsOfCommand, machineTicks, measure, percentile, ratePerSecond as rate, recordedTemporalPid, startBenchGateway, type Phase,
+  cpuSecondsOf, cpuSecondsOfCommand, machineTicks, measure, mergedPhase, percent, ratePerSecond as rate, recordedTemporalPid, startBenchGateway, type Phase,
 } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench } from './lib/pgbench';
+import { allOf, atLeast, atMost, startResults } from './lib/results';
 import { noopDone } from './money/noop.messages';
 import type { benchNoop } from './money/noop.workflow';
 
@@ -27,6 +28,7 @@ import type { benchNoop } from './money/noop.workflow';
  *     transaction) with the same number of clients.
  *
  *   npm run bench:money-flows -- [--concurrency 32] [--seconds 10] [--rounds 5] [--max 200000] [--temporal-pid <pid>]
+ *                               [--results money-flows] (the results file's name: bench/temporal-postgres.sh writes its own)
  *
  * Each client moves money between two wallets of its own (direction alternating) and holds on a
  * third, so the phases measure the operations, not one wallet's lock. Per phase it reports the CPU
@@ -40,9 +42,10 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       concurrency: { type: 'string', default: '32' }, seconds: { type: 'string', default: '10' }, max: { type: 'string', default: '200000' },
-      'temporal-pid': { type: 'string' }, rounds: { type: 'string', default: '5' },
+      'temporal-pid': { type: 'string' }, rounds: { type: 'string', default: '5' }, results: { type: 'string', default: 'money-flows' },
     },
   });
+  const results = startResults(values.results, values);
   const rounds = Number(values.rounds);
   const concurrency = Number(values.concurrency);
   const seconds = Number(values.seconds);
@@ -136,10 +139,22 @@ async function main(): Promise<void> {
     console.log(`${concurrency} concurrent clients, ${seconds} s per phase (${rounds} alternating slices); ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
     printRows(rows);
     const [noopCeiling, transfers, holds, confirms, pgbench] = rows.map((row) => row.phase);
-    const percent = (a: Phase, b: Phase) => `${((rate(a) / rate(b)) * 100).toFixed(0)} %`;
-    console.log(`REST transfer / Temporal no-op ceiling: ${percent(transfers, noopCeiling)} (target 70 %)`);
-    console.log(`REST hold / Temporal no-op ceiling: ${percent(holds, noopCeiling)}; confirm: ${percent(confirms, noopCeiling)}`);
-    console.log(`REST transfer / pgbench transfer ceiling: ${percent(transfers, pgbench)}`);
+    const ratio = (a: Phase, b: Phase) => percent(rate(a), rate(b));
+    console.log(`REST transfer / Temporal no-op ceiling: ${ratio(transfers, noopCeiling)} (target 70 %)`);
+    console.log(`REST hold / Temporal no-op ceiling: ${ratio(holds, noopCeiling)}; confirm: ${ratio(confirms, noopCeiling)}`);
+    console.log(`REST transfer / pgbench transfer ceiling: ${ratio(transfers, pgbench)}`);
+    // Issue 19's targets name one client and 32 clients: a run of other concurrency measures neither.
+    const at = (clients: number, value: number) => (concurrency === clients ? value : NaN);
+    const transferCpu = Object.values(rows[1].cpu).reduce((sum, ms) => sum + ms, 0);
+    results.write({ ledgerConsistent: report.ok, rows }, [
+      atLeast('REST transfers ≥ 70 % of a no-op workflow of the same shape (issue 6)', rate(transfers) / rate(noopCeiling), 0.7, ratio(transfers, noopCeiling)),
+      atMost('one client: transfer p50 ≤ 15 ms (issue 19)', at(1, transfers.p50), 15, `${transfers.p50.toFixed(1)} ms`),
+      allOf('32 clients: ≥ 150 transfers/s and holds/s, p99 ≤ 500 ms, ≤ 12 ms CPU per transfer (issue 19)', [
+        atLeast('', at(32, Math.min(rate(transfers), rate(holds))), 150, `${rate(transfers).toFixed(0)} / ${rate(holds).toFixed(0)} per s`),
+        atMost('', at(32, Math.max(transfers.p99, holds.p99)), 500, `p99 ${transfers.p99.toFixed(0)} / ${holds.p99.toFixed(0)} ms`),
+        atMost('', at(32, transferCpu), 12, `${transferCpu.toFixed(1)} ms CPU per transfer`),
+      ]),
+    ]);
   } finally {
     await temporal.connection.close();
     await Promise.all([moneyWorker.stop('SIGTERM'), noopWorker.stop('SIGTERM')]);
@@ -178,14 +193,12 @@ async function withCpu(pids: Partial<Record<Exclude<(typeof CPU_COLUMNS)[number]
 
 /** Slices of one phase as one row: counts, durations and CPU added, percentiles over all their latencies. */
 function mergedRow(name: string, slices: readonly { row: Row; latencies: number[] }[]): Row {
-  const latencies = slices.flatMap((slice) => slice.latencies).sort((a, b) => a - b);
-  const count = latencies.length;
-  const seconds = slices.reduce((sum, { row }) => sum + row.phase.seconds, 0);
+  const phase = mergedPhase(name, slices.map(({ row, latencies }) => ({ latencies, seconds: row.phase.seconds })));
   const names = Object.keys(slices[0]?.row.cpu ?? {});
-  const cpu = Object.fromEntries(names.map((name) =>
-    [name, slices.reduce((sum, { row }) => sum + row.cpu[name] * row.phase.count, 0) / Math.max(1, count)]));
-  const busy = slices.reduce((sum, { row }) => sum + row.busy * row.phase.seconds, 0) / Math.max(1e-9, seconds);
-  return { phase: { name, count, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) }, cpu, busy };
+  const cpu = Object.fromEntries(names.map((cpuOf) =>
+    [cpuOf, slices.reduce((sum, { row }) => sum + row.cpu[cpuOf] * row.phase.count, 0) / Math.max(1, phase.count)]));
+  const busy = slices.reduce((sum, { row }) => sum + row.busy * row.phase.seconds, 0) / Math.max(1e-9, phase.seconds);
+  return { phase, cpu, busy };
 }
 
 /** The Temporal dev server's pid: given, or the one the bring-up scripts recorded; undefined leaves its column out. */

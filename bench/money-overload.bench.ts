@@ -7,6 +7,7 @@ import { startMoneyWorkerProcess, type WorkerProcess } from '../test/helpers/mon
 import { overloadSend, runOverloadScenario } from '../test/helpers/money-overload';
 import { percentile, startBenchGateway } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount, type BenchAccount } from './lib/money';
+import { below, startResults } from './lib/results';
 
 /**
  * Overload (issue 19): the scenario of test/api/money/overload-burst.test.ts, measured. One tenant
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   const burstSize = Number(values.burst);
   const steadyClients = Number(values.steady);
   const settings = config();
+  const results = startResults('money-overload', values);
   const taskQueue = `bench.money-overload.${newId()}`;
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-overload-owner' });
   const gateway = await startBenchGateway({ MONEY_TASK_QUEUE: taskQueue, ...(values.bound ? { MONEY_MAX_IN_FLIGHT_PER_TENANT: values.bound } : {}) });
@@ -65,6 +67,15 @@ async function main(): Promise<void> {
     console.log(`| bursting (429 retried) | ${outcome.burstKeys.length} | - | - | ${JSON.stringify(outcome.burstStatuses)} |`);
     console.log(`every key answered its transaction: ${outcome.transactions.size === outcome.burstKeys.length + outcome.steadyKeys.length ? 'yes' : 'NO'}; `
       + `ledger: ${ledgers.every((report) => report.ok) ? 'consistent' : ledgers.flatMap((report) => report.violations).join('; ')}`);
+    const steadyP99 = percentile(outcome.steadyLatencies, 99);
+    results.write({
+      seconds, steady: { transfers: outcome.steadyLatencies.length, p50: percentile(outcome.steadyLatencies, 50), p99: steadyP99, statuses: outcome.steadyStatuses },
+      burst: { transfers: outcome.burstKeys.length, statuses: outcome.burstStatuses },
+      everyKeyAnswered: outcome.transactions.size === outcome.burstKeys.length + outcome.steadyKeys.length, ledgersConsistent: ledgers.every((report) => report.ok),
+    }, [
+      below('one tenant\'s burst does not take money from the others: the steady tenant\'s p99 < 1 s (issue 19)', steadyP99, 1000,
+        `steady tenant p99 ${steadyP99.toFixed(0)} ms during a ${burstSize}-transfer burst`),
+    ]);
   } finally {
     await worker?.stop('SIGTERM');
     gateway.child.kill('SIGTERM');

@@ -3,9 +3,10 @@ import { config } from '../common/config';
 import { newId } from '../common/ids';
 import { createDbPool } from '../db/pool';
 import { checkLedger } from '../services/money/ledger-check';
-import { cpuSecondsOf, measure, percentile, printPhases, ratePerSecond as rate, startBenchGateway, type Phase } from './lib/load';
+import { cpuSecondsOf, measure, mergedPhase, percent, printPhases, ratePerSecond as rate, startBenchGateway } from './lib/load';
 import { fundedWallet, moneyApi, verifiedAccount } from './lib/money';
 import { runPgbench, type PgbenchPhase } from './lib/pgbench';
+import { atLeast, startResults } from './lib/results';
 
 /**
  * Credit and debit throughput (issue 6): `concurrency` clients through the REST API (the gateway as a
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
   // pgbench takes whole seconds.
   const sliceSeconds = Math.max(1, Math.round(seconds / rounds));
   const settings = config();
+  const results = startResults('money', values);
   const owner = await createDbPool(settings.db.ownerUrl, { maxPoolSize: 2, name: 'bench-money-owner' });
   // One connection per concurrent request, as pgbench has: the pool size docs/decisions/money.md recommends
   // for a gateway (DATABASE_POOL_SIZE = the money requests it serves at once).
@@ -70,25 +72,21 @@ async function main(): Promise<void> {
       restSlices.push({ latencies, seconds: slice.seconds, cpuSeconds: cpuSecondsOf(child.pid!) - cpuBefore });
       pgbenchSlices.push(runOperationPgbench({ concurrency, seconds: sliceSeconds, tenantId, userId, url: settings.db.url }));
     }
-    const rest = merged('REST credit/debit (gateway)', restSlices);
+    const rest = mergedPhase('REST credit/debit (gateway)', restSlices);
     rest.cpuMsPerRequest = (restSlices.reduce((sum, slice) => sum + slice.cpuSeconds, 0) * 1000) / Math.max(1, rest.count);
-    const ceiling = merged('pgbench, the same SQL (ceiling)', pgbenchSlices);
+    const ceiling = mergedPhase('pgbench, the same SQL (ceiling)', pgbenchSlices);
 
     const report = await checkLedger(owner, { tenantId });
     console.log(`${concurrency} concurrent clients, ${sliceSeconds * rounds} s per phase in ${rounds} alternating slices; ledger after the run: ${report.ok ? 'consistent' : report.violations.join('; ')}`);
     printPhases([ceiling, rest]);
-    console.log(`REST / pgbench ceiling: ${((rate(rest) / rate(ceiling)) * 100).toFixed(0)} % (target 40 %)`);
+    console.log(`REST / pgbench ceiling: ${percent(rate(rest), rate(ceiling))} (target 40 %)`);
+    results.write({ ledgerConsistent: report.ok, phases: [ceiling, rest] }, [
+      atLeast('REST credit/debit ≥ 40 % of pgbench running the same SQL (issue 6)', rate(rest) / rate(ceiling), 0.4, percent(rate(rest), rate(ceiling))),
+    ]);
   } finally {
     child.kill('SIGTERM');
     await owner.end();
   }
-}
-
-/** Slices of one phase as one: their counts and durations added, percentiles over all their latencies. */
-function merged(name: string, slices: readonly { latencies: number[]; seconds: number }[]): Phase {
-  const latencies = slices.flatMap((slice) => slice.latencies).sort((a, b) => a - b);
-  const seconds = slices.reduce((sum, slice) => sum + slice.seconds, 0);
-  return { name, count: latencies.length, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
 /** pgbench with the operation script (credit and debit, equal weights). */

@@ -5,8 +5,9 @@
 #   2. sets up its two databases afresh in the platform's PostgreSQL (temporal_bench and
 #      temporal_bench_visibility, owned by the role temporal_bench);
 #   3. starts it on 127.0.0.1:7333 (4 history shards, the cluster's dynamic configuration);
-#   4. runs `npm run bench:money-flows` against it with the flags given here, stops it and drops the
-#      two databases (they hold every bench workflow's history).
+#   4. runs `npm run bench:money-flows` against it with the flags given here (its results written to
+#      bench/results/money-flows-postgres.json), stops it and drops the two databases (they hold every
+#      bench workflow's history).
 # The platform must be up (`npm run up`): the bench uses its PostgreSQL, Redis and Kafka.
 #
 #   bash bench/temporal-postgres.sh [--concurrency 32] [--seconds 10] ...
@@ -36,7 +37,7 @@ main() {
   trap finish EXIT
   tserver_wait
   log "Temporal with PostgreSQL persistence on 127.0.0.1:$TSERVER_PORT (pid $(tserver_pid)); log $(tserver_log)"
-  (cd "$REPO_ROOT" && TEMPORAL_ADDRESS=127.0.0.1:$TSERVER_PORT npm run -s bench:money-flows -- --temporal-pid "$(tserver_pid)" "$@")
+  (cd "$REPO_ROOT" && TEMPORAL_ADDRESS=127.0.0.1:$TSERVER_PORT npm run -s bench:money-flows -- --temporal-pid "$(tserver_pid)" --results money-flows-postgres "$@")
 }
 
 main "$@"

@@ -1,10 +1,10 @@
 import { Metadata, status, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { newId } from '../../common/ids';
-import { createOrderedProducer, sendInOrder, type Kafka } from '../../common/kafka';
+import { createOrderedProducer, sendInOrder, type Kafka, type OutgoingRecord } from '../../common/kafka';
 import { unaryCall } from '../../common/proto';
 import { encodeEvent } from '../../services/events/envelope';
 import { topics, type TopicName } from '../../services/events/topics';
-import { percentile } from './load';
+import { openLoop, percentile } from './load';
 
 /**
  * Publish → delivered to a Subscribe stream (issue 18): `tenants` tenants each hold a Subscribe
@@ -77,38 +77,43 @@ export async function measureDelivery(
   const producer = createOrderedProducer(kafka);
   await producer.connect();
   const tenantIds = [...tokens.keys()];
-  const tickMs = 10;
-  const perTick = options.rate / (1000 / tickMs);
   const warmupEnds = performance.now() + options.warmupSeconds * 1000;
-  const started = performance.now();
   let sent = 0;
   let counter = 0;
-  try {
-    for (let tick = 0; performance.now() - started < (options.warmupSeconds + options.seconds) * 1000; tick += 1) {
-      const due = Math.floor((tick + 1) * perTick) - Math.floor(tick * perTick);
-      const measured = performance.now() >= warmupEnds;
-      const records = Array.from({ length: due }, () => {
-        const tenantId = tenantIds[(counter += 1) % tenantIds.length];
-        const key = newId();
-        const id = newId();
-        // Events of the warm-up are delivered like the others but not counted.
-        if (measured) {
-          sentAt.set(id, performance.now());
-          sent += 1;
-        }
-        return encodeEvent({
-          topic: streamed.topic, key, correlationId: null,
-          envelope: {
-            id, type: options.type, source: streamed.source, tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: null,
-            data: streamed.data(tenantId, key),
-          },
-        });
-      });
-      // Not awaited: the schedule keeps its rate while acknowledgements are in flight, as independent publishers would.
-      if (records.length > 0) void sendInOrder(producer, records);
-      const next = started + (tick + 1) * tickMs;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
+  const event = (): OutgoingRecord => {
+    const tenantId = tenantIds[(counter += 1) % tenantIds.length];
+    const key = newId();
+    const id = newId();
+    // Events of the warm-up are delivered like the others but not counted.
+    if (performance.now() >= warmupEnds) {
+      sentAt.set(id, performance.now());
+      sent += 1;
     }
+    return encodeEvent({
+      topic: streamed.topic, key, correlationId: null,
+      envelope: {
+        id, type: options.type, source: streamed.source, tenantId, schemaVersion: '1.0.0', timestamp: new Date().toISOString(), traceId: null,
+        data: streamed.data(tenantId, key),
+      },
+    });
+  };
+  // The arrivals of one tick of the loop (they start one after another, with no wait between them) go to
+  // Kafka as one send, as a relay sends what it found, flushed once the tick's arrivals are all in.
+  let due: OutgoingRecord[] = [];
+  const arrive = (): Promise<void> => {
+    if (due.length === 0) {
+      queueMicrotask(() => {
+        // Not awaited: the schedule keeps its rate while acknowledgements are in flight, as independent publishers would.
+        void sendInOrder(producer, due);
+        due = [];
+      });
+    }
+    due.push(event());
+    return Promise.resolve();
+  };
+  const started = performance.now();
+  try {
+    await openLoop({ rate: options.rate, seconds: options.warmupSeconds + options.seconds, tickMs: 10 }, arrive);
     const seconds = (performance.now() - Math.max(started, warmupEnds)) / 1000;
     // The last events' way through: a bounded wait for what is still on its way.
     const deadline = performance.now() + 10_000;

@@ -68,6 +68,11 @@ export function below(target: string, value: number, limit: number, shown: strin
   return Number.isFinite(value) ? { target, latest: shown, met: value < limit } : { target, latest: NOT_MEASURED, met: null };
 }
 
+/** A figure that meets its target at `limit` or below (a latency, a CPU cost). NaN: not measured by this run's options. */
+export function atMost(target: string, value: number, limit: number, shown: string): TargetResult {
+  return Number.isFinite(value) ? { target, latest: shown, met: value <= limit } : { target, latest: NOT_MEASURED, met: null };
+}
+
 /** A figure reported with no target named for it. */
 export function reported(target: string, latest: string): TargetResult {
   return { target, latest, met: null };
@@ -75,6 +80,7 @@ export function reported(target: string, latest: string): TargetResult {
 
 /** Every one of the parts met (a target of several conditions); null when a part was not measured. */
 export function allOf(target: string, parts: readonly TargetResult[]): TargetResult {
+  if (parts.every((part) => part.met === null)) return { target, latest: NOT_MEASURED, met: null };
   const latest = parts.map((part) => part.latest).join(', ');
   if (parts.some((part) => part.met === null)) return { target, latest, met: null };
   return { target, latest, met: parts.every((part) => part.met) };

@@ -1,4 +1,4 @@
-import { percentile } from '../lib/load';
+import { openLoop, percentile } from '../lib/load';
 import { draw, login, type BenchTenant, type Call } from './mix';
 
 /**
@@ -73,27 +73,13 @@ export interface DriveOptions { seconds: number; rate: number; maxInFlight: numb
 /** Sends the mix at `rate` per second for `seconds`, then waits for the answers still due. */
 export async function drive(call: Call, tenants: readonly BenchTenant[], recorder: Recorder, options: DriveOptions): Promise<void> {
   const { seconds, rate, maxInFlight, random } = options;
-  const inFlight = new Set<Promise<void>>();
   const send = async (tenant: BenchTenant) => {
     if (Date.now() - tenant.tokenAt > TOKEN_REFRESH_MS) await timed(recorder, 'identity: login', 'POST /auth/login', () => login(call, tenant));
     const operation = draw(random);
     await timed(recorder, operation.family, operation.name, () => operation.send(call, tenant, random));
   };
-  const started = performance.now();
-  let arrived = 0;
-  while (performance.now() - started < seconds * 1000) {
-    const due = Math.floor(((performance.now() - started) / 1000) * rate);
-    for (; arrived < due; arrived += 1) {
-      if (inFlight.size >= maxInFlight) {
-        recorder.shed += 1;
-        continue;
-      }
-      const request = send(tenants[Math.floor(random() * tenants.length)]).finally(() => inFlight.delete(request));
-      inFlight.add(request);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  await Promise.all(inFlight);
+  const run = await openLoop({ rate, seconds, maxInFlight }, () => send(tenants[Math.floor(random() * tenants.length)]));
+  recorder.shed += run.shed;
 }
 
 async function timed(recorder: Recorder, family: string, operation: string, send: () => Promise<{ status: number; text: string }>): Promise<void> {
