@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { ARGON2_OPTIONS, hashPassword, verifyPassword } from '../services/identity/passwords';
 import { newId } from '../common/ids';
+import { config } from '../common/config';
 import {
-  apiClient, benchPasswordPepper, measure, percent, printPhases, ratePerSecond as rate, startBenchGateway, type Phase,
+  apiClient, measure, percent, printPhases, ratePerSecond as rate, startBenchGateway, type Phase,
 } from './lib/load';
 import { atLeast, startResults } from './lib/results';
 
@@ -56,8 +57,8 @@ async function main(): Promise<void> {
     const refreshTokens = accounts.map((account) => account.refreshToken);
 
     // The gateway's pepper (bench/lib/load.ts), so the ceiling does the same work as a login's check.
-    const hash = await hashPassword(benchPasswordPepper, password);
-    const verify = async () => { await verifyPassword(benchPasswordPepper, hash, password); };
+    const hash = await hashPassword(config().identity.passwordPepper, password);
+    const verify = async () => { await verifyPassword(config().identity.passwordPepper, hash, password); };
     const login = async (worker: number) => { await request('POST', '/auth/login', { email: emails[worker], password }); };
     const hello = async (worker: number) => { await request('GET', '/gateway/hello/secure', undefined, accounts[worker].accessToken); };
     const me = async (worker: number) => { await request('GET', '/auth/me', undefined, accounts[worker].accessToken); };

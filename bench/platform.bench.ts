@@ -11,8 +11,8 @@ import { RESULTS_DIR, startResults } from './lib/results';
 import { consumerLags, databaseBacklogs, judgeDrained, taskQueueBacklogs, type Backlog } from './platform/drain';
 import { drive, Recorder } from './platform/drive';
 import { benchTenants, MIX } from './platform/mix';
-import { ProcessSampler, type Sampled } from './platform/processes';
-import { growthOf, judgeGrowth, type Growth } from './platform/soak';
+import { ProcessSampler } from './platform/processes';
+import { growthOf, judgeGrowth, perMinute, type Growth } from './platform/soak';
 import { platformTargets, SOAK_MINUTES } from './platform/targets';
 
 /**
@@ -86,7 +86,7 @@ function report(rows: ReturnType<typeof familyRows>, recorder: Recorder, growth:
   }
   const errorKinds = rows.flatMap((row) => Object.entries(row.errors).map(([kind, count]) => `${row.family}: ${kind} × ${count}`));
   console.log(`\nErrors by type: ${errorKinds.length === 0 ? 'none' : errorKinds.join('; ')}. Arrivals shed at the in-flight bound: ${recorder.shed}.`);
-  console.log('\n| process | CPU (cores) | memory MiB, first → last minute | open files, first → last minute | restarts |');
+  console.log('\n| process | CPU (cores) | memory MiB, mean of first → second half | open files, likewise | restarts |');
   console.log('|---|---|---|---|---|');
   for (const process of growth) {
     const pair = ([first, last]: [number, number]) => `${first.toFixed(0)} → ${last.toFixed(0)}`;
@@ -97,19 +97,6 @@ function report(rows: ReturnType<typeof familyRows>, recorder: Recorder, growth:
   console.log(`\nAfter the load: ${drained.backlogs.length} backlogs read (${kinds.join(', ')}), ${left.length === 0 ? 'all at zero' : `${left.length} not at zero`} ${drained.seconds.toFixed(0)} s after it.`);
   console.log(`\nViolations: ${violations.length}`);
   for (const violation of violations) console.log(`  ${violation}`);
-}
-
-/** Each process's readings as one point a minute (the mean), small enough to keep in the results. */
-function perMinute(sampled: readonly Sampled[]) {
-  return sampled.map(({ name, kind, readings }) => {
-    const minutes = new Map<number, typeof readings>();
-    for (const reading of readings) minutes.set(Math.floor(reading.at / 60), [...(minutes.get(Math.floor(reading.at / 60)) ?? []), reading]);
-    const mean = (list: typeof readings, field: 'cpu' | 'memoryMiB' | 'openFiles') => list.reduce((sum, reading) => sum + reading[field], 0) / list.length;
-    return {
-      name, kind,
-      minutes: [...minutes].map(([minute, list]) => ({ minute, cpu: mean(list, 'cpu'), memoryMiB: mean(list, 'memoryMiB'), openFiles: mean(list, 'openFiles') })),
-    };
-  });
 }
 
 async function main(): Promise<number> {
@@ -147,7 +134,7 @@ async function main(): Promise<number> {
     if (SECONDS < SOAK_MINUTES * 60) console.log(`(memory and open files are judged in runs of ${SOAK_MINUTES} minutes or more)`);
     const run = {
       families: rows, operations: Object.fromEntries(recorder.operations), shed: recorder.shed, minutes: recorder.byMinute(),
-      processes: growth, samples: perMinute(sampled), drained, violations,
+      processes: growth, samples: sampled.map(({ name, kind, readings }) => ({ name, kind, minutes: perMinute(readings) })), drained, violations,
     };
     results.write(run, platformTargets({ ...run, options: { minutes: Number(values.minutes) } }));
     return violations.length === 0 ? 0 : 1;

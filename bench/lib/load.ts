@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -237,22 +236,16 @@ function forwardErrorLines(log: Readable): void {
 }
 
 /**
- * The password pepper of every gateway of this run: production refuses the public development key, and
- * an account registered through one gateway must sign in through another, so they share one.
- */
-export const benchPasswordPepper = randomBytes(32).toString('base64');
-
-/**
  * The gateway (api/server.ts, or `entry`: a gateway of a bench's own that logs the same line) as a
  * child process against the running services. The limiter still counts every request, but a load
  * from one address must not be refused.
  */
 export async function startBenchGateway(env: Record<string, string> = {}, entry = 'api/server.ts'): Promise<ChildServer> {
   const gateway = await startChildServer(entry, 'gateway listening', {
-    NODE_ENV: 'production', API_HOST: '127.0.0.1', API_PORT: '0', LOG_LEVEL: 'info',
-    // Production refuses the public development key; the bench's accounts use 2FA nowhere.
-    MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    PASSWORD_PEPPER: benchPasswordPepper,
+    // As production runs (no response validation), on the local platform's development credentials and
+    // keys, which NODE_ENV=production refuses (common/config/production.ts): staging, validation off. The
+    // platform's pepper, so the accounts a bench seeded sign in again in its next run.
+    NODE_ENV: 'staging', RESPONSE_VALIDATION: 'off', API_HOST: '127.0.0.1', API_PORT: '0', LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_ADMIN_PER_MINUTE: '100000000',
     // The platform's own gateway holds the EventService's port (50051) while a bench runs beside it.
     GRPC_PORT: '0',

@@ -46,8 +46,9 @@ else
   run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
   printf '%s\n' "$source_sha" >"$source_stamp"
 fi
-# The build is the compiled code and the dependencies it runs on (a new patch of one restarts too).
-build_sha=$({ printf '%s\n' "$lock_sha"; find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
+# The build is the compiled code, the dependencies it runs on (a new patch of one restarts too) and this
+# script, which holds how each process is started (its flags and environment).
+build_sha=$({ printf '%s\n' "$lock_sha"; cat "${BASH_SOURCE[0]}"; find dist -type f -name '*.js' -print0 | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
 
 node dist/db/migrate.js
 # The data layer's module tables (DDL: the owner role); a destructive manifest change stops the bring-up here.

@@ -8,9 +8,9 @@ import { growthOf, judgeGrowth } from '../../../bench/platform/soak';
  * process that restarted, work left waiting once the load stopped.
  */
 
-/** A process read every 5 s over ten minutes, its memory and open files given as functions of the time. */
-function process(name: string, kind: Sampled['kind'], memory: (at: number) => number, files: (at: number) => number, pid = () => 100): Sampled {
-  const readings = Array.from({ length: 121 }, (_, index) => {
+/** A process read every 5 s over ten minutes (or `seconds`), its memory and open files given as functions of the time. */
+function process(name: string, kind: Sampled['kind'], memory: (at: number) => number, files: (at: number) => number, pid = () => 100, seconds = 600): Sampled {
+  const readings = Array.from({ length: seconds / 5 + 1 }, (_, index) => {
     const at = index * 5;
     return { at, cpu: 0.2, memoryMiB: memory(at), openFiles: files(at), pid: pid() };
   });
@@ -25,6 +25,19 @@ it('passes processes whose memory and open files stay within 10 % after the warm
   const growth = growthOf([warming, process('worker', 'application', flat, flat)], 120, 600);
   expect(judgeGrowth(growth)).toEqual([]);
   expect(growth[0].memoryMiB[1] / growth[0].memoryMiB[0]).toBeLessThan(1.1);
+});
+
+it('passes a saw-tooth many minutes long and a process settling after deep teeth, and fails a step that stays', () => {
+  // The audit consumer's in the same soak: three deep teeth in the first ten minutes, then flat.
+  const settling = process('audit-consumer', 'application', (at) => (at < 600 ? 150 + ((at % 180) < 60 ? 0 : 60) : 208), () => 28, () => 100, 2400);
+  expect(judgeGrowth(growthOf([settling], 300, 2400 - 60))).toEqual([]);
+  // The relay's in the soak of 2026-11-29: a climb of 35 % over 19 minutes, then a full collection; the
+  // run starts its judging just after one and ends it at the top of the next.
+  const sawTooth = process('relay', 'application', (at) => 120 + ((at - 60 + 1140) % 1140) / 27, () => 25, () => 100, 2400);
+  expect(judgeGrowth(growthOf([sawTooth], 60, 2400 - 60))).toEqual([]);
+  // The gateway's before its malloc was tuned: +20 % in two steps at a third of the run, then flat.
+  const stepped = process('api', 'application', (at) => (at < 800 ? 400 : at < 900 ? 440 : 480), () => 66, () => 100, 2400);
+  expect(judgeGrowth(growthOf([stepped], 60, 2400 - 60))).toEqual([expect.stringMatching(/^api: memory grew from 4\d\d to 4\d\d MiB$/)]);
 });
 
 it('fails an application process whose memory grows steadily', () => {
