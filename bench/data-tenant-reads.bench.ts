@@ -64,14 +64,14 @@ async function main(): Promise<void> {
     console.log('\n| side | reads/s | caller CPU µs/read | PostgreSQL CPU µs/read | reads/s of the ceiling |');
     console.log('|---|---|---|---|---|');
     const ceiling = rateOf([...bySide.values()][0]);
-    const sides = [...bySide].map(([name, phases]) => {
+    const summary = [...bySide].map(([name, phases]) => {
       const reads = phases.reduce((sum, phase) => sum + phase.count, 0);
       const callerUs = phases.reduce((sum, phase) => sum + phase.cpuMsPerRequest! * phase.count, 0) / reads * 1000;
       const postgresUs = postgresMs.get(name)! / reads * 1000;
       console.log(`| ${name} | ${rateOf(phases).toFixed(0)} | ${callerUs.toFixed(1)} | ${postgresUs.toFixed(1)} | ${percent(rateOf(phases), ceiling)} |`);
       return { side: name, readsPerSecond: rateOf(phases), callerCpuUs: callerUs, postgresCpuUs: postgresUs };
     });
-    results.write({ phases: [...bySide.values()].flat(), sides }, sides.map((side) => reported(`${side.side} (no target named)`,
+    results.write({ phases: [...bySide.values()].flat(), sides: summary }, summary.map((side) => reported(`${side.side} (no target named)`,
       `${figure(side.readsPerSecond)} reads/s, ${side.callerCpuUs.toFixed(1)} µs caller CPU and ${side.postgresCpuUs.toFixed(1)} µs PostgreSQL CPU per read`)));
   } finally {
     await Promise.all([reader.end(), bare.end(), slonik.end()]);
