@@ -80,71 +80,11 @@ export function countStatement(plan: ReadPlan) {
  * alone, and only its rows are then shaped (timestamps as text, the keyset, the embeds): when the
  * filters match thousands of rows and the sort has to see them all, PostgreSQL would otherwise
  * compute every one's projection before the sort (a third of the work of such a page, measured).
+ * Built for every request: keeping the statements built, with the tenant's and the page position's
+ * slots found by stand-ins, gained 6 % of the list's throughput, not the 10 % that would pay for it
+ * (docs/decisions/data.md, "Measured again and removed").
  */
 export function listStatement(plan: ReadPlan, options: { count?: boolean } = {}) {
-  const variant = `${options.count ? 'count' : ''} ${plan.after?.map((value) => (value === null ? 'n' : 'v')).join('') ?? ''}`;
-  let variants = listStatements.get(plan.conditions);
-  if (!variants) {
-    variants = new Map();
-    listStatements.set(plan.conditions, variants);
-  }
-  let shared = variants.get(variant);
-  if (!shared || !sameShape(shared.plan, plan)) {
-    shared = sharedListStatement(plan, options);
-    variants.set(variant, shared);
-  }
-  const values = [...shared.statement.values];
-  for (const slot of shared.tenantSlots) values[slot] = plan.tenantId;
-  for (const [slot, key] of shared.afterSlots) values[slot] = plan.after![key];
-  return { ...shared.statement, values };
-}
-
-/**
- * The list statements already built, for the plans services/data/query/plan.ts keeps (listPlans):
- * a kept plan's parts are the same objects on every request, whatever the tenant and the page
- * position, so its statements are found by them, per count and by which page-position values are
- * NULL (the keyset's text differs there), and are gone with the plan. Building a text of slonik
- * fragments was the query language's largest own cost per request after planning (about 30 µs of a
- * 20-row page with an embed, measured). A plan made otherwise (a test's) has parts of its own and
- * only builds its statement once more.
- */
-const listStatements = new WeakMap<ReadPlan['conditions'], Map<string, SharedListStatement>>();
-
-interface SharedListStatement {
-  plan: ReadPlan;
-  statement: ReturnType<typeof listStatementOf>;
-  /** The positions in `values` of the tenant, and of each page-position value (its index in `after`). */
-  tenantSlots: number[];
-  afterSlots: Array<[slot: number, key: number]>;
-}
-
-/** The same statement but for the tenant and the page position: the same parts, not equal ones. */
-function sameShape(built: ReadPlan, plan: ReadPlan): boolean {
-  return built.fields === plan.fields && built.embeds === plan.embeds && built.order === plan.order
-    && built.schema === plan.schema && built.table === plan.table && built.pageSize === plan.pageSize;
-}
-
-function sharedListStatement(plan: ReadPlan, options: { count?: boolean }): SharedListStatement {
-  const built = (side: 0 | 1) => listStatementOf({
-    ...plan,
-    tenantId: STAND_IN_TENANTS[side],
-    after: plan.after?.map((value, key) => (value === null ? null : `page-position:${side}:${key}`)),
-  }, options);
-  const [first, second] = [built(0), built(1)];
-  if (first.sql !== second.sql) throw new Error('a list statement\'s text depends on its tenant or page position');
-  const tenantSlots: number[] = [];
-  const afterSlots: Array<[number, number]> = [];
-  first.values.forEach((value, slot) => {
-    if (value === second.values[slot]) return;
-    if (value === STAND_IN_TENANTS[0]) tenantSlots.push(slot);
-    else afterSlots.push([slot, Number(String(value).split(':')[2])]);
-  });
-  return { plan, statement: first, tenantSlots, afterSlots };
-}
-
-const STAND_IN_TENANTS = ['00000000-0000-7000-8000-00000000000a', '00000000-0000-7000-8000-00000000000b'] as const;
-
-function listStatementOf(plan: ReadPlan, options: { count?: boolean }) {
   const conditions = plan.after ? [...plan.conditions.map((c) => conditionSql(ROOT, c)), keysetSql(plan, plan.after)]
     : plan.conditions.map((c) => conditionSql(ROOT, c));
   const keys = plan.order.map((key) => sql.fragment`to_json(${column(ROOT, key.column)}) #>> '{}'`);

@@ -148,7 +148,7 @@ describe('keyset pagination: after the last row, for every mix of directions and
   });
 });
 
-describe('a list\'s plan and statement are made once and shared by every tenant and page', () => {
+describe('a list\'s plan is made once and shared by every tenant and page, its statement is each request\'s own', () => {
   const OTHER = '0192f0c2-cccc-7000-8000-00000000000c';
   const ID = '0192f0c2-aaaa-7000-8000-00000000000a';
 
