@@ -31,6 +31,8 @@ import { atLeast, below, startResults } from './lib/results';
  *    first also grows the heap to the working size of the path, which later uploads reuse.
  * 3. Thumbnails on demand of 2000×1500 JPEGs (the three presets an upload does not make), one
  *    client: p99 under 150 ms.
+ * 4. A page of the file list, GET /files?limit=20, one client: every file on it carries a presigned
+ *    URL, so a page signs 20 (no target of its own; the figure minio's signing is weighed by).
  *
  *   npm run bench:files -- [--concurrency 8] [--uploads 160] [--photos 30]
  *
@@ -145,8 +147,14 @@ async function main(): Promise<void> {
     const thumbnails = await measure('thumbnails on demand', 1, 600, renders.length, () => renders[next++]());
     console.log(`${thumbnails.count} thumbnails rendered on demand: p50 ${thumbnails.p50.toFixed(1)} ms, `
       + `p99 ${thumbnails.p99.toFixed(1)} ms, max ${thumbnails.max!.toFixed(1)} ms (target p99 < 150 ms)`);
+
+    heading(`4. a page of ${LIST_PAGE} files, GET /files?limit=${LIST_PAGE}, one client`);
+    await measure('warm-up', 1, 600, 200, () => client.listPage());
+    const listPages = await measure('a page of the file list', 1, 600, 2000, () => client.listPage(), gateway.child.pid);
+    console.log(`${listPages.count} pages: p50 ${listPages.p50.toFixed(2)} ms, p99 ${listPages.p99.toFixed(2)} ms, `
+      + `the gateway's CPU ${listPages.cpuMsPerRequest!.toFixed(2)} ms a page`);
     const warmGrowth = Math.max(...growths.slice(1));
-    results.write({ uploads: [ceiling, least, platform], uploadCpu: costs, documentGrowthBytes: growths, thumbnails }, [
+    results.write({ uploads: [ceiling, least, platform], uploadCpu: costs, documentGrowthBytes: growths, thumbnails, listPages }, [
       atLeast('upload → available ≥ 60 % of the same work done directly (issue 17)', rate(platform) / rate(ceiling), 0.6,
         `${percent(rate(platform), rate(ceiling))}, where the issue's structure alone (the floor) reached ${percent(rate(least), rate(ceiling))}`),
       below('a 50 MB upload grows the gateway by < 30 MB (issue 17)', warmGrowth / 1024 / 1024, 30, `at most ${mb(warmGrowth)} MB once warm, ${mb(growths[0])} MB the first`),
@@ -163,6 +171,9 @@ async function main(): Promise<void> {
     });
   }
 }
+
+/** The file list's page size the bench reads (every run has uploaded more available files than this). */
+const LIST_PAGE = 20;
 
 /** A multipart/form-data body as a browser's FormData encodes it, with its content type (and boundary). */
 interface MultipartBody {
@@ -194,6 +205,13 @@ function uploadClient(baseUrl: string, token: string, uploaded: string[]) {
       const file = JSON.parse(text) as { id: string };
       uploaded.push(file.id);
       return file;
+    },
+    /** A full page of the account's files, each available (so each carries its presigned URL). */
+    async listPage(): Promise<void> {
+      const { status, text } = await call('GET', `/v1/files?limit=${LIST_PAGE}&status=available`, { authorization });
+      if (status !== 200) throw new Error(`the file list answered ${status}`);
+      const page = JSON.parse(text) as { data: { url: string | null }[] };
+      if (page.data.length !== LIST_PAGE || page.data.some((file) => file.url === null)) throw new Error('the file list answered a page short of available files');
     },
     /** Whether DELETE /files/:id/permanent removed it (a file still waiting for its scan cannot be). */
     async deletePermanently(id: string): Promise<boolean> {
