@@ -36,10 +36,13 @@ export interface TestGatewayOptions {
  */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const config = loadConfig({
-    // Every test file's gateway charges public routes to the same 127.0.0.1 counter in the one
-    // Redis; the rate-limit tests set their own limits.
+    // Every test file's gateway charges public routes, and failed logins, to the same 127.0.0.1
+    // counters in the one Redis, and files run two at a time: past a limit one file's failures would
+    // make another's logins wait. The rate-limit and login-throttle tests set their own limits, and
+    // the throttle's per-address tests send addresses of their own.
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_ADMIN_PER_MINUTE: '1000000',
+    LOGIN_THROTTLE_IP_ATTEMPTS: '1000000',
     // The webhook tests' receivers listen on 127.0.0.1 (.env.example sets the same).
     WEBHOOKS_ALLOW_LOOPBACK: 'true',
     ...process.env,

@@ -5,13 +5,15 @@ import { createDbPool } from '../../db/pool';
 import type { AuditRecord } from '../../services/audit/record';
 import { AuditStore, type AppendResult } from '../../services/audit/store';
 import { AuditConsumer } from '../../workers/audit/consumer';
-import { AuditFallbackReplayer } from '../../workers/audit/fallback-replay';
 
 /**
  * One audit consumer replica in a process of its own, assembled as workers/audit-consumer.ts assembles
- * it (the owner role's pool, the store, the consumer, the fallback buffer's replayer) but on the topic
- * and group a test names, so the platform's running consumers never see the test's records
- * (test/integration/replicas-audit.int.test.ts). Each chunk's outcome is logged (`audit chunk stored`
+ * it (the owner role's pool, the store, the consumer) but on the topic and group a test names, so the
+ * platform's running consumers never see the test's records (test/integration/replicas-audit.int.test.ts).
+ * It runs no fallback replayer: the buffer has no topic column, so a replayer on the shared database
+ * would take every file's buffered records into this test's topic, which is deleted afterwards; the
+ * platform's own audit consumer replays the shared buffer, and replicas-audit tests two replayers on a
+ * scratch database in-process. Each chunk's outcome is logged (`audit chunk stored`
  * with stored and duplicates), which is how the test sees a replica drop a redelivered record.
  * With `stall` it stops after the first chunk that stored a record, before returning it to the
  * consumer: the records are committed in the store and their offsets are not, the window a crash
@@ -43,14 +45,9 @@ async function main(): Promise<void> {
   const consumer = new AuditConsumer({
     kafka, store: new ObservedStore(pool), logger, topic, settings: { groupId, chunkSize: 100, partitionsConcurrently: 3 },
   });
-  const replayer = new AuditFallbackReplayer({
-    pool, kafka, logger, topic, settings: { intervalMs: 500, batchSize: 500, alarmAfterDays: 7 },
-  });
   await consumer.start();
-  const replaying = replayer.run();
   process.once('SIGTERM', () => {
-    replayer.stop();
-    void Promise.all([consumer.stop(), replaying]).then(() => pool.end());
+    void consumer.stop().then(() => pool.end());
   });
 }
 

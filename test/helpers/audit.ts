@@ -2,10 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { createKafka, createTopics, deleteTopics, type Kafka } from '../../common/kafka';
 import type { Logger } from '../../common/logger';
-import { migrate } from '../../db/migrate';
-import { createDbPool, type DatabasePool } from '../../db/pool';
 import { config } from '../../common/config';
-import { createScratchDatabase, type ScratchDatabase } from './db';
+import { createMigratedDatabase, type MigratedDatabase } from './db';
 
 /**
  * The audit tests run on a scratch database and a Kafka topic of their own: the running audit
@@ -13,29 +11,10 @@ import { createScratchDatabase, type ScratchDatabase } from './db';
  * deleted, so they must not land in the shared database.
  */
 
-export interface AuditDatabase extends ScratchDatabase {
-  /** The owner role: what the audit consumer connects as. */
-  owner: DatabasePool;
-  /** platform_app: what the gateway connects as. */
-  app: DatabasePool;
-  close(): Promise<void>;
-}
+export type AuditDatabase = MigratedDatabase;
 
-export async function createAuditDatabase(prefix: string): Promise<AuditDatabase> {
-  const scratch = await createScratchDatabase(prefix);
-  await migrate({ databaseUrl: scratch.ownerUrl, write: () => undefined });
-  const owner = await createDbPool(scratch.ownerUrl, { maxPoolSize: 6, name: `${prefix}-owner` });
-  const app = await createDbPool(scratch.appUrl, { maxPoolSize: 2, name: `${prefix}-app` });
-  return {
-    ...scratch,
-    owner,
-    app,
-    close: async () => {
-      await Promise.all([owner.end(), app.end()]);
-      await scratch.drop();
-    },
-  };
-}
+export const createAuditDatabase = (prefix: string): Promise<AuditDatabase> =>
+  createMigratedDatabase(prefix, { ownerPoolSize: 6, appPoolSize: 2 });
 
 export interface TestTopic {
   name: string;

@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { config } from '../../common/config';
 import { migrate } from '../../db/migrate';
 import { pgSsl } from '../../db/pg-ssl';
+import { createDbPool, type DatabasePool } from '../../db/pool';
 
 /**
  * Databases for integration tests. Tests that only read and write tenant rows use the shared
@@ -67,5 +68,36 @@ export async function createScratchDatabase(prefix: string): Promise<ScratchData
         await client.query(`DROP DATABASE IF EXISTS ${name}`);
       });
     }),
+  };
+}
+
+export interface MigratedDatabase extends ScratchDatabase {
+  /** The owner role: what fleet-wide work (sweeps, consumers, relays) connects as. */
+  owner: DatabasePool;
+  /** platform_app: what the gateway connects as, under row-level security. */
+  app: DatabasePool;
+  /** Ends both pools, then drops the database: call it in afterAll. */
+  close(): Promise<void>;
+}
+
+/**
+ * A scratch database at the current schema with a pool for each role. For tests whose work spans
+ * every tenant of its database (the maintenance sweep, the usage snapshot, consumers, the relay):
+ * on the shared database they would touch other files' rows, and other files' sweeps would take
+ * theirs, so their counts could not be exact.
+ */
+export async function createMigratedDatabase(prefix: string, { ownerPoolSize = 2, appPoolSize = 2 } = {}): Promise<MigratedDatabase> {
+  const scratch = await createScratchDatabase(prefix);
+  await migrate({ databaseUrl: scratch.ownerUrl, write: () => undefined });
+  const owner = await createDbPool(scratch.ownerUrl, { maxPoolSize: ownerPoolSize, name: `${prefix}-owner` });
+  const app = await createDbPool(scratch.appUrl, { maxPoolSize: appPoolSize, name: `${prefix}-app` });
+  return {
+    ...scratch,
+    owner,
+    app,
+    close: async () => {
+      await Promise.all([owner.end(), app.end()]);
+      await scratch.drop();
+    },
   };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type RequestListener, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -25,6 +26,19 @@ export interface JsonResponse<T = Record<string, unknown>> {
   status: number;
   headers: Headers;
   body: T;
+}
+
+/**
+ * A loopback client address of its own, for a rate-limit bucket no other test (or test file running
+ * beside this one) shares: 127.x.y.z from three random bytes. Never 127.0.0.x (127.0.0.1 is the tests'
+ * own address and the proxy some gateways trust), nor an address ending in .0 or .255.
+ */
+export function someLoopback(): string {
+  let octets: Buffer;
+  do {
+    octets = randomBytes(3);
+  } while ((octets[0] === 0 && octets[1] === 0) || octets[2] === 0 || octets[2] === 255);
+  return `127.${octets.join('.')}`;
 }
 
 /** fetch, with the body read as JSON (or as text when it is not JSON). */

@@ -20,7 +20,8 @@ import { bundleWorkflows, createDomainWorker } from '../../workers/temporal/work
  * platform's own Schedule is untouched (test/integration/replicas-schedules.int.test.ts). It ensures
  * the Schedule when a line `ensure` arrives on stdin, so the test can make two replicas ensure at the
  * same moment; it logs `schedule ensured` with the outcome, then `schedule worker running`.
- * Arguments: Schedule id, task queue, interval in minutes (a fraction for seconds).
+ * Arguments: Schedule id, task queue, interval in minutes (a fraction for seconds). The sweep runs
+ * on DATABASE_OWNER_URL, which the test points at a scratch database of its own.
  */
 async function main(): Promise<void> {
   const [scheduleId, taskQueue, intervalMinutes] = process.argv.slice(2);

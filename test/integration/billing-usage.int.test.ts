@@ -6,7 +6,7 @@ import { newId } from '../../common/ids';
 import { createDbPool, sql, type DatabasePool } from '../../db/pool';
 import { adjustUsage, selectUsage } from '../../db/queries/billing/usage.queries';
 import { withTenant } from '../../db/tenant';
-import { appUrl, migrateSharedDatabase, ownerUrl } from '../helpers/db';
+import { appUrl, createMigratedDatabase, migrateSharedDatabase, ownerUrl, type MigratedDatabase } from '../helpers/db';
 
 /** A bare tenant with a subscription on `planId`, written as the owner role. */
 async function seedTenant(owner: DatabasePool, planId = 'starter'): Promise<string> {
@@ -76,8 +76,25 @@ describe('usage counters (migration 0014)', () => {
     await withTenant(app, tenantId, (tx) => adjustUsage(tx, 'events_per_day', 3));
     expect((await withTenant(app, tenantId, selectUsage)).eventsPerDay).toBe(3);
   });
+});
+
+/**
+ * The snapshot spans every tenant with a subscription, so it runs on a scratch database: on the
+ * shared one it would write snapshots for other files' tenants, and a tenant another file registers
+ * between the two runs would make the second run insert a row.
+ */
+describe('usage snapshot (migration 0014)', () => {
+  let db: MigratedDatabase;
+
+  beforeAll(async () => {
+    db = await createMigratedDatabase('billing_usage_snapshot');
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
 
   it('snapshots a day once per tenant: a repeated run changes nothing', async () => {
+    const { owner, app } = db;
     const tenantId = await seedTenant(owner, 'free');
     const day = utcDay(-1);
     await owner.query(sql.unsafe`INSERT INTO usage_daily_events (tenant_id, day, value) VALUES (${tenantId}, ${day}::date, 17)`);
@@ -85,10 +102,10 @@ describe('usage counters (migration 0014)', () => {
     const { snapshotUsage } = createUsageSnapshotActivities({ fleetPool: owner, logger: createLogger('test', 'silent') });
 
     const first: UsageSnapshotResult = await new MockActivityEnvironment().run(snapshotUsage, day);
-    expect(first.inserted).toBeGreaterThanOrEqual(1);
+    expect(first).toEqual({ day, tenants: 1, inserted: 1, purgedDailyEvents: 0 });
     await withTenant(app, tenantId, (tx) => adjustUsage(tx, 'records', 100));
     const second: UsageSnapshotResult = await new MockActivityEnvironment().run(snapshotUsage, day);
-    expect(second.inserted).toBe(0);
+    expect(second).toEqual({ day, tenants: 1, inserted: 0, purgedDailyEvents: 0 });
 
     const row = await owner.one(sql.type(z.object({ records: z.number(), eventsPerDay: z.number(), planId: z.string(), limits: z.unknown() }))`
       SELECT records, events_per_day AS "eventsPerDay", plan_id AS "planId", limits FROM usage_snapshots WHERE tenant_id = ${tenantId} AND day = ${day}::date

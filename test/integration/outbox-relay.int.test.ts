@@ -1,5 +1,6 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -292,16 +293,35 @@ describe('relay housekeeping', () => {
 
 describe('relay processes', () => {
   const children: ChildProcess[] = [];
+  let buildDir: string;
 
   beforeAll(() => {
-    // The relay runs as it does in production: the compiled entry point. tsc reports type errors of
-    // unrelated work in progress but still emits, so only the output's presence is required.
+    // The relay runs as it does in production: the compiled entry point, built with tsconfig.build.json's
+    // settings. Not into dist/: the running platform was started from it, and an app-up restart would load
+    // a half-written build. A folder of this run's own instead, holding the relay's import graph only;
+    // under node_modules/.cache so that, as from dist/, walking up finds the repository root
+    // (common/paths.ts) and node_modules. tsc reports type errors of unrelated work in progress but still
+    // emits, so only the output's presence is required.
+    const cacheDir = join(repoRoot, 'node_modules/.cache');
+    mkdirSync(cacheDir, { recursive: true });
+    buildDir = mkdtempSync(join(cacheDir, 'outbox-relay-test-'));
+    const project = join(buildDir, 'tsconfig.json');
+    writeFileSync(project, JSON.stringify({
+      extends: join(repoRoot, 'tsconfig.build.json'),
+      compilerOptions: { rootDir: repoRoot, outDir: buildDir },
+      files: [join(repoRoot, 'workers/outbox-relay.ts')],
+      include: [],
+    }));
     try {
-      execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', join(repoRoot, 'tsconfig.build.json')], { stdio: 'pipe' });
+      execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', project], { stdio: 'pipe' });
     } catch (error) {
       process.stderr.write(`tsc reported errors (output is still emitted): ${String((error as { stdout?: Buffer }).stdout ?? error)}\n`);
     }
   }, 120_000);
+
+  afterAll(() => {
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+  });
 
   afterEach(() => {
     for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -309,7 +329,7 @@ describe('relay processes', () => {
 
   function spawnRelay() {
     const log = new JsonLog();
-    const child = spawn(process.execPath, [join(repoRoot, 'dist/workers/outbox-relay.js')], {
+    const child = spawn(process.execPath, [join(buildDir, 'workers/outbox-relay.js')], {
       env: {
         ...process.env, NODE_OPTIONS: '', NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_OWNER_URL: scratch.ownerUrl,
         OUTBOX_BATCH_SIZE: '50', OUTBOX_IDLE_POLL_MS: '100',

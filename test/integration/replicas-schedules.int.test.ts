@@ -1,8 +1,10 @@
 import type { ScheduleHandle } from '@temporalio/client';
 import { newId } from '../../common/ids';
 import { eventually } from '../helpers/audit';
+import { createMigratedDatabase, type MigratedDatabase } from '../helpers/db';
 import { spawnReplica, type ReplicaProcess } from '../helpers/replica-processes';
 import { connectDevServer, terminateRunningOn, uniqueTaskQueue, type DevServer } from '../helpers/temporal';
+import { remainingRecords, seedRecords } from '../workflows/fixtures/expired-records';
 
 /**
  * Fleet-wide sweeps run once per period, not once per worker (docs/decisions/temporal.md, Maintenance
@@ -17,6 +19,10 @@ import { connectDevServer, terminateRunningOn, uniqueTaskQueue, type DevServer }
  * runs on the leader only (replicas-outbox-relay.int.test.ts), the audit fallback replay on every
  * consumer claims its rows with SKIP LOCKED (replicas-audit.int.test.ts), the consumer groups (the
  * staged-object consumer, the modules' subscribers) share partitions through Kafka.
+ *
+ * The replicas sweep a scratch database (their DATABASE_OWNER_URL): the real sweep every six seconds
+ * on the shared one would delete the expired rows other files make on purpose. The test seeds expired
+ * rows there and checks the sweep removed them, so it knows the replicas swept that database.
  */
 
 jest.setTimeout(240_000);
@@ -27,12 +33,13 @@ const PERIOD_MS = 6000;
 const RUNS = 4;
 
 let server: DevServer;
+let db: MigratedDatabase;
 let schedule: ScheduleHandle | undefined;
 let taskQueue: string | undefined;
 const workers: ReplicaProcess[] = [];
 
 beforeAll(async () => {
-  server = await connectDevServer();
+  [server, db] = await Promise.all([connectDevServer(), createMigratedDatabase('replicas_schedules')]);
 });
 
 afterAll(async () => {
@@ -40,6 +47,7 @@ afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop('SIGKILL')));
   if (taskQueue) await terminateRunningOn(server.client, taskQueue);
   await server?.close();
+  await db?.close();
 });
 
 interface Run { workflowId: string; status: string }
@@ -57,8 +65,12 @@ it('is created once when two workers ensure it at the same moment, and starts it
   const queue = uniqueTaskQueue('replicas-schedules');
   taskQueue = queue;
   schedule = server.client.schedule.getHandle(scheduleId);
+  const tenantId = newId();
+  await seedRecords(db.owner, tenantId, { expiredKeys: 2, liveKeys: 1, expiredTokens: 1, liveTokens: 1, expiredFamilies: 1, graceFamilies: 1, liveFamilies: 1 });
   for (let replica = 0; replica < 2; replica += 1) {
-    workers.push(spawnReplica('test/helpers/schedule-worker-entry.ts', [scheduleId, queue, String(INTERVAL_MINUTES)]));
+    workers.push(spawnReplica('test/helpers/schedule-worker-entry.ts', [scheduleId, queue, String(INTERVAL_MINUTES)], {
+      DATABASE_OWNER_URL: db.ownerUrl,
+    }));
   }
   // Both bundled their workflows and connected; then both ensure at once.
   await Promise.all(workers.map((worker) => worker.log.waitForMessage('schedule worker ready to ensure', 120_000)));
@@ -93,6 +105,10 @@ it('is created once when two workers ensure it at the same moment, and starts it
   // One run per nominal time, each on the period grid: no period ran twice (two workers, one Schedule).
   expect(nominal.filter((time) => Number.isNaN(time) || time % PERIOD_MS !== 0)).toEqual([]);
   expect(new Set(nominal).size).toBe(runs.length);
+  // The sweeps ran on the scratch database.
+  expect(await remainingRecords(db.owner, tenantId)).toEqual({
+    expiredKeys: 0, liveKeys: 1, expiredTokens: 0, liveTokens: 1, expiredFamilies: 0, graceFamilies: 1, liveFamilies: 1,
+  });
 
   expect(await Promise.all(workers.map((worker) => worker.stop('SIGTERM')))).toEqual([0, 0]);
 });

@@ -41,7 +41,11 @@ const state = z.object({
   outboxRows: z.number(),
 });
 
-/** Everything the command could change, for the account of `email`. */
+/**
+ * Everything the command could change, for the account of `email`. The outbox rows are only those of
+ * the platform tenant about this account (keyed by it or naming it): other files write platform-tenant
+ * rows of their own while this one runs, so a count of all of them would not be this command's doing.
+ */
 function stateOf(email: string) {
   return owner.one(sql.type(state)`
     SELECT (SELECT to_jsonb(u) FROM users u WHERE lower(u.email) = lower(${email})) AS account,
@@ -49,7 +53,8 @@ function stateOf(email: string) {
            (SELECT count(*)::int FROM user_roles ur JOIN users u ON u.id = ur.user_id WHERE lower(u.email) = lower(${email})) AS "roleAssignments",
            (SELECT count(*)::int FROM tenants WHERE kind = 'platform') AS "platformTenants",
            (SELECT count(*)::int FROM roles WHERE tenant_id IS NULL) AS "platformRoles",
-           (SELECT count(*)::int FROM outbox_events o JOIN tenants t ON t.id = o.tenant_id WHERE t.kind = 'platform') AS "outboxRows"
+           (SELECT count(*)::int FROM outbox_events o JOIN tenants t ON t.id = o.tenant_id JOIN users u ON lower(u.email) = lower(${email})
+             WHERE t.kind = 'platform' AND (o.partition_key = u.id::text OR o.data::text LIKE '%' || u.id::text || '%')) AS "outboxRows"
   `);
 }
 
@@ -64,7 +69,8 @@ describe('setup-owner', () => {
     expect(first.stdout).toContain(`account ${email}: created`);
     expect(first.stdout).toContain(`Platform Owner ${email} is set up.`);
     const after = await stateOf(email);
-    expect(after).toMatchObject({ memberships: 1, roleAssignments: 1, platformTenants: 1, platformRoles: 1 });
+    // Its outbox rows: auth.user.created and the audit record.
+    expect(after).toMatchObject({ memberships: 1, roleAssignments: 1, platformTenants: 1, platformRoles: 1, outboxRows: 2 });
     expect(after.account).toMatchObject({ email, email_verified: true, status: 'active', deleted_at: null });
 
     // Again, even with another password: nothing is touched, the password included.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
+import { lockPlatformSetup } from '../../../db/queries/identity/platform.queries';
 import { SYSTEM_PERMISSIONS } from '../../../services/access/permissions';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
@@ -203,13 +204,18 @@ describe('tenant isolation', () => {
       expect(attempt.status).toBe(404);
       expect(attempt.body.type).toBe(gateway.problemType('not-found'));
     }
-    // The Platform Owner's role (created by the setup command as the owner role) is no tenant's.
-    const platformRole = await owner.oneFirst(sql.type(z.object({ id: z.string() }))`
-      INSERT INTO roles (id, tenant_id, name, permissions, scope, built_in)
-      VALUES (gen_random_uuid(), NULL, 'platform_owner', '{*}', 'platform', true)
-      ON CONFLICT (name) WHERE tenant_id IS NULL DO UPDATE SET updated_at = now()
-      RETURNING id
-    `);
+    // The Platform Owner's role (created by the setup command as the owner role) is no tenant's. Made
+    // under the setup command's lock: the command's own ensure of the role (select, then insert) in
+    // another file must not race this upsert on a database where the role does not exist yet.
+    const platformRole = await owner.transaction(async (tx) => {
+      await lockPlatformSetup(tx);
+      return tx.oneFirst(sql.type(z.object({ id: z.string() }))`
+        INSERT INTO roles (id, tenant_id, name, permissions, scope, built_in)
+        VALUES (gen_random_uuid(), NULL, 'platform_owner', '{*}', 'platform', true)
+        ON CONFLICT (name) WHERE tenant_id IS NULL DO UPDATE SET updated_at = now()
+        RETURNING id
+      `);
+    });
     expect((await get(gateway, `/roles/${platformRole}`, a.accessToken)).status).toBe(404);
     expect((await send(gateway, 'POST', `/users/${a.user.id}/roles`, a.accessToken, { role_id: platformRole })).status).toBe(404);
     const bList = await get<{ data: Role[] }>(gateway, '/roles', b.accessToken);

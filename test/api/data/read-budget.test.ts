@@ -1,6 +1,11 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { sql } from '../../../db/pool';
-import { crmTenant, startDataApiStack, type DataApiStack } from '../../helpers/data-api';
+import { startDataApiStack, type DataApiStack } from '../../helpers/data-api';
+import { registerAccount } from '../../helpers/identity';
+import { installModule } from '../../helpers/modules';
 import { send } from '../../helpers/rbac';
 
 /**
@@ -10,7 +15,9 @@ import { send } from '../../helpers/rbac';
  * How a read is made slow, honestly: an owner connection holds ACCESS EXCLUSIVE on the table (what
  * a migration's ALTER TABLE holds), so the read waits for the lock, and statement_timeout counts the
  * wait. No test-only path in the service, no pg_sleep; the lock lasts only while the request runs
- * (about twice the budget: the gateway retries a failed GET once).
+ * (about twice the budget: the gateway retries a failed GET once). The table is `budgetlab`'s, a
+ * module of this test: a lock on a shared module table (crm's) would make every other file's reads
+ * of it wait too, and time out.
  *
  * The budget holds for every read of this stack, so it leaves the reads that should succeed room on
  * a busy machine. Not a whole number of seconds: PostgreSQL shows it as `2500ms`, which the check of
@@ -20,13 +27,23 @@ import { send } from '../../helpers/rbac';
 const BUDGET_MS = 2500;
 
 let stack: DataApiStack;
+let modulesDir: string;
+
+const budgetlab = {
+  slug: 'budgetlab', name: 'Budget lab', version: '1.0.0', description: 'test fixture: a table only the read budget test locks',
+  models: { items: { autoApi: true, fields: { name: { type: 'text', nullable: false } } } },
+};
 
 beforeAll(async () => {
-  stack = await startDataApiStack('data-read-budget-test', { DATA_STATEMENT_TIMEOUT_MS: String(BUDGET_MS) });
+  modulesDir = mkdtempSync(join(tmpdir(), 'modules-budgetlab-'));
+  mkdirSync(join(modulesDir, 'budgetlab'));
+  writeFileSync(join(modulesDir, 'budgetlab', 'manifest.json'), JSON.stringify(budgetlab));
+  stack = await startDataApiStack('data-read-budget-test', { MODULES_DIR: modulesDir, DATA_STATEMENT_TIMEOUT_MS: String(BUDGET_MS) });
 });
 
 afterAll(async () => {
   await stack?.close();
+  rmSync(modulesDir, { recursive: true, force: true });
 });
 
 it('takes the lower of DATA_STATEMENT_TIMEOUT_MS and the gateway deadline', () => {
@@ -34,15 +51,17 @@ it('takes the lower of DATA_STATEMENT_TIMEOUT_MS and the gateway deadline', () =
 });
 
 it('a read past its budget is 504 gateway-timeout; the connection is clean after', async () => {
-  const { token, tenantId } = await crmTenant(stack);
-  const contact = await send<{ id: string }>(stack.gateway, 'POST', '/data/crm/contacts', token, { firstName: 'Ada' });
-  expect(contact.status).toBe(201);
+  const account = await registerAccount(stack.gateway);
+  expect((await installModule(stack.gateway, account.accessToken, 'budgetlab')).status).toBe(201);
+  const { accessToken: token, tenant: { id: tenantId } } = account;
+  const item = await send<{ id: string }>(stack.gateway, 'POST', '/data/budgetlab/items', token, { name: 'Ada' });
+  expect(item.status).toBe(201);
 
   const [list, one] = await stack.owner.transaction(async (tx) => {
-    await tx.query(sql.unsafe`LOCK TABLE mod_crm.contacts IN ACCESS EXCLUSIVE MODE`);
+    await tx.query(sql.unsafe`LOCK TABLE mod_budgetlab.items IN ACCESS EXCLUSIVE MODE`);
     return Promise.all([
-      send(stack.gateway, 'GET', '/data/crm/contacts', token),
-      send(stack.gateway, 'GET', `/data/crm/contacts/${contact.body.id}`, token),
+      send(stack.gateway, 'GET', '/data/budgetlab/items', token),
+      send(stack.gateway, 'GET', `/data/budgetlab/items/${item.body.id}`, token),
     ]);
   });
   for (const answer of [list, one]) {
@@ -53,7 +72,7 @@ it('a read past its budget is 504 gateway-timeout; the connection is clean after
   const setting = sql.type(z.object({ value: z.string() }))`SELECT current_setting('statement_timeout') AS value`;
   const timeouts = await Promise.all(Array.from({ length: 4 }, () => stack.gateway.runtime.data.reads.rows(tenantId, setting)));
   expect(timeouts.flat().map((row) => row.value)).not.toContain(`${BUDGET_MS}ms`);
-  const after = await send<{ data: unknown[] }>(stack.gateway, 'GET', '/data/crm/contacts', token);
+  const after = await send<{ data: unknown[] }>(stack.gateway, 'GET', '/data/budgetlab/items', token);
   expect(after.status).toBe(200);
   expect(after.body.data).toHaveLength(1);
 });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sql } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { startAuditApiStack, untilStored, type AuditApiStack } from '../../helpers/audit-api';
-import { waitFor } from '../../helpers/http';
+import { someLoopback, waitFor } from '../../helpers/http';
 import { bearer, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
 
 /**
@@ -92,9 +92,6 @@ function refreshFrom(gateway: TestGateway, localAddress: string, forwardedFor: s
     req.end(JSON.stringify({ refreshToken: 'not-a-token' }));
   });
 }
-
-/** A loopback address of its own (not 127.0.0.1, so not a trusted proxy), for a bucket of its own. */
-const someLoopback = () => `127.0.${1 + Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`;
 
 describe('rate limits by ip', () => {
   it('give each client a trusted proxy names a bucket of its own', async () => {

@@ -19,7 +19,7 @@ let owner: DatabasePool;
 beforeAll(async () => {
   await migrateSharedDatabase();
   [gateway, owner] = await Promise.all([
-    startTestGateway({ env: { LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: String(ACCOUNT_ATTEMPTS), LOGIN_THROTTLE_IP_ATTEMPTS: '1000000' } }),
+    startTestGateway({ env: { LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: String(ACCOUNT_ATTEMPTS) } }),
     createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'change-password-test-owner' }),
   ]);
 });

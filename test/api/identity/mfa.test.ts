@@ -16,13 +16,12 @@ const ACCOUNT_ATTEMPTS = 3;
 beforeAll(async () => {
   await migrateSharedDatabase();
   gateway = await startTestGateway({
-    env: { LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: String(ACCOUNT_ATTEMPTS), LOGIN_THROTTLE_IP_ATTEMPTS: '1000000', MFA_ISSUER: 'Platform Test' },
+    env: { LOGIN_THROTTLE_ACCOUNT_ATTEMPTS: String(ACCOUNT_ATTEMPTS), MFA_ISSUER: 'Platform Test' },
   });
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'mfa-test-owner' });
 });
 
 afterAll(async () => {
-  await gateway?.runtime.connections.redis.del('auth:login:ip:127.0.0.1:failures', 'auth:login:ip:127.0.0.1:wait');
   await gateway?.close();
   await owner?.end();
 });

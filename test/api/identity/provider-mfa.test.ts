@@ -25,12 +25,11 @@ let owner: DatabasePool;
 beforeAll(async () => {
   await migrateSharedDatabase();
   issuer = await startOidcIssuer();
-  gateway = await startTestGateway({ env: { AUTH_PROVIDERS: JSON.stringify([issuer.settings(PROVIDER)]), LOGIN_THROTTLE_IP_ATTEMPTS: '1000000' } });
+  gateway = await startTestGateway({ env: { AUTH_PROVIDERS: JSON.stringify([issuer.settings(PROVIDER)]) } });
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'provider-mfa-test-owner' });
 });
 
 afterAll(async () => {
-  await gateway?.runtime.connections.redis.del('auth:login:ip:127.0.0.1:failures', 'auth:login:ip:127.0.0.1:wait');
   await gateway?.close();
   await issuer?.close();
   await owner?.end();

@@ -18,14 +18,13 @@ beforeAll(async () => {
   mail = await startMailGateway({
     env: {
       RECOVERY_MAX_ATTEMPTS: '5', RECOVERY_WINDOW_SECONDS: '900', RECOVERY_LOCK_SECONDS: '3600',
-      RECOVERY_ACCOUNT_LOCK_FAILURES: '15', LOGIN_THROTTLE_IP_ATTEMPTS: '1000000',
+      RECOVERY_ACCOUNT_LOCK_FAILURES: '15',
     },
   });
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'recovery-alert-test-owner' });
 });
 
 afterAll(async () => {
-  await mail?.gateway.runtime.connections.redis.del('auth:login:ip:127.0.0.1:failures', 'auth:login:ip:127.0.0.1:wait');
   await mail?.close();
   await owner?.end();
 });

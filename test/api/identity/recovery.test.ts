@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createDbPool, sql, type DatabasePool } from '../../../db/pool';
 import { startTestGateway, type TestGateway } from '../../helpers/app';
 import { migrateSharedDatabase, ownerUrl } from '../../helpers/db';
-import { bearer, get, outboxEventsOf, post, registerAccount, type RegisteredAccount } from '../../helpers/identity';
+import { bearer, get, outboxEventsOf, post, registerAccount, uniqueEmail, type RegisteredAccount } from '../../helpers/identity';
 import { turnOnMfa } from '../../helpers/mfa';
 
 /**
@@ -23,14 +23,13 @@ beforeAll(async () => {
   gateway = await startTestGateway({
     env: {
       RECOVERY_MAX_ATTEMPTS: '5', RECOVERY_WINDOW_SECONDS: String(WINDOW_SECONDS), RECOVERY_LOCK_SECONDS: String(LOCK_SECONDS),
-      RECOVERY_ACCOUNT_LOCK_FAILURES: '15', LOGIN_THROTTLE_IP_ATTEMPTS: '1000000',
+      RECOVERY_ACCOUNT_LOCK_FAILURES: '15',
     },
   });
   owner = await createDbPool(ownerUrl(), { maxPoolSize: 2, name: 'recovery-test-owner' });
 });
 
 afterAll(async () => {
-  await gateway?.runtime.connections.redis.del('auth:login:ip:127.0.0.1:failures', 'auth:login:ip:127.0.0.1:wait');
   await gateway?.close();
   await owner?.end();
 });
@@ -146,7 +145,7 @@ describe('recovery login', () => {
     const account = await registerAccount(gateway);
     const code = (account.recoveryCodes)[0];
     const wrong = await recover(account, code, 'a-wrong-password');
-    const unknown = await post(gateway, '/auth/recovery', { email: 'nobody.recovery@example.test', password: 'a-wrong-password', recoveryCode: code });
+    const unknown = await post(gateway, '/auth/recovery', { email: uniqueEmail('nobody'), password: 'a-wrong-password', recoveryCode: code });
     for (const response of [wrong, unknown]) expect(response.body).toMatchObject({ status: 401, type: gateway.problemType('invalid-credentials') });
     expect(await owner.exists(sql.unsafe`SELECT 1 FROM recovery_failures WHERE user_id = ${account.user.id}`)).toBe(false);
     // The code was not spent.

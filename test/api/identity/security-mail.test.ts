@@ -39,7 +39,7 @@ beforeAll(async () => {
   await Promise.all([migrateSharedDatabase(), ensureCatalogueTopics()]);
   issuer = await startOidcIssuer();
   [mail, server, app] = await Promise.all([
-    startMailGateway({ env: { AUTH_PROVIDERS: JSON.stringify([issuer.settings(PROVIDER)]), LOGIN_THROTTLE_IP_ATTEMPTS: '1000000' } }),
+    startMailGateway({ env: { AUTH_PROVIDERS: JSON.stringify([issuer.settings(PROVIDER)]) } }),
     connectDevServer(),
     createDbPool(appUrl(), { maxPoolSize: 2, name: 'security-mail-test-app' }),
   ]);
@@ -65,7 +65,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await group?.stop();
-  await mail?.gateway.runtime.connections.redis.del('auth:login:ip:127.0.0.1:failures', 'auth:login:ip:127.0.0.1:wait');
   await Promise.all([mail?.close(), server?.close(), issuer?.close()]);
   await app?.end();
 });
