@@ -16,23 +16,13 @@ export NODE_ENV=test
 # The webhook tests' receivers listen on 127.0.0.1 (services/events/webhooks/url-policy.ts).
 export WEBHOOKS_ALLOW_LOOPBACK=true
 
-# The layout's directions (.dependency-cruiser.cjs) and the lint rules, workflow sandbox included
-# (eslint.config.mjs), hold in every run: a violation fails the run like a failing test. So does a
-# comment or document naming a repository path that does not exist (scripts/check-paths.ts).
-# tsc and eslint take one core each: they run side by side, each into its own log, printed in turn.
-step "typecheck and lint: tsc, eslint, dependency-cruiser, paths"
-checks="$(mktemp -d)"
-tsc -p tsconfig.json --noEmit > "$checks/tsc.log" 2>&1 &
-tsc_pid=$!
-eslint --max-warnings 0 . > "$checks/eslint.log" 2>&1 &
-eslint_pid=$!
-checked=0
-depcruise api services activities workflows workers db common scripts modules sdk --output-type err || checked=1
-node -r ./test/helpers/app-swc-register.cjs scripts/check-paths.ts || checked=1
-wait "$tsc_pid" || { cat "$checks/tsc.log"; echo "typecheck failed" >&2; checked=1; }
-wait "$eslint_pid" || { cat "$checks/eslint.log"; echo "eslint failed" >&2; checked=1; }
-rm -rf "$checks"
-[ "$checked" -eq 0 ]
+# The static checks (scripts/checks.sh: types, lint, the layout's directions, the paths documents name)
+# fail the run like a failing test. They run beside the first Jest run at the lowest priority, on the
+# cycles its files leave while they wait on the servers (a fifth of the machine), and report once it ends.
+step "typecheck and lint (scripts/checks.sh), beside the tests at the lowest priority"
+checks_report="$(mktemp)"
+nice -n 19 bash scripts/checks.sh > "$checks_report" 2>&1 &
+checks_pid=$!
 
 # Two Jest runs. The first runs the files that may share the machine, two at a time: most of a file's time is
 # spent waiting on the servers, so two workers finish the same files in about two thirds of the time, and a
@@ -54,9 +44,15 @@ run_jest() {
 }
 step "jest: unit, integration, workflows, replay, two files at a time"
 run_jest --maxWorkers=2 --selectProjects unit integration workflows replay "$@"
+step "typecheck and lint: their report"
+checks_failed=0
+wait "$checks_pid" || checks_failed=1
+cat "$checks_report"
+rm -f "$checks_report"
 step "jest: the files that run alone"
 run_jest --maxWorkers=1 --selectProjects alone "$@"
 step "jest done"
 node -r ./test/helpers/app-swc-register.cjs scripts/test-profile.ts "${reports[@]}" || true
 rm -f "${reports[@]}"
+if [ "$checks_failed" -ne 0 ]; then echo "typecheck or lint failed: see their report above" >&2; exit 1; fi
 exit "$status"

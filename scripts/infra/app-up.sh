@@ -23,12 +23,30 @@ fi
 install_stamp=node_modules/.platform-install.sha
 # patches/ holds patch-package fixes of dependencies, applied by npm's postinstall.
 lock_sha=$(sha256sum package.json package-lock.json patches/* | sha256sum | cut -d' ' -f1)
-if [[ ! -x node_modules/.bin/node || "$(cat "$install_stamp" 2>/dev/null)" != "$lock_sha" ]]; then
+# node_modules and dist/ as their last install and build left them are kept outside the work tree, each
+# with its stamp: a fresh clone of the same dependencies and sources (every CI run is one) copies them in
+# seconds instead of installing for 40 and building for 12.
+# restore_kept DIR STAMP KEY: copies the kept DIR in when the work tree has none and the kept one's
+# stamp file (inside it) holds KEY. keep DIR: replaces the kept copy with the work tree's.
+restore_kept() {
+  [[ ! -e "$1" && "$(cat "$PLATFORM_CACHE/kept/$1/$2" 2>/dev/null)" == "$3" ]] || return 1
+  log "$1: copied from $PLATFORM_CACHE/kept/$1 (made from the same inputs)"
+  cp -a "$PLATFORM_CACHE/kept/$1" "$1"
+}
+keep() {
+  mkdir -p "$PLATFORM_CACHE/kept"
+  rm -rf "$PLATFORM_CACHE/kept/$1.new"
+  cp -a "$1" "$PLATFORM_CACHE/kept/$1.new" && rm -rf "$PLATFORM_CACHE/kept/$1" && mv "$PLATFORM_CACHE/kept/$1.new" "$PLATFORM_CACHE/kept/$1"
+}
+
+if [[ ! -x node_modules/.bin/node || "$(cat "$install_stamp" 2>/dev/null)" != "$lock_sha" ]] &&
+  ! restore_kept node_modules .platform-install.sha "$lock_sha"; then
   log "npm install (dependencies changed or missing)"
   # --prefer-offline: what npm's cache holds is taken without asking the registry whether it is stale (the
-  # lockfile names exact versions and hashes); a fresh clone installs in 38 s instead of 53.
+  # lockfile names exact versions and hashes); 38 s instead of 53.
   run_with_progress "npm install" "$PLATFORM_LOGS/npm-install.log" npm install --no-audit --no-fund --prefer-offline
   printf '%s\n' "$lock_sha" > "$install_stamp"
+  keep node_modules
 fi
 log "node $(node --version)"
 
@@ -40,13 +58,14 @@ source_sha=$({ printf '%s\n' "$lock_sha"; cat tsconfig.json tsconfig.build.json
     sort -z | xargs -0 sha256sum; } | sha256sum | cut -d' ' -f1)
 if [[ "$(cat "$source_stamp" 2>/dev/null)" == "$source_sha" ]]; then
   log "build: dist/ was built from these sources; not rebuilt"
-else
+elif ! restore_kept dist .platform-source.sha "$source_sha"; then
   log "build (tsc)"
   # tsc never deletes what it compiled before: a moved module would live on in dist/, and Node loads a
   # stale dist/common/config.js before dist/common/config/index.js. tsc rebuilds everything anyway.
   rm -rf dist
   run_with_progress "tsc build" "$PLATFORM_LOGS/build.log" tsc -p tsconfig.build.json
   printf '%s\n' "$source_sha" >"$source_stamp"
+  keep dist
 fi
 # The build is the compiled code, the dependencies it runs on (a new patch of one restarts too) and this
 # script, which holds how each process is started (its flags and environment).
