@@ -120,11 +120,7 @@ export async function measure(
       latencies.push(performance.now() - t0);
     }
   }));
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const phase: Phase = {
-    name, count: latencies.length, seconds: elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? NaN,
-  };
+  const phase = mergedPhase(name, [{ latencies, seconds: (performance.now() - started) / 1000 }]);
   if (serverPid) phase.cpuMsPerRequest = ((cpuSecondsOf(serverPid) - cpuBefore) * 1000) / Math.max(1, latencies.length);
   // A profiled child's samples carry this clock (CLOCK_MONOTONIC in µs), so the phase can be cut out of its profile.
   if (process.env.BENCH_CPU_PROFILE_DIR) process.stderr.write(`profile window: ${name} ${windowStart}..${process.hrtime.bigint() / 1000n} µs, ${phase.count} requests\n`);
