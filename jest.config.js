@@ -1,8 +1,14 @@
+const { homedir } = require('node:os');
+const { join } = require('node:path');
+
 // Four projects, from the bottom of the testing pyramid up, and a fifth of the files that run alone.
 // `npm test` runs them all against the real services (scripts/test.sh: the first four two files at a
 // time, then `alone` one file at a time); `npx jest --selectProjects unit` or a file path runs a part.
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
-const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+// Jest's cache (its transforms, and the durations test/sequencer.cjs orders by) lives with the platform's
+// other caches outside the work tree (scripts/infra/lib.sh, PLATFORM_CACHE), where every clone finds it.
+const cacheDirectory = join(process.env.PLATFORM_CACHE ?? join(homedir(), '.cache/platform'), 'jest');
+const common = { transform, cacheDirectory, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 // Files that must not share the machine with another test file. Every other file keeps to its own
 // tenants, names, queues, topics, ports and scratch databases, and may run beside any file but these.

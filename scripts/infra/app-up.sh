@@ -98,8 +98,14 @@ start_app() {
   local name=$1 logfile=$2 ready_pattern=$3 offset
   shift 3
   if bg_pid "$name" >/dev/null; then
-    log "$name already running this build (pid $(bg_pid "$name"))"
-    return 0
+    # A process started from a checkout since deleted (a CI clone: the faults test restarts processes from
+    # the checkout it runs in) would read what it loads late from a folder that is gone: started again here.
+    if [[ "$(readlink "/proc/$(bg_pid "$name")/cwd")" != *" (deleted)" ]]; then
+      log "$name already running this build (pid $(bg_pid "$name"))"
+      return 0
+    fi
+    log "$name runs from a deleted checkout; restarting it from this one"
+    stop_bg "$name"
   fi
   offset=$(log_size "$logfile")
   start_bg "$name" "$logfile" "$@"
